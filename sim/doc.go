@@ -1,8 +1,10 @@
 // Package sim is gpusim's discrete-event kernel.
 //
-// Virtual time is an int64 count of nanoseconds (Time). An Engine holds a heap of events ordered
-// by (time, insertion sequence), so events scheduled for the same instant run in the order they
-// were scheduled and every run is deterministic. The kernel has no goroutines: Run pops events
+// Virtual time is an int64 count of nanoseconds (Time). An Engine runs its events in (time,
+// insertion sequence) order, so events scheduled for the same instant run in the order they
+// were scheduled and every run is deterministic. Because virtual time never goes back, the
+// pending events are kept in a radix heap (monotone integer keys, FIFO buckets) rather than a
+// comparison heap; BenchmarkEngine reports the rate in events/s. The kernel has no goroutines: Run pops events
 // and calls them in a plain loop. Concurrency belongs outside, where sweeps run independent
 // engines side by side.
 //

@@ -1,5 +1,7 @@
 package sim
 
+import "math/bits"
+
 // EventID names a scheduled event so that it can be cancelled.
 type EventID uint64
 
@@ -10,17 +12,27 @@ type event struct {
 }
 
 // Engine is a discrete-event scheduler. The zero value is not usable; call NewEngine.
+//
+// Pending events live in a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms
+// for the shortest path problem", 1990), which fits a discrete-event kernel because time never
+// goes back: bucket b holds the events whose time differs from last (the time of the latest
+// event taken out) first in bit b-1, bucket 0 those at exactly last. Every event sits in the
+// bucket its time dictates, so events of equal time share a bucket; buckets are FIFO and are
+// redistributed in order, so equal-time events leave in insertion order — the (time, sequence)
+// order of a binary heap, without its unpredictable comparisons.
 type Engine struct {
 	now       Time
 	seq       uint64
-	heap      []event
-	cancelled map[uint64]struct{} // nil until Cancel is first used
+	last      Time        // time of the latest event moved into bucket 0; <= every pending time
+	buckets   [65][]event // buckets[0][head:] are due at last
+	head      int
+	pending   int
 	stopped   bool
 	processed uint64
 }
 
 // NewEngine returns an engine at time zero with no events.
-func NewEngine() *Engine { return &Engine{heap: make([]event, 0, 64)} }
+func NewEngine() *Engine { return &Engine{} }
 
 // Now returns the current virtual time.
 func (e *Engine) Now() Time { return e.now }
@@ -28,8 +40,8 @@ func (e *Engine) Now() Time { return e.now }
 // Processed returns how many events have run since the engine was created.
 func (e *Engine) Processed() uint64 { return e.processed }
 
-// Pending returns how many events are scheduled (cancelled ones included until they pop).
-func (e *Engine) Pending() int { return len(e.heap) }
+// Pending returns how many events are scheduled and not cancelled.
+func (e *Engine) Pending() int { return e.pending }
 
 // At schedules fn at absolute time t. Scheduling in the past is a programmer mistake and panics.
 func (e *Engine) At(t Time, fn func()) EventID {
@@ -40,25 +52,36 @@ func (e *Engine) At(t Time, fn func()) EventID {
 		panic("sim: nil event function")
 	}
 	e.seq++
-	e.push(event{at: t, seq: e.seq, fn: fn})
+	if t < e.last {
+		// Run peeked past until and moved last beyond now; t lies in between.
+		e.rebase(t)
+	}
+	b := bucket(t, e.last)
+	e.buckets[b] = append(e.buckets[b], event{at: t, seq: e.seq, fn: fn})
+	e.pending++
 	return EventID(e.seq)
 }
 
 // After schedules fn d after the current time.
 func (e *Engine) After(d Time, fn func()) EventID { return e.At(e.now+d, fn) }
 
-// Cancel removes a scheduled event. It reports whether the event was still pending.
+// Cancel removes a scheduled event. It reports whether the event was still pending. It costs
+// a linear scan of the pending events; simulations cancel rarely.
 func (e *Engine) Cancel(id EventID) bool {
-	for i := range e.heap {
-		if e.heap[i].seq == uint64(id) {
-			if e.cancelled == nil {
-				e.cancelled = make(map[uint64]struct{})
+	for b := range e.buckets {
+		q := e.buckets[b]
+		start := 0
+		if b == 0 {
+			start = e.head
+		}
+		for i := start; i < len(q); i++ {
+			if q[i].seq == uint64(id) {
+				copy(q[i:], q[i+1:])
+				q[len(q)-1] = event{}
+				e.buckets[b] = q[:len(q)-1]
+				e.pending--
+				return true
 			}
-			if _, done := e.cancelled[uint64(id)]; done {
-				return false
-			}
-			e.cancelled[uint64(id)] = struct{}{}
-			return true
 		}
 	}
 	return false
@@ -67,78 +90,80 @@ func (e *Engine) Cancel(id EventID) bool {
 // Stop makes Run return after the event that is running now.
 func (e *Engine) Stop() { e.stopped = true }
 
-// Run executes events in (time, sequence) order until the heap is empty, Stop is called, or the
-// next event lies after until. A negative until means no time bound. When Run stops on until,
-// the clock is advanced to until. It returns the number of events run.
+// Run executes events in (time, sequence) order until no event is pending, Stop is called, or
+// the next event lies after until. A negative until means no time bound. When Run stops on
+// until, the clock is advanced to until. It returns the number of events run.
 func (e *Engine) Run(until Time) int {
 	e.stopped = false
 	n := 0
-	for len(e.heap) > 0 && !e.stopped {
-		if until >= 0 && e.heap[0].at > until {
+	for e.pending > 0 && !e.stopped {
+		if e.head == len(e.buckets[0]) {
+			e.refill()
+		}
+		q := e.buckets[0]
+		if until >= 0 && e.last > until {
 			break
 		}
-		ev := e.pop()
-		if e.cancelled != nil {
-			if _, ok := e.cancelled[ev.seq]; ok {
-				delete(e.cancelled, ev.seq)
-				continue
-			}
-		}
-		e.now = ev.at
+		fn := q[e.head].fn
+		q[e.head] = event{}
+		e.head++
+		e.pending--
+		e.now = e.last
 		n++
 		e.processed++
-		ev.fn()
+		fn()
 	}
-	if until >= 0 && !e.stopped && e.now < until && (len(e.heap) == 0 || e.heap[0].at > until) {
+	if until >= 0 && !e.stopped && e.now < until {
 		e.now = until
 	}
 	return n
 }
 
-func less(a, b *event) bool {
-	if a.at != b.at {
-		return a.at < b.at
+// bucket returns the index of the bucket for time t when the latest time taken out is last.
+func bucket(t, last Time) int { return bits.Len64(uint64(t ^ last)) }
+
+// refill moves the earliest pending events into bucket 0. Bucket 0 must be empty and at least
+// one event pending.
+func (e *Engine) refill() {
+	e.buckets[0] = e.buckets[0][:0]
+	e.head = 0
+	b := 1
+	for len(e.buckets[b]) == 0 {
+		b++
 	}
-	return a.seq < b.seq
+	q := e.buckets[b]
+	m := q[0].at
+	for i := 1; i < len(q); i++ {
+		if q[i].at < m {
+			m = q[i].at
+		}
+	}
+	e.last = m
+	// Every bucket below b is empty, so appending in order keeps equal times in FIFO order.
+	for i := range q {
+		c := bucket(q[i].at, m)
+		e.buckets[c] = append(e.buckets[c], q[i])
+	}
+	clear(q)
+	e.buckets[b] = q[:0]
 }
 
-func (e *Engine) push(ev event) {
-	h := append(e.heap, ev)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !less(&h[i], &h[p]) {
-			break
+// rebase lowers last to t (< last) and re-files every pending event. Walking the buckets from
+// 0 up and each in order keeps events of equal time in FIFO order: they always share a bucket.
+func (e *Engine) rebase(t Time) {
+	var all []event
+	all = append(all, e.buckets[0][e.head:]...)
+	for b := range e.buckets {
+		if b > 0 {
+			all = append(all, e.buckets[b]...)
 		}
-		h[i], h[p] = h[p], h[i]
-		i = p
+		clear(e.buckets[b])
+		e.buckets[b] = e.buckets[b][:0]
 	}
-	e.heap = h
-}
-
-func (e *Engine) pop() event {
-	h := e.heap
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h[last] = event{}
-	h = h[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(h) && less(&h[r], &h[l]) {
-			m = r
-		}
-		if !less(&h[m], &h[i]) {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
+	e.head = 0
+	e.last = t
+	for _, ev := range all {
+		c := bucket(ev.at, t)
+		e.buckets[c] = append(e.buckets[c], ev)
 	}
-	e.heap = h
-	return top
 }
