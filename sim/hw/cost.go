@@ -1,0 +1,304 @@
+package hw
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Work kinds. The training engineer maps each models.OpKind to one of these (see doc.go).
+const (
+	KindMatMul      = "matmul"      // GEMMs: Dense, batched matmul; priced by FLOPs
+	KindConv        = "conv"        // convolutions (cuDNN), forward and both gradients; by FLOPs
+	KindAttention   = "attention"   // unfused attention score/context products; by FLOPs
+	KindElementwise = "elementwise" // activations, adds, dropout, bias; by bytes
+	KindNorm        = "norm"        // BatchNorm, LayerNorm (forward and backward); by bytes
+	KindReduction   = "reduction"   // sums, means, softmax, losses; by bytes
+	KindPool        = "pool"        // max/avg pooling; by bytes
+	KindEmbedding   = "embedding"   // gathers and their scatter-add gradients; by bytes
+	KindCast        = "cast"        // dtype casts (mixed precision); by bytes
+	KindCopy        = "copy"        // device-to-device copies, concatenations; by bytes
+	KindOptimizer   = "optimizer"   // optimizer updates (ResourceApply*); by bytes
+	KindH2D         = "h2d"         // host-to-device copies over PCIe; by bytes
+)
+
+// Kinds lists every kind Time accepts.
+var Kinds = []string{KindMatMul, KindConv, KindAttention, KindElementwise, KindNorm,
+	KindReduction, KindPool, KindEmbedding, KindCast, KindCopy, KindOptimizer, KindH2D}
+
+// Data types of Work.DType (the compute type of the op, TF's names).
+const (
+	Float32  = "float32"
+	Float16  = "float16"
+	BFloat16 = "bfloat16"
+)
+
+// Work is one op of a training step as the cost model sees it.
+type Work struct {
+	// Kind is one of the Kind constants.
+	Kind string
+	// FLOPs counts multiply and add separately (2 per MAC). Bytes is the device memory the op
+	// reads plus writes.
+	FLOPs, Bytes float64
+	// Kernels is the number of kernel launches (0 is taken as 1).
+	Kernels int
+	// DType is the compute type: Float32, Float16 or BFloat16 ("" is Float32).
+	DType string
+	// TF32 allows TF32 Tensor Core math for float32 matmul/conv on Ampere and newer
+	// (tf.config.experimental.enable_tensor_float_32_execution, TF's default true).
+	TF32 bool
+}
+
+// Math paths: which arithmetic units run an op.
+const (
+	PathFP32       = "fp32"        // CUDA cores, FP32
+	PathTF32       = "tf32"        // Tensor Cores, TF32 inputs, FP32 accumulate
+	PathFP16TC     = "fp16-tc"     // Tensor Cores, FP16 inputs, FP32 accumulate
+	PathBF16TC     = "bf16-tc"     // Tensor Cores, BF16 inputs, FP32 accumulate
+	PathPseudoHalf = "pseudo-half" // half storage, FP32 math (no fast half units): conversions cost
+	PathVector     = "vector"      // element-wise math on the CUDA cores in the op's dtype
+)
+
+// Path returns the math path TF takes for w on g:
+//   - float32 matmul/conv/attention: TF32 Tensor Cores when w.TF32 and the GPU has them
+//     (compute capability 8.0+), else FP32;
+//   - float16: Tensor Cores from compute capability 7.0; before that TF computes FP16
+//     convolutions and GEMMs in FP32 (TF_FP16_CONV_USE_FP32_COMPUTE defaults to true in
+//     tensorflow/core/kernels/conv_ops_gpu.h; cuBLAS GemmEx with CUBLAS_COMPUTE_32F), so the op
+//     runs at the FP32 rate plus in-kernel conversions: PathPseudoHalf;
+//   - bfloat16: Tensor Cores from compute capability 8.0, else emulated in FP32 (PathPseudoHalf);
+//   - other kinds: PathVector.
+func (g GPU) Path(w Work) string {
+	switch w.Kind {
+	case KindMatMul, KindConv, KindAttention:
+	default:
+		return PathVector
+	}
+	switch dtypeOf(w) {
+	case Float16:
+		if g.HasTensorCores() {
+			return PathFP16TC
+		}
+		return PathPseudoHalf
+	case BFloat16:
+		if g.SupportsBF16() {
+			return PathBF16TC
+		}
+		return PathPseudoHalf
+	default:
+		if w.TF32 && g.SupportsTF32() {
+			return PathTF32
+		}
+		return PathFP32
+	}
+}
+
+func dtypeOf(w Work) string {
+	if w.DType == "" {
+		return Float32
+	}
+	return w.DType
+}
+
+func dtypeSize(dtype string) float64 {
+	if dtype == Float16 || dtype == BFloat16 {
+		return 2
+	}
+	return 4
+}
+
+// ComputeRate returns the FLOP/s that w reaches on g when large: the path's peak times the
+// path's asymptotic efficiency for w's kind.
+func (g GPU) ComputeRate(w Work) float64 {
+	e := g.Efficiency
+	switch g.Path(w) {
+	case PathTF32:
+		return g.PeakTF32 * e.matrix(w.Kind, e.TF32)
+	case PathFP16TC:
+		return g.PeakFP16 * e.matrix(w.Kind, e.Half)
+	case PathBF16TC:
+		return g.PeakBF16 * e.matrix(w.Kind, e.Half)
+	case PathPseudoHalf:
+		return g.PeakFP32 * e.matrix(w.Kind, e.FP32) * e.PseudoHalf
+	case PathFP32:
+		return g.PeakFP32 * e.matrix(w.Kind, e.FP32)
+	}
+	// Element-wise math on the CUDA cores in the op's own dtype (Eigen's half2 intrinsics run
+	// FP16 natively on compute capability 5.3+, which is what makes FP16 slow on GP102).
+	peak := g.PeakFP32
+	switch dtypeOf(w) {
+	case Float16:
+		if g.PeakFP16Vector > 0 {
+			peak = g.PeakFP16Vector
+		}
+	case BFloat16:
+		if g.PeakBF16Vector > 0 {
+			peak = g.PeakBF16Vector
+		}
+	}
+	return peak * e.Vector
+}
+
+// ByteRate returns the B/s that w's memory traffic reaches on g when large.
+func (g GPU) ByteRate(w Work) float64 {
+	if w.Kind == KindH2D {
+		return g.PCIeBandwidth * g.Efficiency.PCIe
+	}
+	return g.MemBandwidth * g.Efficiency.memory(w.Kind)
+}
+
+// OpCost is the priced Work.
+type OpCost struct {
+	Path string
+	// Compute and Memory are the two roofline terms (seconds) at the size-dependent efficiency;
+	// Exec is the device time of all the op's kernels: max(Compute, Memory) plus the GPU-side
+	// gap between kernels. Issue is the host time to launch them.
+	Compute, Memory, Exec, Issue float64
+	// Bound is "compute" or "memory", whichever term is larger.
+	Bound string
+}
+
+// Cost prices one Work. It returns an error for an unknown kind or dtype or a negative size.
+func (g GPU) Cost(w Work) (OpCost, error) {
+	if !knownKind(w.Kind) {
+		return OpCost{}, fmt.Errorf("unknown work kind %q (known: %v)", w.Kind, Kinds)
+	}
+	switch w.DType {
+	case "", Float32, Float16, BFloat16:
+	default:
+		return OpCost{}, fmt.Errorf("unknown dtype %q for %s work", w.DType, w.Kind)
+	}
+	if w.FLOPs < 0 || w.Bytes < 0 || w.Kernels < 0 || math.IsNaN(w.FLOPs) || math.IsNaN(w.Bytes) {
+		return OpCost{}, fmt.Errorf("negative or NaN size in %s work (flops %g, bytes %g, kernels %d)", w.Kind, w.FLOPs, w.Bytes, w.Kernels)
+	}
+	k := float64(max(w.Kernels, 1))
+	e := g.Efficiency
+	c := OpCost{Path: g.Path(w)}
+	// Size-dependent efficiency: a kernel reaches rate*F/(F+F_half) with F_half = rate*ramp,
+	// i.e. time = F/rate + ramp. The ramp (fill and tail of the waves of thread blocks) is paid
+	// per kernel.
+	if w.FLOPs > 0 {
+		c.Compute = w.FLOPs/g.ComputeRate(w) + k*e.ComputeRamp
+	}
+	if w.Bytes > 0 {
+		ramp := e.MemoryRamp
+		if w.Kind == KindH2D {
+			ramp = e.PCIeLatency
+		}
+		c.Memory = w.Bytes/g.ByteRate(w) + k*ramp
+	}
+	c.Bound = "compute"
+	if c.Memory > c.Compute {
+		c.Bound = "memory"
+	}
+	c.Exec = max(c.Compute, c.Memory) + k*e.KernelGap
+	c.Issue = k * g.LaunchOverhead
+	return c, nil
+}
+
+// Time returns the device execution time of w in seconds (Cost(w).Exec). It panics on a Work
+// that Cost rejects: mapping ops to valid Work is the caller's job.
+func (g GPU) Time(w Work) float64 {
+	c, err := g.Cost(w)
+	if err != nil {
+		panic("hw: " + err.Error())
+	}
+	return c.Exec
+}
+
+func knownKind(k string) bool {
+	for _, x := range Kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Stream is one CUDA stream fed by one host thread, as TF's executor feeds a GPU: the host
+// issues kernels one after another (LaunchOverhead each) and runs ahead of the GPU; the GPU
+// runs them in order, each starting when it was issued and the previous one finished. When
+// kernels are short the GPU waits for the host (launch-bound); when long, the host waits.
+type Stream struct {
+	gpu       GPU
+	host, dev float64
+	busy      float64
+	byKind    map[string]float64
+	kernels   int
+}
+
+// NewStream returns an idle stream at time 0.
+func (g GPU) NewStream() *Stream { return &Stream{gpu: g, byKind: map[string]float64{}} }
+
+// Enqueue issues w and returns when its kernels start and end on the device (seconds since
+// the stream's start). Errors are Cost's.
+func (s *Stream) Enqueue(w Work) (start, end float64, err error) {
+	c, err := s.gpu.Cost(w)
+	if err != nil {
+		return 0, 0, err
+	}
+	k := max(w.Kernels, 1)
+	// The first kernel can start once it is issued; the host issues the rest while it runs.
+	s.host += s.gpu.LaunchOverhead
+	start = max(s.host, s.dev)
+	s.host += float64(k-1) * s.gpu.LaunchOverhead
+	end = max(start+c.Exec, s.host)
+	s.dev = end
+	s.busy += c.Exec
+	s.byKind[w.Kind] += c.Exec
+	s.kernels += k
+	return start, end, nil
+}
+
+// Sync makes the host wait for the device (a step boundary: Keras reads the loss).
+func (s *Stream) Sync() { s.host = max(s.host, s.dev) }
+
+// Breakdown is a step's time split by where it went. Sum(ByKind) + Launch == Total.
+type Breakdown struct {
+	// Total is the step time in seconds.
+	Total float64
+	// ByKind is the device execution time per Work kind.
+	ByKind map[string]float64
+	// Launch is the time the device waited for the host to issue kernels (launch-bound).
+	Launch float64
+	// Kernels is the number of kernels launched.
+	Kernels int
+}
+
+// Breakdown returns the time so far.
+func (s *Stream) Breakdown() Breakdown {
+	b := Breakdown{Total: s.dev, ByKind: make(map[string]float64, len(s.byKind)), Kernels: s.kernels}
+	for k, v := range s.byKind {
+		b.ByKind[k] = v
+	}
+	b.Launch = s.dev - s.busy
+	return b
+}
+
+// SortedKinds returns the kinds of b.ByKind, most time first (ties by name).
+func (b Breakdown) SortedKinds() []string {
+	ks := make([]string, 0, len(b.ByKind))
+	for k := range b.ByKind {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		if b.ByKind[ks[i]] != b.ByKind[ks[j]] {
+			return b.ByKind[ks[i]] > b.ByKind[ks[j]]
+		}
+		return ks[i] < ks[j]
+	})
+	return ks
+}
+
+// Step prices one training step given as the ordered list of its Works on one GPU and returns
+// the step time with its breakdown. The step starts with an idle host and device and ends
+// when the last kernel finishes.
+func (g GPU) Step(works []Work) (Breakdown, error) {
+	s := g.NewStream()
+	for i, w := range works {
+		if _, _, err := s.Enqueue(w); err != nil {
+			return Breakdown{}, fmt.Errorf("work %d: %w", i, err)
+		}
+	}
+	return s.Breakdown(), nil
+}

@@ -1,0 +1,62 @@
+// Package hw holds gpusim's hardware: GPU and host profiles and the op cost model.
+//
+// # Profiles
+//
+// LookupGPU returns a built-in profile by the names of DESIGN.md (GPUNames: v100-16gb,
+// v100-32gb, a100-40gb, a100-80gb, h100-80gb, h200, t4, l4, a10, rtx3090, rtx4090, and the
+// Pascal cards gtx1080ti and p100-16gb) or, for "@path", a profile file. Every built-in number
+// cites its spec sheet or whitepaper in gpu.go. Profile files are YAML with the yaml tags of
+// GPU as keys; `base: NAME` inherits a built-in profile so a file may change a few numbers.
+// WriteProfile writes a complete file (sim/calibrate writes calibrated profiles with it) and
+// LoadProfile reads it back unchanged. Errors name file:line: key.
+//
+// Host profiles (LookupHost, DefaultHost) describe the CPU side: cores and RAM for tf.data,
+// PCIe for host-to-device copies.
+//
+// # Cost model
+//
+// An op is a Work: a kind, FLOPs, bytes read plus written, kernel launches, compute dtype and
+// whether TF32 is allowed. Cost prices it as a roofline with size-dependent efficiency:
+//
+//	compute = FLOPs / (peak[path] * eff[path] * kindFactor) + kernels * ComputeRamp
+//	memory  = Bytes / (MemBandwidth * eff.Memory[kind])     + kernels * MemoryRamp
+//	exec    = max(compute, memory) + kernels * KernelGap
+//
+// The ramp term makes efficiency grow with size (F / (F + rate*ramp)): small GEMMs do not fill
+// the GPU. The path (GPU.Path) is chosen as TF chooses it: float32 matmul/conv use TF32 Tensor
+// Cores on compute capability 8.0+ when Work.TF32 (TF's default), else FP32; float16 uses
+// Tensor Cores from 7.0 and, before that, FP32 math on half data at PseudoHalf of the FP32
+// rate (so FP16 runs slower than FP32 on Pascal: casts are added and nothing is faster);
+// bfloat16 uses Tensor Cores from 8.0. Element-wise kinds run at the vector rate of their dtype
+// and are nearly always memory-bound.
+//
+// A Stream replays a step's Works in order with the host issuing kernels (LaunchOverhead each)
+// ahead of the device, so short kernels make a step launch-bound. GPU.Step returns the step
+// time and a Breakdown by kind plus launch wait that sums to the total; sim/train uses the
+// same Stream so its numbers match.
+//
+// # Work kinds (models.OpKind -> Work.Kind)
+//
+//	MatMul      -> "matmul"      Dense, batched matmul (FLOPs: 2*M*N*K)
+//	Conv        -> "conv"        Conv2D forward, input and filter gradients
+//	Attention   -> "attention"   unfused QK^T and scores*V products
+//	Elementwise -> "elementwise" activations, bias, residual adds, dropout
+//	Norm        -> "norm"        BatchNorm / LayerNorm forward and backward
+//	Reduction   -> "reduction"   softmax, losses, sums
+//	Pool        -> "pool"        max/average pooling and their gradients
+//	Embedding   -> "embedding"   gathers and scatter-add gradients
+//	Cast        -> "cast"        mixed-precision casts (Bytes = read + write)
+//	Copy        -> "copy"        concatenation, device copies
+//	Optimizer   -> "optimizer"   ResourceApply* updates (one kernel per variable in Keras)
+//	(input)     -> "h2d"         host-to-device batch copies over PCIe
+//
+// DType is the op's compute dtype ("float32", "float16", "bfloat16"); under mixed_float16,
+// matmul/conv Works are "float16" and the optimizer is "float32".
+//
+// # Where the factors come from
+//
+// DefaultEfficiency is fitted (gonum/optimize) to step times and micro-benchmarks measured on
+// the H200 with PyTorch (testdata/h200 at the repository root, scripts in tools/h200); the
+// factors are fractions of each GPU's own peaks and carry over to other GPUs. docs/speed.md
+// gives the measured accuracy.
+package hw

@@ -1,0 +1,79 @@
+package hw
+
+// Efficiency holds the cost model's factors: what fraction of the spec-sheet peaks real kernels
+// reach, and the fixed per-kernel costs. DefaultEfficiency gives the values fitted on the H200
+// (testdata/h200, `go run ./tools/h200/fit`); they are fractions of each GPU's own peaks, so
+// they carry over to other GPUs as a first approximation.
+type Efficiency struct {
+	// FP32, TF32 and Half are the asymptotic fractions of the path's peak that large GEMMs
+	// reach (Half: FP16 and BF16 Tensor Cores).
+	FP32 float64 `yaml:"fp32"`
+	TF32 float64 `yaml:"tf32"`
+	Half float64 `yaml:"half"`
+	// Conv and Attention scale the GEMM fraction for convolutions (cuDNN) and unfused
+	// attention products.
+	Conv      float64 `yaml:"conv"`
+	Attention float64 `yaml:"attention"`
+	// PseudoHalf is the fraction of the FP32 rate left to half-precision GEMMs and convolutions
+	// on GPUs that compute them in FP32 (no fast half units): the in-kernel conversions.
+	PseudoHalf float64 `yaml:"pseudo_half"`
+	// Vector is the fraction of the CUDA-core peak that element-wise math reaches.
+	Vector float64 `yaml:"vector"`
+	// Memory is the fraction of MemBandwidth a large streaming kernel reaches; MemoryByKind
+	// overrides it per kind (BatchNorm reads its input twice, gathers are irregular, ...).
+	Memory       float64            `yaml:"memory"`
+	MemoryByKind map[string]float64 `yaml:"memory_by_kind,omitempty"`
+	// ComputeRamp and MemoryRamp are the per-kernel fill-and-drain time (seconds): a kernel of
+	// F FLOPs reaches rate*F/(F+rate*ramp).
+	ComputeRamp float64 `yaml:"compute_ramp"`
+	MemoryRamp  float64 `yaml:"memory_ramp"`
+	// KernelGap is the device idle time between two dependent kernels of one stream.
+	KernelGap float64 `yaml:"kernel_gap"`
+	// PCIe is the fraction of PCIeBandwidth pinned host-to-device copies reach; PCIeLatency the
+	// fixed cost of one copy.
+	PCIe        float64 `yaml:"pcie"`
+	PCIeLatency float64 `yaml:"pcie_latency"`
+}
+
+func (e Efficiency) matrix(kind string, base float64) float64 {
+	switch kind {
+	case KindConv:
+		return base * e.Conv
+	case KindAttention:
+		return base * e.Attention
+	}
+	return base
+}
+
+func (e Efficiency) memory(kind string) float64 {
+	if v, ok := e.MemoryByKind[kind]; ok && v > 0 {
+		return v
+	}
+	return e.Memory
+}
+
+// DefaultLaunchOverhead is the host time per kernel launch (seconds).
+// Source: see DefaultEfficiency.
+const DefaultLaunchOverhead = 6e-6
+
+// DefaultEfficiency returns the factors fitted on the H200.
+//
+// Sources: REFERENCE.md "Measured on a real H200": 8192^3 matmul fp32 51, tf32 383, bf16 795
+// TFLOP/s against peaks of 66.9, 494.7 and 989.4 (0.76, 0.77, 0.80); device copy 4.3 TB/s read
+// plus write in KINDS.md (0.9 of 4.8 TB/s); pinned H2D 55 GB/s of 63 (0.87).
+func DefaultEfficiency() Efficiency {
+	return Efficiency{
+		FP32: 0.76, TF32: 0.77, Half: 0.80,
+		Conv: 0.8, Attention: 0.8,
+		PseudoHalf: 0.8,
+		Vector:     0.5,
+		Memory:     0.85,
+		MemoryByKind: map[string]float64{
+			KindNorm: 0.6,
+		},
+		ComputeRamp: 4e-6,
+		MemoryRamp:  2e-6,
+		KernelGap:   1e-6,
+		PCIe:        0.87, PCIeLatency: 10e-6,
+	}
+}

@@ -1,0 +1,249 @@
+package hw
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// LoadProfile reads a GPU profile file (YAML). The keys are GPU's yaml tags; an optional
+// `base: NAME` starts from a built-in profile, so a file may set only what it changes:
+//
+//	base: a100-80gb
+//	name: my-a100
+//	launch_overhead: 8e-6
+//	efficiency:
+//	  memory: 0.8
+//
+// Errors name the file, line and key.
+func LoadProfile(path string) (GPU, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return GPU{}, fmt.Errorf("load gpu profile: %w", err)
+	}
+	return ParseProfile(path, data)
+}
+
+// ParseProfile parses profile data; name is used in error messages.
+func ParseProfile(name string, data []byte) (GPU, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return GPU{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return GPU{}, fmt.Errorf("%s:%d: a gpu profile is a mapping of keys to values", name, max(doc.Line, 1))
+	}
+	root := doc.Content[0]
+	var g GPU
+	lines := map[string]int{}
+	// base first, wherever it appears.
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if k := root.Content[i]; k.Value == "base" {
+			b, err := LookupGPU(root.Content[i+1].Value)
+			if err != nil || strings.HasPrefix(root.Content[i+1].Value, "@") {
+				return GPU{}, fmt.Errorf("%s:%d: base: %q is not a built-in gpu", name, k.Line, root.Content[i+1].Value)
+			}
+			g = b
+			g.Efficiency.MemoryByKind = cloneMap(b.Efficiency.MemoryByKind)
+		}
+	}
+	if err := decodeInto(name, root, reflect.ValueOf(&g).Elem(), "", lines, map[string]bool{"base": true}); err != nil {
+		return GPU{}, err
+	}
+	if err := g.validate(); err != nil {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			line := lines[fe.field]
+			if line == 0 {
+				line = root.Line
+			}
+			return GPU{}, fmt.Errorf("%s:%d: %s: %s", name, line, fe.field, fe.msg)
+		}
+		return GPU{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return g, nil
+}
+
+// decodeInto sets the fields of struct v from mapping node m, key by key, so that an unknown
+// key or a wrong type is reported with its line. prefix is the dotted path of m.
+func decodeInto(file string, m *yaml.Node, v reflect.Value, prefix string, lines map[string]int, skip map[string]bool) error {
+	fields := map[string]reflect.Value{}
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag != "" && tag != "-" {
+			fields[tag] = v.Field(i)
+		}
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, val := m.Content[i], m.Content[i+1]
+		path := prefix + k.Value
+		if skip[k.Value] && prefix == "" {
+			continue
+		}
+		if seen[k.Value] {
+			return fmt.Errorf("%s:%d: %s: duplicate key", file, k.Line, path)
+		}
+		seen[k.Value] = true
+		f, ok := fields[k.Value]
+		if !ok {
+			return fmt.Errorf("%s:%d: %s: unknown key", file, k.Line, path)
+		}
+		lines[path] = k.Line
+		if f.Kind() == reflect.Struct {
+			if val.Kind != yaml.MappingNode {
+				return fmt.Errorf("%s:%d: %s: want a mapping", file, val.Line, path)
+			}
+			if err := decodeInto(file, val, f, path+".", lines, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		if f.Kind() == reflect.Map {
+			// Merge into the map inherited from base.
+			var mm map[string]float64
+			if err := val.Decode(&mm); err != nil {
+				return fmt.Errorf("%s:%d: %s: %w", file, val.Line, path, stripLine(err))
+			}
+			if f.IsNil() {
+				f.Set(reflect.ValueOf(map[string]float64{}))
+			}
+			for j := 0; j+1 < len(val.Content); j += 2 {
+				kk := val.Content[j].Value
+				if !knownKind(kk) {
+					return fmt.Errorf("%s:%d: %s.%s: unknown work kind (known: %s)", file, val.Content[j].Line, path, kk, strings.Join(Kinds, ", "))
+				}
+				lines[path+"."+kk] = val.Content[j].Line
+				f.SetMapIndex(reflect.ValueOf(kk), reflect.ValueOf(mm[kk]))
+			}
+			continue
+		}
+		p := reflect.New(f.Type())
+		if err := val.Decode(p.Interface()); err != nil {
+			return fmt.Errorf("%s:%d: %s: %w", file, val.Line, path, stripLine(err))
+		}
+		f.Set(p.Elem())
+	}
+	return nil
+}
+
+// stripLine drops yaml's own "line N: " prefix, since the caller names the line.
+func stripLine(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg := te.Errors[0]
+		if i := strings.Index(msg, ": "); strings.HasPrefix(msg, "line ") && i > 0 {
+			msg = msg[i+2:]
+		}
+		return errors.New(msg)
+	}
+	return err
+}
+
+type fieldError struct{ field, msg string }
+
+func (e *fieldError) Error() string { return e.field + ": " + e.msg }
+
+// validate checks the profile's numbers; errors are *fieldError naming the yaml key.
+func (g GPU) validate() error {
+	bad := func(field, msg string) error { return &fieldError{field, msg} }
+	switch {
+	case g.Name == "":
+		return bad("name", "missing")
+	case g.MemoryBytes <= 0:
+		return bad("memory_bytes", "must be positive")
+	case g.ContextBytes < 0 || g.ContextBytes >= g.MemoryBytes:
+		return bad("context_bytes", "must be at least 0 and below memory_bytes")
+	case g.CCMajor < 3:
+		return bad("cc_major", "must be 3 or more")
+	case g.CCMinor < 0:
+		return bad("cc_minor", "must not be negative")
+	case g.SMs <= 0:
+		return bad("sms", "must be positive")
+	case g.MemBandwidth <= 0:
+		return bad("mem_bandwidth", "must be positive (B/s)")
+	case g.PeakFP32 <= 0:
+		return bad("peak_fp32", "must be positive (FLOP/s)")
+	case g.PeakTF32 < 0:
+		return bad("peak_tf32", "must not be negative")
+	case g.PeakFP16 < 0:
+		return bad("peak_fp16", "must not be negative")
+	case g.PeakBF16 < 0:
+		return bad("peak_bf16", "must not be negative")
+	case g.PeakFP16Vector < 0:
+		return bad("peak_fp16_vector", "must not be negative")
+	case g.PeakBF16Vector < 0:
+		return bad("peak_bf16_vector", "must not be negative")
+	case g.NVLinkBandwidth < 0:
+		return bad("nvlink_bandwidth", "must not be negative")
+	case g.PCIeBandwidth <= 0:
+		return bad("pcie_bandwidth", "must be positive (B/s)")
+	case g.LaunchOverhead < 0:
+		return bad("launch_overhead", "must not be negative (s)")
+	}
+	e := g.Efficiency
+	fracs := []struct {
+		key string
+		v   float64
+	}{{"fp32", e.FP32}, {"tf32", e.TF32}, {"half", e.Half}, {"conv", e.Conv}, {"attention", e.Attention},
+		{"pseudo_half", e.PseudoHalf}, {"vector", e.Vector}, {"memory", e.Memory}, {"pcie", e.PCIe}}
+	for _, f := range fracs {
+		if !(f.v > 0 && f.v <= 1.5) {
+			return bad("efficiency."+f.key, fmt.Sprintf("%g: must be in (0, 1.5]", f.v))
+		}
+	}
+	for _, k := range Kinds {
+		if v, ok := e.MemoryByKind[k]; ok && !(v > 0 && v <= 1.5) {
+			return bad("efficiency.memory_by_kind."+k, fmt.Sprintf("%g: must be in (0, 1.5]", v))
+		}
+	}
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"compute_ramp", e.ComputeRamp}, {"memory_ramp", e.MemoryRamp}, {"kernel_gap", e.KernelGap}, {"pcie_latency", e.PCIeLatency}} {
+		if f.v < 0 || f.v > 1 {
+			return bad("efficiency."+f.key, fmt.Sprintf("%g: must be in [0, 1] seconds", f.v))
+		}
+	}
+	return nil
+}
+
+// WriteProfile writes g as a complete profile file that LoadProfile reads back unchanged.
+func (g GPU) WriteProfile(w io.Writer) error {
+	if err := g.validate(); err != nil {
+		return fmt.Errorf("write gpu profile %q: %w", g.Name, err)
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# gpusim GPU profile %q. Units: bytes, B/s, FLOP/s, seconds.\n", g.Name)
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(g); err != nil {
+		return fmt.Errorf("write gpu profile %q: %w", g.Name, err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("write gpu profile %q: %w", g.Name, err)
+	}
+	_, err := w.Write(buf.Bytes())
+	if err != nil {
+		return fmt.Errorf("write gpu profile %q: %w", g.Name, err)
+	}
+	return nil
+}
+
+func cloneMap(m map[string]float64) map[string]float64 {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]float64, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
