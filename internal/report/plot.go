@@ -229,16 +229,16 @@ func MemoryFigure(r *Run) (*Figure, error) {
 		for _, t := range m.OOMs {
 			tEnd = max(tEnd, t)
 		}
+		// The limit goes under the pool line, which a preallocated pool draws over it.
+		var lu, lp *plotter.Line
 		if len(m.Points) > 0 {
-			lu, err := stepLine(inUse, 0)
-			if err != nil {
+			var err error
+			if lu, err = stepLine(inUse, 0); err != nil {
 				return nil, fmt.Errorf("memory plot of %s: %w", m.Device, err)
 			}
-			lp, err := stepLine(pool, 1)
-			if err != nil {
+			if lp, err = stepLine(pool, 1); err != nil {
 				return nil, fmt.Errorf("memory plot of %s: %w", m.Device, err)
 			}
-			p.Add(lp, lu)
 			lg.Add(SeriesInUse, lu)
 			lg.Add(SeriesPool, lp)
 		}
@@ -251,6 +251,9 @@ func MemoryFigure(r *Run) (*Figure, error) {
 			ll.LineStyle.Width = vg.Points(1.2)
 			p.Add(ll)
 			lg.Add(SeriesLimit+" "+FormatBytes(float64(m.Limit)), ll)
+		}
+		if lu != nil {
+			p.Add(lp, lu)
 		}
 		if len(m.OOMs) > 0 {
 			anyOOM = true
