@@ -1,0 +1,304 @@
+package allocator
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// ReplayHeader is the output header of `gpusim alloc replay` (DESIGN.md), the names of
+// jax.Device.memory_stats().
+const ReplayHeader = "op,id,bytes,result,bytes_in_use,peak_bytes_in_use,pool_bytes,peak_pool_bytes,largest_free_block_bytes,num_allocs,largest_alloc_size,bytes_limit"
+
+// Trace operations.
+const (
+	OpAlloc = "alloc"
+	OpFree  = "free"
+	// OpInit is the first row of a recorded trace: the statistics before any operation. Replay
+	// echoes it with the fresh allocator's statistics, so that replaying a recorded trace prints
+	// the recorded file row for row.
+	OpInit = "init"
+)
+
+// TraceOp is one row of an allocation trace.
+type TraceOp struct {
+	Op    string
+	ID    int64 // as written in the trace (or assigned in order for an alloc without one)
+	Bytes int64
+	Line  int // line number in the file, for messages
+	slot  int32
+}
+
+// Trace is a parsed allocation trace.
+type Trace struct {
+	Name  string
+	Ops   []TraceOp
+	slots int
+}
+
+// TraceError is bad input in a trace: it names the file, line and field.
+type TraceError struct {
+	File  string
+	Line  int
+	Field string
+	Err   error
+}
+
+func (e *TraceError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: %s: %v", e.File, e.Line, e.Field, e.Err)
+}
+
+func (e *TraceError) Unwrap() error { return e.Err }
+
+// ErrBadTrace is wrapped by every TraceError.
+var ErrBadTrace = errors.New("bad trace")
+
+// ReadTrace parses a CSV trace with a header naming at least the columns op and bytes; id is
+// optional (more columns are ignored). An alloc row with no id column or an empty id gets the
+// next id in order (0, 1, 2, ... counting allocs); a free must name the id of an earlier alloc.
+// Ops are alloc, free and init; anything else is an error, as are negative sizes, a free of an
+// unknown id, a missing column and a truncated line.
+func ReadTrace(r io.Reader, name string) (*Trace, error) {
+	bad := func(line int, field, format string, args ...any) error {
+		return &TraceError{File: name, Line: line, Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrBadTrace}, args...)...)}
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	tr := &Trace{Name: name}
+	colOp, colID, colBytes, ncols := -1, -1, -1, 0
+	line := 0
+	ids := map[int64]int32{}  // trace id -> slot of the live allocation
+	known := map[int64]bool{} // every id ever allocated
+	var free []int32          // recycled slots
+	var nextAuto int64
+	var fields [16][]byte
+	for sc.Scan() {
+		line++
+		raw := bytes.TrimRight(sc.Bytes(), "\r")
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		f := splitComma(raw, fields[:0])
+		if colOp < 0 {
+			ncols = len(f)
+			for i, h := range f {
+				switch strings.TrimSpace(string(h)) {
+				case "op":
+					colOp = i
+				case "id":
+					colID = i
+				case "bytes":
+					colBytes = i
+				}
+			}
+			if colOp < 0 {
+				return nil, bad(line, "op", "missing column op in header %q", raw)
+			}
+			if colBytes < 0 {
+				return nil, bad(line, "bytes", "missing column bytes in header %q", raw)
+			}
+			continue
+		}
+		if len(f) < ncols {
+			return nil, bad(line, "", "truncated line: %d fields, header has %d", len(f), ncols)
+		}
+		op := TraceOp{Op: string(bytes.TrimSpace(f[colOp])), Line: line, slot: -1}
+		var idField []byte
+		if colID >= 0 {
+			idField = bytes.TrimSpace(f[colID])
+		}
+		if len(idField) > 0 {
+			v, err := strconv.ParseInt(string(idField), 10, 64)
+			if err != nil {
+				return nil, bad(line, "id", "not an integer: %q", idField)
+			}
+			op.ID = v
+		}
+		bf := bytes.TrimSpace(f[colBytes])
+		if len(bf) > 0 {
+			v, err := strconv.ParseInt(string(bf), 10, 64)
+			if err != nil {
+				return nil, bad(line, "bytes", "not an integer: %q", bf)
+			}
+			if v < 0 {
+				return nil, bad(line, "bytes", "negative size %d", v)
+			}
+			op.Bytes = v
+		} else if op.Op == OpAlloc {
+			return nil, bad(line, "bytes", "empty size")
+		}
+		switch op.Op {
+		case OpAlloc:
+			if len(idField) == 0 {
+				op.ID = nextAuto
+			}
+			nextAuto++
+			if _, live := ids[op.ID]; live {
+				return nil, bad(line, "id", "alloc of id %d that is still live", op.ID)
+			}
+			var s int32
+			if n := len(free); n > 0 {
+				s, free = free[n-1], free[:n-1]
+			} else {
+				s = int32(tr.slots)
+				tr.slots++
+			}
+			ids[op.ID] = s
+			known[op.ID] = true
+			op.slot = s
+		case OpFree:
+			if len(idField) == 0 {
+				return nil, bad(line, "id", "free without an id")
+			}
+			s, live := ids[op.ID]
+			if !live {
+				if known[op.ID] {
+					return nil, bad(line, "id", "free of id %d that was already freed", op.ID)
+				}
+				return nil, bad(line, "id", "free of unknown id %d", op.ID)
+			}
+			delete(ids, op.ID)
+			free = append(free, s)
+			op.slot = s
+		case OpInit:
+		default:
+			return nil, bad(line, "op", "unknown op %q (want alloc, free or init)", op.Op)
+		}
+		tr.Ops = append(tr.Ops, op)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+	}
+	if colOp < 0 {
+		return nil, bad(1, "", "empty trace: no header")
+	}
+	return tr, nil
+}
+
+// splitComma splits a CSV line on commas (trace fields are plain integers and words: no quoting).
+func splitComma(b []byte, out [][]byte) [][]byte {
+	for {
+		i := bytes.IndexByte(b, ',')
+		if i < 0 {
+			return append(out, b)
+		}
+		out = append(out, b[:i])
+		b = b[i+1:]
+	}
+}
+
+// ReplayConfig selects the allocator a trace is replayed on.
+type ReplayConfig struct {
+	Growth                bool // --mode growth; false = preallocate
+	Limit                 int64
+	Variant               Variant
+	GarbageCollection     bool
+	FragmentationFraction float64
+}
+
+// NewReplayAllocator builds the BFC allocator a replay uses: "GPU_0_bfc" on an unlimited device
+// (the limit is the allocator's own), retrying as TF and JAX do.
+func NewReplayAllocator(cfg ReplayConfig) *BFC {
+	o := BFCOptions{
+		AllowGrowth:           cfg.Growth,
+		GarbageCollection:     cfg.GarbageCollection,
+		FragmentationFraction: cfg.FragmentationFraction,
+		AllowRetryOnFailure:   true,
+		Variant:               cfg.Variant,
+	}
+	return NewBFC("GPU_0_bfc", cfg.Limit, o, nil)
+}
+
+// ReplayRow is one output row.
+type ReplayRow struct {
+	Op    string
+	ID    int64
+	Bytes int64
+	OK    bool
+	Stats Stats
+}
+
+// Replay runs the trace on a fresh allocator and calls emit after every op with the statistics
+// right after it. A free of an id whose alloc failed (OOM) changes nothing.
+func Replay(tr *Trace, cfg ReplayConfig, emit func(ReplayRow)) error {
+	if cfg.Variant != Classic && cfg.Growth {
+		return fmt.Errorf("variant %v needs --mode preallocate: spatial partitioning requires a single fixed address range", cfg.Variant)
+	}
+	if cfg.Limit <= 0 {
+		return fmt.Errorf("limit must be positive, got %d", cfg.Limit)
+	}
+	a := NewReplayAllocator(cfg)
+	handles := make([]Handle, tr.slots)
+	for i := range tr.Ops {
+		op := &tr.Ops[i]
+		ok := true
+		switch op.Op {
+		case OpAlloc:
+			h, got := a.Allocate(op.Bytes)
+			ok = got
+			if !got {
+				h = oomHandle
+			}
+			handles[op.slot] = h
+		case OpFree:
+			if h := handles[op.slot]; h != oomHandle {
+				a.Free(h)
+			}
+		}
+		if emit != nil {
+			emit(ReplayRow{Op: op.Op, ID: op.ID, Bytes: op.Bytes, OK: ok, Stats: a.Stats()})
+		}
+	}
+	return nil
+}
+
+const oomHandle = Handle(-2)
+
+// AppendRow appends r as a CSV line in ReplayHeader's column order.
+func AppendRow(b []byte, r ReplayRow) []byte {
+	b = append(b, r.Op...)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, r.ID, 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, r.Bytes, 10)
+	if r.OK {
+		b = append(b, ",ok"...)
+	} else {
+		b = append(b, ",oom"...)
+	}
+	s := r.Stats
+	for _, v := range [...]int64{s.BytesInUse, s.PeakBytesInUse, s.PoolBytes, s.PeakPoolBytes,
+		s.LargestFreeBlockBytes, s.NumAllocs, s.LargestAllocSize, s.BytesLimit} {
+		b = append(b, ',')
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return append(b, '\n')
+}
+
+// WriteReplay replays tr and writes the CSV (header and one row per op) to w.
+func WriteReplay(w io.Writer, tr *Trace, cfg ReplayConfig) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString(ReplayHeader + "\n")
+	var buf []byte
+	var werr error
+	err := Replay(tr, cfg, func(r ReplayRow) {
+		buf = AppendRow(buf[:0], r)
+		if _, err := bw.Write(buf); err != nil && werr == nil {
+			werr = err
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if werr != nil {
+		return werr
+	}
+	return bw.Flush()
+}
