@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gpusim/gpusim/allocator"
+)
+
+func init() {
+	register(command{name: "alloc", summary: "replay an allocation trace on TensorFlow's BFC allocator", run: runAlloc})
+}
+
+const allocUsage = `Usage:
+  gpusim alloc replay TRACE.csv --mode growth|preallocate --limit BYTES [flags]
+
+Replays an allocation trace on TensorFlow's GPU allocator (tsl BFCAllocator) and prints the
+allocator's statistics after every operation, as CSV with the header
+  op,id,bytes,result,bytes_in_use,peak_bytes_in_use,pool_bytes,peak_pool_bytes,largest_free_block_bytes,num_allocs,largest_alloc_size,bytes_limit
+(the names of jax.Device.memory_stats()). result is ok or oom.
+
+The trace is CSV with a header naming the columns op, id and bytes (id may be left out: allocs
+are then numbered 0, 1, 2, ... in order); more columns are ignored. op is alloc, free or init
+(the statistics row that record_bfc_trace.py writes first; it is echoed), so replaying a
+recorded trace prints the recorded rows.
+
+Examples:
+  gpusim alloc replay allocator/testdata/traces/growth-tiny-a.csv --mode growth --limit 750780416
+  gpusim alloc replay trace.csv --mode preallocate --limit 112583507968 --variant xla-spatial
+  gpusim alloc replay trace.csv --mode growth --limit 8GiB --gc=true -o replayed.csv
+`
+
+func runAlloc(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, allocUsage)
+		if len(args) == 0 {
+			return usagef("alloc: no subcommand (replay)")
+		}
+		return nil
+	}
+	if args[0] != "replay" {
+		return usagef("alloc: unknown subcommand %q (replay)", args[0])
+	}
+	return runAllocReplay(stdout, args[1:])
+}
+
+func runAllocReplay(stdout io.Writer, args []string) error {
+	fs := pflag.NewFlagSet("alloc replay", pflag.ContinueOnError)
+	fs.SetOutput(stdout)
+	fs.Usage = func() {
+		fmt.Fprint(stdout, allocUsage+"\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	mode := fs.String("mode", "", "growth (allow_growth, regions doubling from 2 MiB) or preallocate (one region of the whole limit)")
+	limitStr := fs.String("limit", "", "the allocator's memory limit (bytes_limit) in bytes, or with a unit: 8GiB, 512MiB")
+	variant := fs.String("variant", "classic", "classic (TF 2.x BFC) or xla-spatial (newer XLA, preallocate only); xla-spatial-exact carves the gap exactly")
+	gc := fs.Bool("gc", false, "garbage-collect free regions before an OOM (TensorFlow's default is true; JAX, which recorded the example traces, uses false)")
+	frag := fs.Float64("fragmentation-fraction", 0, "internal_fragmentation_fraction: split chunks that waste more than this fraction of the limit (0 = 128 MiB)")
+	output := fs.StringP("output", "o", "", "write the CSV to `FILE` (atomically) instead of stdout")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return asUsage(fmt.Errorf("alloc replay: %w", err))
+	}
+	if fs.NArg() != 1 {
+		return usagef("alloc replay: want one trace file, got %d arguments", fs.NArg())
+	}
+	cfg := allocator.ReplayConfig{GarbageCollection: *gc, FragmentationFraction: *frag}
+	switch *mode {
+	case "growth":
+		cfg.Growth = true
+	case "preallocate":
+	case "":
+		return usagef("alloc replay: --mode is required (growth or preallocate)")
+	default:
+		return usagef("alloc replay: --mode %q: want growth or preallocate", *mode)
+	}
+	if *limitStr == "" {
+		return usagef("alloc replay: --limit is required")
+	}
+	limit, err := parseAllocBytes(*limitStr)
+	if err != nil {
+		return usagef("alloc replay: --limit: %v", err)
+	}
+	cfg.Limit = limit
+	if cfg.Variant, err = allocator.ParseVariant(*variant); err != nil {
+		return usagef("alloc replay: --variant: %v", err)
+	}
+	if cfg.Variant != allocator.Classic && cfg.Growth {
+		return usagef("alloc replay: --variant %s needs --mode preallocate (spatial partitioning requires a single fixed address range)", *variant)
+	}
+	if *frag < 0 || *frag > 1 {
+		return usagef("alloc replay: --fragmentation-fraction %v: want a fraction in [0, 1]", *frag)
+	}
+	path := fs.Arg(0)
+	f, err := os.Open(path)
+	if err != nil {
+		return asUsage(fmt.Errorf("alloc replay: %w", err))
+	}
+	defer f.Close()
+	tr, err := allocator.ReadTrace(f, path)
+	if err != nil {
+		return asUsage(err)
+	}
+	if *output == "" {
+		return allocator.WriteReplay(stdout, tr, cfg)
+	}
+	return writeAllocAtomic(*output, func(w io.Writer) error { return allocator.WriteReplay(w, tr, cfg) })
+}
+
+// parseAllocBytes reads a byte count: a plain integer or one with a binary unit (KiB, MiB, GiB, TiB).
+func parseAllocBytes(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mul    int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+	mul := int64(1)
+	num := s
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			mul, num = u.mul, strings.TrimSuffix(s, u.suffix)
+			break
+		}
+	}
+	var n int64
+	if _, err := fmt.Sscan(num, &n); err != nil || fmt.Sprint(n) != num {
+		return 0, fmt.Errorf("%q is not a byte count (examples: 750780416, 8GiB)", s)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("%q: the limit must be positive", s)
+	}
+	return n * mul, nil
+}
+
+// writeAllocAtomic writes through a temporary file in the same directory and renames it over
+// path, so readers never see a half-written file.
+func writeAllocAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("alloc replay: %w", err)
+	}
+	name := tmp.Name()
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("alloc replay: writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("alloc replay: writing %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("alloc replay: %w", err)
+	}
+	return nil
+}
