@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gpusim/gpusim/sim/calibrate"
+	"github.com/gpusim/gpusim/sim/hw"
+)
+
+func init() {
+	register(command{name: "calibrate", summary: "read a real GPU (NVML), record a job, fit a profile", run: func(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+		return runCalibrate(ctx, stdout, stderr, args, openSystemNVML)
+	}})
+}
+
+// nvmlLibraryEnv names another NVML library to load instead of libnvidia-ml.so.1 (a driver in a
+// non-standard place).
+const nvmlLibraryEnv = "GPUSIM_NVML_LIBRARY"
+
+// openSystemNVML opens the machine's NVML.
+func openSystemNVML() (calibrate.Reader, error) {
+	var opts []nvml.LibraryOption
+	if p := os.Getenv(nvmlLibraryEnv); p != "" {
+		opts = append(opts, nvml.WithLibraryPath(p))
+	}
+	return calibrate.OpenNVML(nvml.New(opts...))
+}
+
+const calibrateUsage = `Usage:
+  gpusim calibrate inventory [-o yaml|json|text] [--profile-out FILE] [--gpu N]
+  gpusim calibrate record [--interval 100ms] [-o trace.json] -- CMD ARGS...
+  gpusim calibrate fit TRACE[:key=value,...]... --scenario S.yaml [--profile-out FILE]
+
+inventory  lists every visible GPU through NVML (memory, SMs, clocks, PCIe, NVLink, processes)
+           and writes a GPU profile that --set hardware.gpu=@FILE accepts.
+record     runs CMD, samples NVML every interval and timestamps every output line; Ctrl-C is
+           forwarded to CMD and the trace keeps what was recorded. Exits with CMD's status.
+fit        reads step times (step_time= lines, Keras "120ms/step" or --regex), the CUDA context,
+           the allocator mode and the memory plateau from each trace, fits the profile's
+           efficiency, launch overhead and context size so the simulation of the scenario
+           matches, prints the residuals and writes the calibrated profile.
+
+Examples:
+  gpusim calibrate inventory --profile-out h200.yaml
+  gpusim calibrate record --interval 50ms -o r50.json -- python3 tools/calibrate/train_torch.py resnet50 64 40
+  gpusim calibrate fit r50.json --scenario r50.yaml --profile-out h200-calibrated.yaml
+  gpusim run r50.yaml --set hardware.gpu=@h200-calibrated.yaml
+`
+
+func runCalibrate(ctx context.Context, stdout, stderr io.Writer, args []string, open func() (calibrate.Reader, error)) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, calibrateUsage)
+		if len(args) == 0 {
+			return usagef("calibrate: no subcommand (inventory, record, fit)")
+		}
+		return nil
+	}
+	switch args[0] {
+	case "inventory":
+		return runInventory(stdout, args[1:], open)
+	case "record":
+		return runRecord(ctx, stdout, stderr, args[1:], open)
+	case "fit":
+		return runFit(stdout, args[1:])
+	}
+	return usagef("calibrate: unknown subcommand %q (inventory, record, fit)", args[0])
+}
+
+func newCalibrateFlags(name string, stdout io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("calibrate "+name, pflag.ContinueOnError)
+	fs.SetOutput(stdout)
+	fs.Usage = func() {
+		fmt.Fprint(stdout, calibrateUsage+"\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses, mapping --help to success and a bad flag to a usage error.
+func parseFlags(fs *pflag.FlagSet, args []string) (help bool, err error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return true, nil
+		}
+		return false, asUsage(err)
+	}
+	return false, nil
+}
+
+func runInventory(stdout io.Writer, args []string, open func() (calibrate.Reader, error)) error {
+	fs := newCalibrateFlags("inventory", stdout)
+	format := fs.StringP("output", "o", "yaml", "output format: yaml, json or text")
+	profileOut := fs.String("profile-out", "", "write the GPU profile of --gpu to `FILE` (for --set hardware.gpu=@FILE)")
+	gpu := fs.Int("gpu", 0, "which GPU --profile-out describes (NVML index)")
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("calibrate inventory: unexpected arguments %s", strings.Join(fs.Args(), " "))
+	}
+	if err := checkFormat(*format, "yaml", "json", "text"); err != nil {
+		return err
+	}
+	r, err := open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	inv, err := r.Inventory()
+	if err != nil {
+		return err
+	}
+	if err := writeAs(stdout, *format, inv, inv.WriteText); err != nil {
+		return err
+	}
+	if *profileOut != "" {
+		if *gpu < 0 || *gpu >= len(inv.GPUs) {
+			return usagef("calibrate inventory: --gpu %d: %d GPU(s) visible", *gpu, len(inv.GPUs))
+		}
+		p, err := calibrate.ProfileFromInventory(inv, *gpu)
+		if err != nil {
+			return err
+		}
+		if err := calibrate.WriteFileAtomic(*profileOut, p.WriteProfile); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runRecord(ctx context.Context, stdout, stderr io.Writer, args []string, open func() (calibrate.Reader, error)) error {
+	fs := newCalibrateFlags("record", stdout)
+	interval := fs.Duration("interval", 100*time.Millisecond, "NVML sampling interval")
+	out := fs.StringP("output", "o", "trace.json", "trace `FILE` (written atomically, checkpointed while the job runs)")
+	checkpoint := fs.Duration("checkpoint", 10*time.Second, "how often the trace file is rewritten while the job runs (0: only at the end)")
+	grace := fs.Duration("grace", 10*time.Second, "after Ctrl-C, how long the job has to exit before it is killed")
+	quiet := fs.BoolP("quiet", "q", false, "do not echo the job's output")
+	fs.SetInterspersed(false)
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	cmdArgs := fs.Args()
+	if len(cmdArgs) == 0 {
+		return usagef("calibrate record: no command (usage: gpusim calibrate record [flags] -- CMD ARGS...)")
+	}
+	if *interval < time.Millisecond {
+		return usagef("calibrate record: --interval %v: at least 1ms", *interval)
+	}
+	r, err := open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	// SIGTERM (a batch system stopping us) is handled like Ctrl-C: forward, then flush.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg := calibrate.RecordConfig{Command: cmdArgs, Interval: *interval, Output: *out, Checkpoint: *checkpoint, Grace: *grace}
+	if *checkpoint <= 0 {
+		cfg.Checkpoint = -1
+	}
+	if !*quiet {
+		cfg.Stdout, cfg.Stderr = stdout, stderr
+	}
+	t, err := calibrate.Record(ctx, r, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "gpusim: recorded %d samples and %d lines in %.1fs to %s (exit status %d)\n",
+		len(t.Samples), len(t.Lines), time.Duration(t.EndNS).Seconds(), *out, t.ExitCode)
+	if t.ExitCode != 0 {
+		code := t.ExitCode
+		if code < 0 {
+			code = 1
+		}
+		return exitCodeError{code}
+	}
+	return nil
+}
+
+func checkFormat(f string, allowed ...string) error {
+	for _, a := range allowed {
+		if f == a {
+			return nil
+		}
+	}
+	return usagef("-o %q: want %s", f, strings.Join(allowed, ", "))
+}
+
+// writeAs writes v as YAML or JSON, or through text for "text".
+func writeAs(w io.Writer, format string, v any, text func(io.Writer) error) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case "yaml":
+		enc := yaml.NewEncoder(w)
+		enc.SetIndent(2)
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		return enc.Close()
+	}
+	return text(w)
+}
+
+func runFit(stdout io.Writer, args []string) error {
+	fs := newCalibrateFlags("fit", stdout)
+	scenario := fs.String("scenario", "", "scenario `FILE` (or built-in name) describing the recorded jobs")
+	profileOut := fs.String("profile-out", "", "write the calibrated GPU profile to `FILE`")
+	reStr := fs.String("regex", "", "regular expression with one group capturing a step time (optional second group: unit s|ms|us|ns)")
+	warmup := fs.Int("warmup", -1, "leading step times to ignore (-1: automatic)")
+	noMemory := fs.Bool("no-memory", false, "fit step times only")
+	format := fs.StringP("output", "o", "text", "output format: text or json")
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("calibrate fit: no trace given")
+	}
+	if err := checkFormat(*format, "text", "json"); err != nil {
+		return err
+	}
+	var re *regexp.Regexp
+	if *reStr != "" {
+		var err error
+		if re, err = regexp.Compile(*reStr); err != nil {
+			return usagef("calibrate fit: --regex: %v", err)
+		}
+	}
+	var inputs []fitInput
+	for _, a := range fs.Args() {
+		in, err := readFitInput(a, re, *warmup)
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+	}
+	if *scenario == "" {
+		return usagef("calibrate fit: --scenario is required (the scenario the traces were recorded from)")
+	}
+	sim, err := newFitSimulator(*scenario)
+	if err != nil {
+		return err
+	}
+	return fitAndReport(stdout, *format, inputs, sim, !*noMemory, *profileOut)
+}
+
+// fitInput is one trace with what was read from it.
+type fitInput struct {
+	name      string
+	overrides []string // key=value scenario overrides for this trace
+	trace     *calibrate.Trace
+	steps     calibrate.StepSeries
+	memory    calibrate.MemoryAnalysis
+	memErr    error
+}
+
+// readFitInput reads "TRACE[:key=value,...]".
+func readFitInput(arg string, re *regexp.Regexp, warmup int) (fitInput, error) {
+	path, ov, _ := strings.Cut(arg, ":")
+	in := fitInput{name: path}
+	if ov != "" {
+		for _, kv := range strings.Split(ov, ",") {
+			if !strings.Contains(kv, "=") {
+				return in, usagef("calibrate fit: %s: override %q: want key=value", arg, kv)
+			}
+			in.overrides = append(in.overrides, kv)
+		}
+	}
+	t, err := calibrate.LoadTrace(path)
+	if err != nil {
+		return in, asUsage(err)
+	}
+	in.trace = t
+	if in.steps, err = calibrate.StepTimes(t.Lines, re, warmup); err != nil {
+		return in, asUsage(fmt.Errorf("%s: %w", path, err))
+	}
+	in.memory, in.memErr = calibrate.AnalyzeMemory(t)
+	return in, nil
+}
+
+// fitSimulator is the simulator a fit runs: the scenario's GPU profile, and a predictor for the
+// scenario with a trace's overrides applied.
+type fitSimulator interface {
+	// Base is the GPU profile the scenario names, before calibration.
+	Base() hw.GPU
+	// Predictor returns the simulator of the scenario with the overrides (key=value) applied.
+	Predictor(overrides []string) (calibrate.Predictor, error)
+}
+
+// fitAndReport fits sim to the inputs, prints what was read and the residuals, and writes the
+// calibrated profile.
+func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSimulator, useMemory bool, profileOut string) error {
+	var obs []calibrate.Observation
+	type traceSummary struct {
+		Trace     string                   `json:"trace"`
+		Overrides []string                 `json:"overrides,omitempty"`
+		Steps     calibrate.StepSeries     `json:"steps"`
+		Memory    calibrate.MemoryAnalysis `json:"memory"`
+		MemoryErr string                   `json:"memory_error,omitempty"`
+	}
+	var summaries []traceSummary
+	for _, in := range inputs {
+		pred, err := sim.Predictor(in.overrides)
+		if err != nil {
+			return asUsage(fmt.Errorf("%s: %w", in.name, err))
+		}
+		o := calibrate.Observation{Name: in.name, StepTime: in.steps.Median, Predict: pred}
+		if useMemory && in.memErr == nil && in.memory.Mode != calibrate.ModeUnknown {
+			o.MemoryBytes = float64(in.memory.PlateauBytes)
+		}
+		obs = append(obs, o)
+		s := traceSummary{Trace: in.name, Overrides: in.overrides, Steps: in.steps, Memory: in.memory}
+		if in.memErr != nil {
+			s.MemoryErr = in.memErr.Error()
+		}
+		summaries = append(summaries, s)
+	}
+	base := sim.Base()
+	res, err := calibrate.Fit(obs, calibrate.FitConfig{Prior: calibrate.PriorParams(base)})
+	if err != nil {
+		return err
+	}
+	if profileOut != "" {
+		g := calibrate.ApplyParams(base, res.Params)
+		g.Name = strings.TrimSuffix(base.Name, "-calibrated") + "-calibrated"
+		g.Description = fmt.Sprintf("%s, calibrated by gpusim calibrate fit on %d trace(s)", base.Description, len(inputs))
+		if err := calibrate.WriteFileAtomic(profileOut, g.WriteProfile); err != nil {
+			return err
+		}
+	}
+	if format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Traces []traceSummary       `json:"traces"`
+			Fit    *calibrate.FitResult `json:"fit"`
+		}{summaries, res})
+	}
+	for _, s := range summaries {
+		fmt.Fprintf(stdout, "%s: %d step times (%s, %d warm-up), median %.6g s\n", s.Trace, len(s.Steps.Times), s.Steps.Source, s.Steps.Warmup, s.Steps.Median)
+		if s.MemoryErr != "" {
+			fmt.Fprintf(stdout, "  memory: %s\n", s.MemoryErr)
+		} else {
+			fmt.Fprintf(stdout, "  memory: GPU %d, %s: %s; context %.0f MiB, plateau %.0f MiB\n", s.Memory.Device, s.Memory.Mode, s.Memory.Reason,
+				float64(s.Memory.ContextBytes)/(1<<20), float64(s.Memory.PlateauBytes)/(1<<20))
+		}
+	}
+	fmt.Fprintln(stdout)
+	return res.WriteText(stdout)
+}
+
+// newFitSimulator loads the scenario the traces were recorded from.
+func newFitSimulator(scenario string) (fitSimulator, error) {
+	return nil, fmt.Errorf("calibrate fit: the training simulator (sim/train) is not in this build yet; scenario %s cannot be simulated", scenario)
+}

@@ -1,0 +1,226 @@
+package calibrate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"gonum.org/v1/gonum/optimize"
+)
+
+// Params are the profile parameters a fit adjusts.
+type Params struct {
+	// ComputeScale multiplies the profile's compute efficiencies (the share of each peak FLOP
+	// rate that real kernels reach); 1 = the profile as it is.
+	ComputeScale float64 `json:"compute_scale"`
+	// MemoryScale multiplies the profile's memory-bandwidth efficiencies.
+	MemoryScale float64 `json:"memory_scale"`
+	// LaunchOverhead is the host time per kernel, in seconds.
+	LaunchOverhead float64 `json:"launch_overhead_s"`
+	// ContextBytes is one process's CUDA context.
+	ContextBytes float64 `json:"context_bytes"`
+}
+
+func (p Params) vec() []float64 {
+	return []float64{p.ComputeScale, p.MemoryScale, p.LaunchOverhead, p.ContextBytes}
+}
+
+func paramsOf(v []float64) Params {
+	return Params{ComputeScale: v[0], MemoryScale: v[1], LaunchOverhead: v[2], ContextBytes: v[3]}
+}
+
+var paramNames = [...]string{"compute_scale", "memory_scale", "launch_overhead_s", "context_bytes"}
+
+// Prediction is what the simulator says a configuration does.
+type Prediction struct {
+	StepTime    float64 // seconds, median step
+	MemoryBytes float64 // the job's device memory at its plateau (context plus pool)
+}
+
+// Predictor runs the simulator with the given parameters.
+type Predictor func(Params) (Prediction, error)
+
+// Observation is one recorded job and the simulator configured like it.
+type Observation struct {
+	Name        string
+	StepTime    float64 // seconds; 0 = not observed
+	MemoryBytes float64 // 0 = not observed
+	Predict     Predictor
+}
+
+// FitConfig tunes [Fit].
+type FitConfig struct {
+	// Prior is the uncalibrated parameters; the fit starts there and is pulled back toward them.
+	Prior Params
+	// PriorWeight is the weight of the pull, per parameter, on log(p/prior)^2, against 1 per
+	// observed quantity on log(predicted/observed)^2. Default 0.01: a factor e away from the prior
+	// costs as much as a 10% miss.
+	PriorWeight float64
+	// Bounds limit each parameter (zero values: the defaults of [DefaultBounds]).
+	Min, Max Params
+	// MaxEvaluations bounds the simulator runs (default 400).
+	MaxEvaluations int
+}
+
+// DefaultBounds are wide physical limits: efficiencies scaled by 0.05 to 2 (ApplyParams caps
+// each at 1.5), a launch overhead between 0.1 µs and 1 ms, a context between 16 MiB and 8 GiB.
+func DefaultBounds() (lo, hi Params) {
+	return Params{ComputeScale: 0.05, MemoryScale: 0.05, LaunchOverhead: 1e-7, ContextBytes: 16 << 20},
+		Params{ComputeScale: 2, MemoryScale: 2, LaunchOverhead: 1e-3, ContextBytes: 8 << 30}
+}
+
+// Residual compares one observed quantity with the simulator before and after the fit.
+type Residual struct {
+	Observation string  `json:"observation"`
+	Quantity    string  `json:"quantity"` // step_time_s or memory_bytes
+	Observed    float64 `json:"observed"`
+	Before      float64 `json:"before"`
+	After       float64 `json:"after"`
+}
+
+// RelErrBefore and RelErrAfter are (predicted - observed) / observed.
+func (r Residual) RelErrBefore() float64 { return (r.Before - r.Observed) / r.Observed }
+
+// RelErrAfter is the relative error after the fit.
+func (r Residual) RelErrAfter() float64 { return (r.After - r.Observed) / r.Observed }
+
+// FitResult is a finished fit.
+type FitResult struct {
+	Prior       Params     `json:"prior"`
+	Params      Params     `json:"params"`
+	Residuals   []Residual `json:"residuals"`
+	Evaluations int        `json:"evaluations"`
+	Status      string     `json:"status"`
+	Loss        float64    `json:"loss"`
+}
+
+// Fit finds the parameters that make every observation's prediction match, in log space (so
+// step time and memory weigh by relative error), with a weak pull toward the prior, by
+// Nelder-Mead (the simulator is piecewise and has no gradient). It is deterministic.
+func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
+	if len(obs) == 0 {
+		return nil, errors.New("fit: no observations")
+	}
+	lo, hi := DefaultBounds()
+	if cfg.Min != (Params{}) {
+		lo = cfg.Min
+	}
+	if cfg.Max != (Params{}) {
+		hi = cfg.Max
+	}
+	if cfg.PriorWeight == 0 {
+		cfg.PriorWeight = 0.01
+	}
+	if cfg.MaxEvaluations == 0 {
+		cfg.MaxEvaluations = 400
+	}
+	prior := cfg.Prior.vec()
+	lov, hiv := lo.vec(), hi.vec()
+	for i, p := range prior {
+		if !(p > 0) {
+			return nil, fmt.Errorf("fit: prior %s = %g, must be positive", paramNames[i], p)
+		}
+		prior[i] = math.Min(math.Max(p, lov[i]), hiv[i])
+	}
+	// Which parameters can the observations move? A parameter that changes no prediction is
+	// held at its prior (it would only drift on the prior term).
+	before := make([]Prediction, len(obs))
+	for i, o := range obs {
+		p, err := o.Predict(paramsOf(prior))
+		if err != nil {
+			return nil, fmt.Errorf("fit: %s: %w", o.Name, err)
+		}
+		before[i] = p
+	}
+	// x[i] = log(p[i]/prior[i]), clamped into the bounds by the objective.
+	toParams := func(x []float64) []float64 {
+		v := make([]float64, len(prior))
+		for i := range prior {
+			v[i] = math.Min(math.Max(prior[i]*math.Exp(x[i]), lov[i]), hiv[i])
+		}
+		return v
+	}
+	evals := 0
+	var evalErr error
+	loss := func(x []float64) float64 {
+		evals++
+		v := toParams(x)
+		sum := 0.0
+		for i, o := range obs {
+			p, err := o.Predict(paramsOf(v))
+			if err != nil {
+				if evalErr == nil {
+					evalErr = fmt.Errorf("%s: %w", obs[i].Name, err)
+				}
+				return math.Inf(1)
+			}
+			if o.StepTime > 0 {
+				sum += sqLogRatio(p.StepTime, o.StepTime)
+			}
+			if o.MemoryBytes > 0 {
+				sum += sqLogRatio(p.MemoryBytes, o.MemoryBytes)
+			}
+		}
+		for i := range x {
+			// Bounds: a parameter pushed past its limit costs as if it were there, plus the excess.
+			lx := math.Log(v[i] / prior[i])
+			sum += cfg.PriorWeight*lx*lx + (x[i]-lx)*(x[i]-lx)
+		}
+		return sum
+	}
+	problem := optimize.Problem{Func: loss}
+	settings := &optimize.Settings{FuncEvaluations: cfg.MaxEvaluations, Converger: &optimize.FunctionConverge{Absolute: 1e-10, Relative: 1e-8, Iterations: 60}}
+	// The initial simplex spans a factor of about 1.6 around the prior in each direction.
+	res, err := optimize.Minimize(problem, make([]float64, len(prior)), settings, &optimize.NelderMead{SimplexSize: 0.5})
+	if err != nil && res == nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	if evalErr != nil && math.IsInf(res.F, 1) {
+		return nil, fmt.Errorf("fit: %w", evalErr)
+	}
+	best := toParams(res.X)
+	out := &FitResult{Prior: paramsOf(prior), Params: paramsOf(best), Evaluations: evals, Status: res.Status.String(), Loss: res.F}
+	for i, o := range obs {
+		p, err := o.Predict(out.Params)
+		if err != nil {
+			return nil, fmt.Errorf("fit: %s: %w", o.Name, err)
+		}
+		if o.StepTime > 0 {
+			out.Residuals = append(out.Residuals, Residual{Observation: o.Name, Quantity: "step_time_s", Observed: o.StepTime, Before: before[i].StepTime, After: p.StepTime})
+		}
+		if o.MemoryBytes > 0 {
+			out.Residuals = append(out.Residuals, Residual{Observation: o.Name, Quantity: "memory_bytes", Observed: o.MemoryBytes, Before: before[i].MemoryBytes, After: p.MemoryBytes})
+		}
+	}
+	return out, nil
+}
+
+func sqLogRatio(pred, obs float64) float64 {
+	if !(pred > 0) {
+		return 1e6 // a non-positive prediction is as wrong as it gets, but finite for the simplex
+	}
+	l := math.Log(pred / obs)
+	return l * l
+}
+
+// WriteText prints the fitted parameters and the residuals as aligned tables.
+func (r *FitResult) WriteText(w io.Writer) error {
+	var err error
+	pf := func(format string, args ...any) {
+		if err == nil {
+			_, err = fmt.Fprintf(w, format, args...)
+		}
+	}
+	pf("%-22s %14s %14s\n", "parameter", "prior", "fitted")
+	pv, fv := r.Prior.vec(), r.Params.vec()
+	for i, n := range paramNames {
+		pf("%-22s %14.6g %14.6g\n", n, pv[i], fv[i])
+	}
+	pf("\n%-24s %-14s %14s %14s %9s %14s %9s\n", "observation", "quantity", "observed", "before", "error", "after", "error")
+	for _, res := range r.Residuals {
+		pf("%-24s %-14s %14.6g %14.6g %+8.1f%% %14.6g %+8.1f%%\n", res.Observation, res.Quantity, res.Observed, res.Before, 100*res.RelErrBefore(), res.After, 100*res.RelErrAfter())
+	}
+	pf("\n%d simulator runs, %s, loss %.3g\n", r.Evaluations, r.Status, r.Loss)
+	return err
+}

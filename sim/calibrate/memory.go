@@ -1,0 +1,227 @@
+package calibrate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Mode is an allocator mode read off a memory curve.
+type Mode string
+
+// The modes [AnalyzeMemory] tells apart.
+const (
+	ModePreallocate Mode = "preallocate" // one jump to (most of) the free memory, flat after
+	ModeGrowth      Mode = "growth"      // several rising steps (BFC regions that double)
+	ModeLimit       Mode = "limit"       // one jump to a cap well below the free memory, flat after
+	ModeUnknown     Mode = "unknown"     // the job never took device memory beyond its context
+)
+
+// MemoryAnalysis is what a recording says about the job's device memory.
+type MemoryAnalysis struct {
+	Device int  `json:"device"`
+	Mode   Mode `json:"mode"`
+	// Reason explains the decision in one sentence.
+	Reason string `json:"reason"`
+	// ContextBytes is the first level the job held (its CUDA context and runtime), 0 when the
+	// first level is already the preallocated pool.
+	ContextBytes int64 `json:"context_bytes"`
+	// PlateauBytes is the highest level the job held for at least two samples.
+	PlateauBytes int64 `json:"plateau_bytes"`
+	// FreeAtStartBytes is the device's free memory before the job started.
+	FreeAtStartBytes int64 `json:"free_at_start_bytes"`
+	// Levels are the job's memory levels in time order (each held for at least two samples).
+	Levels []Level `json:"levels"`
+}
+
+// Level is a stretch of samples at one memory level.
+type Level struct {
+	StartNS int64 `json:"start_ns"`
+	EndNS   int64 `json:"end_ns"`
+	Bytes   int64 `json:"bytes"`
+}
+
+const (
+	// levelTolerance is how far samples may wander and still be one level: NVML charges device
+	// memory to a process in 2 MiB pages, and runtimes allocate small buffers (cuBLAS
+	// workspaces, event pools) around the big pool.
+	levelTolerance = 16 << 20
+	// preallocFraction: a single jump that takes at least this share of the free memory is a
+	// preallocated pool. TF's default pool is free minus 225-1800 MiB (gpu_device.cc,
+	// MinSystemMemory), JAX's 75% of free (XLA_PYTHON_CLIENT_MEM_FRACTION default .75); a limit
+	// set by hand is almost always far below either.
+	preallocFraction = 0.5
+)
+
+// ErrNoMemory says that the trace holds no memory samples for the job.
+var ErrNoMemory = errors.New("no memory samples for the job")
+
+// AnalyzeMemory reads the job's memory curve from a trace: on the device where the job's
+// processes appear (or the one whose use changed most), the memory of processes that were not
+// there before the job started (or, if NVML lists no processes, the device's used memory minus
+// the baseline).
+func AnalyzeMemory(t *Trace) (MemoryAnalysis, error) {
+	dev, series, times := jobMemory(t)
+	if len(series) == 0 {
+		return MemoryAnalysis{}, ErrNoMemory
+	}
+	a := MemoryAnalysis{Device: dev}
+	for _, b := range t.Baseline {
+		if b.Index == dev {
+			a.FreeAtStartBytes = int64(b.MemFree)
+		}
+	}
+	a.Levels = levels(series, times)
+	if len(a.Levels) == 0 {
+		a.Mode, a.Reason = ModeUnknown, "the job never held device memory for two samples"
+		return a, nil
+	}
+	for _, l := range a.Levels {
+		a.PlateauBytes = max(a.PlateauBytes, l.Bytes)
+	}
+	free := float64(a.FreeAtStartBytes)
+	big := func(b int64) bool { return free > 0 && float64(b) >= preallocFraction*free }
+	first := a.Levels[0]
+	if big(first.Bytes) {
+		a.Mode = ModePreallocate
+		a.Reason = fmt.Sprintf("the first level, %s, is %.0f%% of the %s free at start: the pool was preallocated with the context", mibi(first.Bytes), pct(first.Bytes, free), mibi(a.FreeAtStartBytes))
+		return a, nil
+	}
+	a.ContextBytes = first.Bytes
+	var rises []int64
+	for i := 1; i < len(a.Levels); i++ {
+		if d := a.Levels[i].Bytes - a.Levels[i-1].Bytes; d > levelTolerance {
+			rises = append(rises, d)
+		}
+	}
+	switch {
+	case len(rises) == 0:
+		a.Mode, a.Reason = ModeUnknown, fmt.Sprintf("memory stayed at the first level, %s", mibi(first.Bytes))
+	case len(rises) == 1 && big(a.PlateauBytes):
+		a.Mode = ModePreallocate
+		a.Reason = fmt.Sprintf("after a %s context, one jump to %s (%.0f%% of the %s free at start), flat after", mibi(a.ContextBytes), mibi(a.PlateauBytes), pct(a.PlateauBytes, free), mibi(a.FreeAtStartBytes))
+	case len(rises) == 1:
+		a.Mode = ModeLimit
+		a.Reason = fmt.Sprintf("after a %s context, one jump of %s to a cap of %s (%.0f%% of the %s free at start), flat after", mibi(a.ContextBytes), mibi(rises[0]), mibi(a.PlateauBytes), pct(a.PlateauBytes, free), mibi(a.FreeAtStartBytes))
+	default:
+		growing := 0
+		for i := 1; i < len(rises); i++ {
+			if rises[i] >= rises[i-1]-levelTolerance {
+				growing++
+			}
+		}
+		a.Mode = ModeGrowth
+		a.Reason = fmt.Sprintf("after a %s context, %d rising steps (%d of %d no smaller than the one before, as BFC regions double) up to %s", mibi(a.ContextBytes), len(rises), growing, len(rises)-1, mibi(a.PlateauBytes))
+	}
+	return a, nil
+}
+
+// jobMemory returns the device the job ran on and its memory per sample.
+func jobMemory(t *Trace) (int, []int64, []int64) {
+	base := map[int]DeviceSample{}
+	basePIDs := map[int]map[int]bool{}
+	for _, b := range t.Baseline {
+		base[b.Index] = b
+		basePIDs[b.Index] = map[int]bool{}
+		for _, p := range b.Processes {
+			basePIDs[b.Index][p.PID] = true
+		}
+	}
+	// Pick the device: the one with new processes holding the most memory, else the one whose
+	// used memory rose most.
+	type score struct{ procs, used int64 }
+	scores := map[int]*score{}
+	hasProcs := false
+	for _, s := range t.Samples {
+		for _, d := range s.Devices {
+			sc := scores[d.Index]
+			if sc == nil {
+				sc = &score{}
+				scores[d.Index] = sc
+			}
+			sc.used = max(sc.used, int64(d.MemUsed)-int64(base[d.Index].MemUsed))
+			sc.procs = max(sc.procs, newProcMem(d, basePIDs[d.Index]))
+			if len(d.Processes) > 0 {
+				hasProcs = true
+			}
+		}
+	}
+	dev, best := -1, int64(math.MinInt64)
+	for i, sc := range scores {
+		v := sc.used
+		if hasProcs {
+			v = sc.procs
+		}
+		if v > best || (v == best && i < dev) {
+			dev, best = i, v
+		}
+	}
+	if dev < 0 {
+		return 0, nil, nil
+	}
+	var series, times []int64
+	for _, s := range t.Samples {
+		for _, d := range s.Devices {
+			if d.Index != dev {
+				continue
+			}
+			v := int64(d.MemUsed) - int64(base[dev].MemUsed)
+			if hasProcs {
+				v = newProcMem(d, basePIDs[dev])
+			}
+			series = append(series, max(v, 0))
+			times = append(times, s.TNS)
+		}
+	}
+	return dev, series, times
+}
+
+func newProcMem(d DeviceSample, old map[int]bool) int64 {
+	var sum int64
+	for _, p := range d.Processes {
+		if !old[p.PID] {
+			sum += int64(p.UsedBytes)
+		}
+	}
+	return sum
+}
+
+// levels splits a curve into levels held for at least two samples, ignoring zero (before the
+// job touched the GPU and after it exited).
+func levels(series, times []int64) []Level {
+	var out []Level
+	i := 0
+	for i < len(series) {
+		j := i + 1
+		lo, hi := series[i], series[i]
+		for j < len(series) {
+			nlo, nhi := min(lo, series[j]), max(hi, series[j])
+			if nhi-nlo > levelTolerance {
+				break
+			}
+			lo, hi = nlo, nhi
+			j++
+		}
+		if j-i >= 2 && hi > levelTolerance {
+			l := Level{StartNS: times[i], EndNS: times[j-1], Bytes: series[j-1]}
+			if n := len(out); n > 0 && abs64(out[n-1].Bytes-l.Bytes) <= levelTolerance {
+				out[n-1].EndNS, out[n-1].Bytes = l.EndNS, l.Bytes
+			} else {
+				out = append(out, l)
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func pct(b int64, of float64) float64 { return 100 * float64(b) / of }
+
+func mibi(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }

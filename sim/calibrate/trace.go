@@ -1,0 +1,138 @@
+package calibrate
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// TraceVersion is the version of the trace file format written by this package.
+const TraceVersion = 1
+
+// Trace is a recorded job: the GPUs at the start, NVML samples at a fixed interval, and every
+// output line of the command, all timed in nanoseconds since Start.
+type Trace struct {
+	Version    int        `json:"version"`
+	Command    []string   `json:"command"`
+	Start      time.Time  `json:"start"`
+	IntervalNS int64      `json:"interval_ns"`
+	Inventory  *Inventory `json:"inventory,omitempty"`
+	// Baseline is one sample taken before the command started: memory other processes hold.
+	Baseline []DeviceSample `json:"baseline"`
+	PID      int            `json:"pid"`
+	// ExitCode is the command's exit status (-1 if it was killed by a signal or never ran).
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"` // the signal forwarded to the command, if any
+	// Complete is false in the checkpoints written while the command runs.
+	Complete bool     `json:"complete"`
+	EndNS    int64    `json:"end_ns"`
+	Samples  []Sample `json:"samples"`
+	Lines    []Line   `json:"lines"`
+	// SampleErrors counts samples NVML failed to take; FirstSampleError is the first message.
+	SampleErrors     int    `json:"sample_errors,omitempty"`
+	FirstSampleError string `json:"first_sample_error,omitempty"`
+}
+
+// Sample is one reading of every device.
+type Sample struct {
+	TNS     int64          `json:"t_ns"`
+	Devices []DeviceSample `json:"devices"`
+}
+
+// DeviceSample is one device's dynamic state.
+type DeviceSample struct {
+	Index             int          `json:"index"`
+	MemUsed           uint64       `json:"mem_used"`
+	MemFree           uint64       `json:"mem_free"`
+	MemReserved       uint64       `json:"mem_reserved"`
+	GPUUtil           int          `json:"gpu_util"` // percent of the last NVML window with a kernel running
+	MemUtil           int          `json:"mem_util"`
+	SMClockMHz        int          `json:"sm_clock_mhz"`
+	PowerW            float64      `json:"power_w"`
+	PCIeTxBytesPerSec float64      `json:"pcie_tx_bytes_per_s"`
+	PCIeRxBytesPerSec float64      `json:"pcie_rx_bytes_per_s"`
+	Processes         []Process    `json:"processes,omitempty"`
+	UtilSamples       []UtilSample `json:"util_samples,omitempty"`
+}
+
+// UtilSample is one of NVML's own utilization samples (nvmlDeviceGetSamples).
+type UtilSample struct {
+	TimeUnixMicro int64   `json:"t_unix_us"`
+	Percent       float64 `json:"percent"`
+}
+
+// Line is one line the command wrote.
+type Line struct {
+	TNS    int64  `json:"t_ns"`
+	Stream string `json:"stream"` // stdout or stderr
+	Text   string `json:"text"`
+}
+
+// Interval returns the sampling interval.
+func (t *Trace) Interval() time.Duration { return time.Duration(t.IntervalNS) }
+
+// ReadTrace decodes a trace.
+func ReadTrace(r io.Reader) (*Trace, error) {
+	var t Trace
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&t); err != nil {
+		return nil, err
+	}
+	if t.Version != TraceVersion {
+		return nil, fmt.Errorf("version: %d, want %d", t.Version, TraceVersion)
+	}
+	return &t, nil
+}
+
+// LoadTrace reads a trace file.
+func LoadTrace(path string) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := ReadTrace(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Write encodes the trace as JSON.
+func (t *Trace) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(t)
+}
+
+// WriteFile writes the trace to path atomically: a temp file in the same folder, then a rename,
+// so a reader never sees half a trace.
+func (t *Trace) WriteFile(path string) error {
+	return WriteFileAtomic(path, t.Write)
+}
+
+// WriteFileAtomic writes path through a temp file in the same folder and a rename.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
