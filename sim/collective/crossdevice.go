@@ -249,7 +249,10 @@ func hierarchicalUnits(n int, packs []int64) []copyUnit {
 // reducing device: the received copies plus the sum of the largest unit.
 func copyPlanCost(t Topology, units []copyUnit) (seconds float64, extra int64) {
 	bw := BusBandwidthOf(t)
-	type load struct{ in, out, local float64; ops int }
+	type load struct {
+		in, out, local float64
+		ops            int
+	}
 	loads := map[int]*load{}
 	get := func(p int) *load {
 		if loads[p] == nil {
@@ -269,29 +272,34 @@ func copyPlanCost(t Topology, units []copyUnit) (seconds float64, extra int64) {
 		received := map[int]int64{}
 		var chain float64
 		for _, ph := range u.phases {
-			phaseLoad := map[int]float64{}
+			// A phase's copies run in parallel; each device's link in and link out are
+			// separate (full duplex), local memory traffic adds to its own time.
+			in, out, local := map[int]float64{}, map[int]float64{}, map[int]float64{}
 			for _, s := range ph {
 				ps, pd := t.physical(s.src), t.physical(s.dst)
 				switch {
 				case s.inputs > 0:
 					traffic := float64(s.inputs+1) * b
 					get(pd).local += traffic
-					phaseLoad[pd] += memTime(traffic)
+					local[pd] += traffic
 				case ps == pd:
 					get(pd).local += 2 * b
-					phaseLoad[pd] += memTime(2 * b)
+					local[pd] += 2 * b
 					received[s.dst] += u.bytes
 				default:
 					get(ps).out += b
 					get(pd).in += b
-					phaseLoad[pd] += b / bw
+					out[ps] += b
+					in[pd] += b
 					received[s.dst] += u.bytes
 				}
 				get(pd).ops++
 			}
 			var m float64
-			for _, v := range phaseLoad {
-				m = max(m, v)
+			for _, d := range []map[int]float64{in, out, local} {
+				for p := range d {
+					m = max(m, math.Max(in[p], out[p])/bw+memTime(local[p]))
+				}
 			}
 			chain += m + copyOpSeconds
 		}
