@@ -1,0 +1,266 @@
+package models
+
+// backward emits the gradient ops in reverse forward order: each allocates the gradients of
+// its inputs and weights and frees the gradient of its output and the tensors it was the last
+// to need (TF's gradient tape releases a saved tensor when its last gradient function has run).
+func (pl *planner) backward() {
+	g := pl.g
+	pl.grad = make([]int, len(pl.pn))
+	for i := range pl.grad {
+		pl.grad[i] = -1
+	}
+	pl.wgrad = make([]int, len(g.weights))
+	for i := range pl.wgrad {
+		pl.wgrad[i] = -1
+	}
+	saved := make([][]int, len(pl.pn))
+	for b := range pl.bufs {
+		if s := pl.bufs[b].saver; s >= 0 && pl.bufs[b].tensor >= 0 {
+			saved[s] = append(saved[s], b)
+		}
+	}
+	type dx struct{ j, t int }
+	type wg struct{ w, t int }
+	for i := len(pl.pn) - 1; i >= 0; i-- {
+		p := &pl.pn[i]
+		if !p.needGrad {
+			continue
+		}
+		release := func() {
+			for _, b := range saved[i] {
+				pl.decref(pl.bufs[b].tensor)
+			}
+			for _, t := range pl.keep[i] {
+				pl.decref(t)
+			}
+		}
+		dy := pl.grad[i]
+		op := Op{Name: p.name + "/grad", Phase: Backward, DType: p.dt}
+		var dxs []dx
+		var wgs []wg
+		newDx := func(j int) {
+			x := &pl.pn[p.in[j]]
+			t := pl.tensor(x.name+"/grad", x.elems*pl.B*x.dt.Size(), Gradient, x.dt)
+			op.Alloc = append(op.Alloc, t)
+			op.Bytes += float64(pl.p.Tensors[t].Bytes)
+			dxs = append(dxs, dx{j, t})
+		}
+		switch {
+		case p.isLoss:
+			op.Kind, op.Kernels = Elementwise, 2
+			op.FLOPs = 3 * float64(p.elems*pl.B)
+			for j := range p.in {
+				if pl.needDx(p, j) {
+					newDx(j)
+				}
+			}
+			pl.pf = append(pl.pf, pl.labels)
+		case dy < 0:
+			// No gradient reaches this op: its output feeds nothing that needs one.
+			release()
+			pl.flush()
+			continue
+		case p.n != nil && (p.n.alias || p.n.bwdShareDy):
+			// Reshape and Add hand dy on unchanged: no kernel, no buffer.
+			for j := range p.in {
+				if pl.needDx(p, j) {
+					pl.contribute(p.in[j], dy, true)
+				}
+			}
+			pl.decref(dy)
+			release()
+			pl.flush()
+			continue
+		case p.isCast:
+			op.Kind, op.Kernels = KindCast, 1
+			if p.fused {
+				op.Kernels = 0
+			}
+			op.FLOPs = float64(p.elems * pl.B)
+			op.Bytes += float64(pl.p.Tensors[dy].Bytes)
+			newDx(0)
+		default:
+			n := p.n
+			op.Name, op.Kind, op.Kernels = n.name+"/grad", n.kind, n.kB
+			anyDx := pl.anyDx(p)
+			var trainable []int
+			for _, w := range n.weights {
+				if g.weights[w].trainable {
+					trainable = append(trainable, w)
+				}
+			}
+			if anyDx {
+				op.FLOPs += n.dxFLOPs * float64(pl.B)
+			}
+			if len(trainable) > 0 {
+				op.FLOPs += n.dwFLOPs * float64(pl.B)
+			}
+			if !anyDx && (n.kind == Conv || n.kind == MatMul || n.kind == Attention) && op.Kernels > 1 {
+				op.Kernels--
+			}
+			op.Bytes += float64(pl.p.Tensors[dy].Bytes)
+			for _, b := range saved[i] {
+				op.Bytes += float64(pl.bufs[b].bytes)
+			}
+			for _, w := range n.weights {
+				if pl.mixed && g.weights[w].cast {
+					op.Bytes += float64(g.weights[w].elems * pl.half.Size())
+				} else {
+					op.Bytes += float64(4 * g.weights[w].elems)
+				}
+			}
+			inPlace := pl.o.XLA && p.fused && n.ew
+			if inPlace {
+				// The gradient of a fused element-wise op runs inside its neighbour's fusion
+				// and overwrites dy in place; a bias gradient still needs its reduction.
+				op.Kernels = 0
+				if len(trainable) > 0 {
+					op.Kernels = 1
+				}
+				for j := range p.in {
+					if pl.needDx(p, j) {
+						pl.contribute(p.in[j], dy, true)
+					}
+				}
+			} else {
+				nd := 0
+				for j := range p.in {
+					if pl.needDx(p, j) {
+						newDx(j)
+						nd++
+					}
+				}
+				if n.kind == Copy && n.kB == len(p.in) {
+					op.Kernels = max(nd, 1)
+				}
+			}
+			if n.workspace && anyDx {
+				ws := pl.bufs[p.buf].bytes
+				if b := pl.bufs[pl.pn[p.in[0]].buf].bytes; b > ws {
+					ws = b
+				}
+				t := pl.tensor(n.name+"/grad/workspace", min(ws, workspaceLimit), Workspace, p.dt)
+				op.Alloc = append(op.Alloc, t)
+				pl.pf = append(pl.pf, t)
+			}
+			for _, w := range trainable {
+				dt := Float32
+				if pl.mixed && g.weights[w].cast && !pl.o.XLA {
+					// The gradient of the cast copy is half; the Cast op's gradient casts it
+					// back to float32 (math_grad.py _CastGrad).
+					dt = pl.half
+				}
+				t := pl.tensor(g.weights[w].name+"/grad", g.weights[w].elems*dt.Size(), Gradient, dt)
+				op.Alloc = append(op.Alloc, t)
+				op.Bytes += float64(pl.p.Tensors[t].Bytes)
+				wgs = append(wgs, wg{w, t})
+			}
+		}
+		pl.decref(dy)
+		release()
+		pl.emit(op)
+		for _, d := range dxs {
+			pl.contribute(p.in[d.j], d.t, false)
+		}
+		for _, x := range wgs {
+			t := x.t
+			if pl.p.Tensors[t].DType != Float32 {
+				w := &g.weights[x.w]
+				t32 := pl.tensor(w.name+"/grad/Cast", 4*w.elems, Gradient, Float32)
+				pl.decref(t)
+				pl.emit(Op{Name: w.name + "/grad/Cast", Phase: Backward, Kind: KindCast, DType: Float32,
+					FLOPs: float64(w.elems), Bytes: float64(w.elems * (4 + pl.half.Size())), Kernels: 1, Alloc: []int{t32}})
+				t = t32
+			}
+			pl.addWeightGrad(x.w, t)
+		}
+	}
+	pl.flush()
+}
+
+// contribute adds a gradient to pnode x's output gradient; a second contribution is summed
+// (TF aggregates the gradients of a tensor read by several ops with AddN).
+func (pl *planner) contribute(x, t int, shared bool) {
+	if shared {
+		pl.ref[t]++
+	}
+	if pl.grad[x] < 0 {
+		pl.grad[x] = t
+		return
+	}
+	old := pl.grad[x]
+	b := pl.p.Tensors[old].Bytes
+	y := pl.tensor(pl.pn[x].name+"/grad/AddN", b, Gradient, pl.p.Tensors[old].DType)
+	pl.decref(old)
+	pl.decref(t)
+	pl.emit(Op{Name: pl.pn[x].name + "/grad/AddN", Phase: Backward, Kind: Elementwise, DType: pl.p.Tensors[old].DType,
+		FLOPs: float64(b / pl.p.Tensors[old].DType.Size()), Bytes: 3 * float64(b), Kernels: 1, Alloc: []int{y}})
+	pl.grad[x] = y
+}
+
+// addWeightGrad records a weight's float32 gradient; a tied weight's second gradient is added
+// into the first.
+func (pl *planner) addWeightGrad(w, t int) {
+	if pl.wgrad[w] < 0 {
+		pl.wgrad[w] = t
+		pl.p.Gradients = append(pl.p.Gradients, t)
+		return
+	}
+	b := pl.p.Tensors[t].Bytes
+	pl.decref(t)
+	pl.emit(Op{Name: pl.g.weights[w].name + "/grad/AddN", Phase: Backward, Kind: Elementwise, DType: Float32,
+		FLOPs: float64(b / 4), Bytes: 3 * float64(b), Kernels: 1})
+}
+
+// optimizer emits loss-scale bookkeeping (mixed_float16) and one update per trainable variable.
+func (pl *planner) optimizer() {
+	g := pl.g
+	var elems int64
+	var n int
+	for w := range g.weights {
+		if pl.wgrad[w] >= 0 {
+			elems += g.weights[w].elems
+			n++
+		}
+	}
+	if pl.o.Precision == MixedFloat16 && n > 0 {
+		// LossScaleOptimizer (keras/src/optimizers/loss_scale_optimizer.py): unscale every
+		// gradient, check that all are finite, then update the scale; Keras compile wraps the
+		// optimizer only for mixed_float16 (bfloat16 has float32's range).
+		k1, k2 := n, n+1
+		if pl.o.XLA {
+			k1, k2 = 1, 1
+		}
+		pl.emit(Op{Name: "loss_scale/unscale", Phase: Optimizer, Kind: Elementwise, DType: Float32,
+			FLOPs: float64(elems), Bytes: 8 * float64(elems), Kernels: k1})
+		pl.emit(Op{Name: "loss_scale/all_finite", Phase: Optimizer, Kind: Reduction, DType: Float32,
+			FLOPs: float64(elems), Bytes: 4 * float64(elems), Kernels: k2 + 2})
+	}
+	for w := range g.weights {
+		t := pl.wgrad[w]
+		if t < 0 {
+			continue
+		}
+		e := float64(g.weights[w].elems)
+		pl.decref(t)
+		pl.emit(Op{Name: g.weights[w].name + "/" + pl.opt.Name, Phase: Optimizer, Kind: KindOptimizer, DType: Float32,
+			FLOPs: pl.opt.FLOPsPerElement * e, Bytes: pl.opt.BytesPerElement * e, Kernels: pl.opt.Kernels})
+	}
+	pl.flush()
+	// Anything still alive (a saved tensor of a branch no gradient reached) ends with the step.
+	alive := make([]bool, len(pl.p.Tensors))
+	for i := range pl.p.Ops {
+		for _, t := range pl.p.Ops[i].Alloc {
+			alive[t] = true
+		}
+		for _, t := range pl.p.Ops[i].Free {
+			alive[t] = false
+		}
+	}
+	last := &pl.p.Ops[len(pl.p.Ops)-1]
+	for t, a := range alive {
+		if a {
+			last.Free = append(last.Free, t)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+// Package models describes the Keras models gpusim trains: their layers, shapes, parameters
+// and FLOPs, and the step plan, the ordered list of ops one replica runs in one training step
+// with the tensors each op allocates and frees.
+//
+// # Getting a model
+//
+//	m, err := models.Get("resnet50")                // the zoo, lower-case Keras names
+//	m, err := models.Get("bert-base:seq=512,head=mlm") // options after a colon
+//	m, err := models.New("vit-b16", models.ModelOptions{ImageSize: 384})
+//	m, err := models.FromKerasJSON(f)               // model.to_json() output
+//
+// Names() lists the zoo: the keras.applications models (resnet50, resnet101, resnet152,
+// resnet50v2, vgg16, vgg19, mobilenet, mobilenetv2, inceptionv3, xception, densenet121,
+// efficientnetb0) with the exact parameter counts model.summary() prints, and bert-base,
+// bert-large, gpt2, gpt2-medium, vit-b16, lstm and mlp. Options: image (input height and
+// width), seq (sequence length), classes, head (BERT: classification or mlm), hidden (MLP
+// widths, "1024x1024").
+//
+// A Model carries Params, TrainableParams, FLOPsPerSample (forward, multiply-add = 2 FLOPs,
+// in convolutions, matmuls, attention and recurrent cells: what published figures count),
+// OtherFLOPsPerSample (the element-wise rest), ActivationBytesPerSample (float32 bytes the
+// forward pass of one sample leaves alive for backward), HasBatchNorm and the Layers as
+// model.summary() prints them.
+//
+// # The step plan
+//
+//	p, err := m.Plan(models.PlanOptions{Batch: 64, Precision: models.MixedFloat16, XLA: false, Optimizer: "adam"})
+//
+// p.Ops is one step in execution order: an "input" copy (features and labels), the forward
+// ops (each allocating its output; a cuDNN convolution also allocates a workspace it frees
+// when done; under a mixed policy the weights are cast to float16 first), the loss, the
+// backward ops in reverse order (each allocating the gradients of its inputs and weights,
+// then freeing the gradient of its output and the activations it was the last to need), the
+// loss-scale ops (mixed_float16), and one optimizer update per trainable variable, which
+// frees its gradient. Each op has a Kind for the cost model, FLOPs, Bytes (read + written),
+// Kernels (launches) and the compute DType.
+//
+// Which activations survive to backward follows TF's registered gradient functions:
+// convolution and matmul inputs, FusedBatchNorm inputs, ReLU/sigmoid/tanh/softmax outputs,
+// GELU/swish inputs, max-pool inputs and outputs, dropout masks. An activation is freed
+// after its last forward reader if no gradient needs it, otherwise after the last gradient
+// that reads it.
+//
+// p.Persistent (the float32 variables) are allocated before step 1 and never freed. p.Slots
+// (optimizer slots: SGD 0, momentum 1, Adam 2 per trainable variable, see Optimizers) are
+// allocated before the first Optimizer-phase op of the first step, as Keras builds them on
+// the first apply_gradients, and never freed. Every other tensor is allocated by one op and
+// freed by one later op of the same step. p.Gradients lists the float32 weight gradients
+// (what an all-reduce packs; GradientBytes is their total, the size of gradient-accumulation
+// buffers).
+//
+// Precision policies follow Keras: float32 variables and optimizer slots; float16 (or
+// bfloat16) compute and activations; cast copies of the kernels each step (kept for the
+// backward pass), float16 weight gradients cast back to float32; normalization parameters
+// and embedding tables read in float32; the final softmax and the loss in float32;
+// mixed_float16 adds the LossScaleOptimizer's scale, unscale and all-finite ops.
+//
+// XLA (jit_compile=True) fuses an element-wise op (bias, batch-norm's normalization,
+// activation, add, cast) into the op that produced its input: fewer kernels, fewer bytes,
+// and an intermediate that only feeds its own fusion is never allocated.
+//
+// Plans are cheap (a ResNet-50 plan is built in well under a millisecond) and deterministic.
+package models

@@ -1,0 +1,1112 @@
+package models
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Keras layer configs are held as the map model.to_json() writes (keys as Keras names them),
+// so the zoo and the JSON importer run the same shape inference: the zoo builds the maps in
+// Go, the importer decodes them from JSON.
+
+type cfg map[string]any
+
+var errMissing = errors.New("missing")
+
+func (c cfg) get(k string) (any, bool) {
+	v, ok := c[k]
+	if !ok || v == nil {
+		return nil, false
+	}
+	return v, true
+}
+
+func toInt(v any) (int, error) {
+	switch x := v.(type) {
+	case int:
+		return x, nil
+	case int64:
+		return int(x), nil
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 1<<31 {
+			return 0, fmt.Errorf("%v is not an integer", x)
+		}
+		return int(x), nil
+	case json.Number:
+		i, err := x.Int64()
+		if err != nil || i > 1<<31 || i < -(1<<31) {
+			return 0, fmt.Errorf("%v is not an integer", x)
+		}
+		return int(i), nil
+	}
+	return 0, fmt.Errorf("%v (%T) is not an integer", v, v)
+}
+
+func (c cfg) int(k string, def int) (int, error) {
+	v, ok := c.get(k)
+	if !ok {
+		return def, nil
+	}
+	i, err := toInt(v)
+	if err != nil {
+		return 0, fmt.Errorf("field %q: %w", k, err)
+	}
+	return i, nil
+}
+
+func (c cfg) float(k string, def float64) (float64, error) {
+	v, ok := c.get(k)
+	if !ok {
+		return def, nil
+	}
+	switch x := v.(type) {
+	case float64:
+		return x, nil
+	case int:
+		return float64(x), nil
+	case json.Number:
+		return x.Float64()
+	}
+	return 0, fmt.Errorf("field %q: %v (%T) is not a number", k, v, v)
+}
+
+// ints reads an int or a list of ints, broadcasting a single int to n values.
+func (c cfg) ints(k string, n int, def int) ([]int, error) {
+	v, ok := c.get(k)
+	if !ok {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = def
+		}
+		return out, nil
+	}
+	out, err := intList(v, n)
+	if err != nil {
+		return nil, fmt.Errorf("field %q: %w", k, err)
+	}
+	return out, nil
+}
+
+func intList(v any, n int) ([]int, error) {
+	switch x := v.(type) {
+	case []int:
+		if n > 0 && len(x) == 1 {
+			return intList(x[0], n)
+		}
+		if n > 0 && len(x) != n {
+			return nil, fmt.Errorf("want %d values, got %d", n, len(x))
+		}
+		return clone(x), nil
+	case []any:
+		if n > 0 && len(x) == 1 {
+			return intList(x[0], n)
+		}
+		if n > 0 && len(x) != n {
+			return nil, fmt.Errorf("want %d values, got %d", n, len(x))
+		}
+		out := make([]int, len(x))
+		for i, e := range x {
+			d, err := toInt(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = d
+		}
+		return out, nil
+	default:
+		d, err := toInt(v)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]int, max(n, 1))
+		for i := range out {
+			out[i] = d
+		}
+		return out, nil
+	}
+}
+
+func (c cfg) str(k, def string) (string, error) {
+	v, ok := c.get(k)
+	if !ok {
+		return def, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("field %q: %v (%T) is not a string", k, v, v)
+	}
+	return s, nil
+}
+
+func (c cfg) bool(k string, def bool) (bool, error) {
+	v, ok := c.get(k)
+	if !ok {
+		return def, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("field %q: %v (%T) is not a bool", k, v, v)
+	}
+	return b, nil
+}
+
+// activationName reads an activation: a string, or a Keras 3 serialized function
+// {"module": "keras.activations", "class_name": "function", "config": "relu"}.
+func (c cfg) activation(k string) (string, error) {
+	v, ok := c.get(k)
+	if !ok {
+		return "linear", nil
+	}
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case map[string]any:
+		if s, ok := x["config"].(string); ok {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("field %q: unsupported activation %v", k, v)
+}
+
+// layerErr names the layer and its class, as every import error must.
+func layerErr(name, class string, err error) error {
+	return fmt.Errorf("layer %q (%s): %w", name, class, err)
+}
+
+// input adds a Keras InputLayer.
+func (g *graph) input(name string, shape []int, integer bool) (int, error) {
+	for _, d := range shape {
+		if d <= 0 {
+			return 0, layerErr(name, "InputLayer", fmt.Errorf("shape %v: every dimension but the batch must be known and positive", shape))
+		}
+	}
+	if _, dup := g.byName[name]; dup {
+		return 0, layerErr(name, "InputLayer", errors.New("duplicate layer name"))
+	}
+	x := g.addNode(node{name: name, kind: Copy, shape: clone(shape), input: true, intOut: integer})
+	g.inputs = append(g.inputs, x)
+	g.byName[name] = len(g.layers)
+	g.layers = append(g.layers, Layer{Name: name, Class: "InputLayer", OutputShape: clone(shape)})
+	g.lnode = append(g.lnode, x)
+	dt := "float32"
+	if integer {
+		dt = "int32"
+	}
+	g.records = append(g.records, record{class: "InputLayer", name: name,
+		config: cfg{"batch_shape": append([]any{nil}, anyInts(shape)...), "dtype": dt, "sparse": false, "name": name}})
+	return x, nil
+}
+
+func anyInts(s []int) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// call applies a Keras layer (class, config) to the given input nodes and records it.
+// Calling a name again reuses its weights (a shared layer).
+func (g *graph) call(class, name string, c cfg, ins ...int) (int, error) {
+	if name == "" {
+		name = g.autoName(class)
+	}
+	for _, x := range ins {
+		if x < 0 || x >= len(g.nodes) {
+			return 0, layerErr(name, class, fmt.Errorf("input node %d does not exist", x))
+		}
+	}
+	w0, n0 := len(g.weights), len(g.nodes)
+	li, shared := g.byName[name]
+	g.pending = name
+	out, err := g.apply(class, name, c, ins)
+	g.pending = ""
+	if err != nil {
+		return 0, layerErr(name, class, err)
+	}
+	var flops float64
+	for _, n := range g.nodes[n0:] {
+		flops += n.flops
+	}
+	if shared {
+		g.layers[li].FLOPs += flops
+		return out, nil
+	}
+	l := Layer{Name: name, Class: class, OutputShape: clone(g.nodes[out].shape), FLOPs: flops}
+	for _, w := range g.weights[w0:] {
+		l.Params += w.elems
+		if w.trainable {
+			l.TrainableParams += w.elems
+		}
+	}
+	inb := make([]string, len(ins))
+	for i, x := range ins {
+		inb[i] = g.nodeLayer(x)
+		l.Inputs = append(l.Inputs, inb[i])
+	}
+	g.byName[name] = len(g.layers)
+	g.layers = append(g.layers, l)
+	g.lnode = append(g.lnode, out)
+	g.records = append(g.records, record{class: class, name: name, config: c, inbound: inb})
+	return out, nil
+}
+
+// nodeLayer is the name of the layer whose output node x is.
+func (g *graph) nodeLayer(x int) string {
+	for i := len(g.lnode) - 1; i >= 0; i-- {
+		if g.lnode[i] == x {
+			return g.layers[i].Name
+		}
+	}
+	return g.nodes[x].name
+}
+
+// w creates (or, for a shared layer, finds) a variable of the layer being applied.
+func (g *graph) w(name string, shape []int, trainable, cast, keep bool) int {
+	full := g.pending + "/" + name
+	for i := range g.weights {
+		if g.weights[i].name == full {
+			return i
+		}
+	}
+	return g.addWeight(g.pending, name, shape, trainable, cast, keep)
+}
+
+func (g *graph) apply(class, name string, c cfg, ins []int) (int, error) {
+	need := func(n int) error {
+		if len(ins) != n {
+			return fmt.Errorf("takes %d input(s), got %d", n, len(ins))
+		}
+		return nil
+	}
+	atLeast := func(n int) error {
+		if len(ins) < n {
+			return fmt.Errorf("takes at least %d inputs, got %d", n, len(ins))
+		}
+		return nil
+	}
+	if len(ins) == 0 {
+		return 0, errors.New("no inputs")
+	}
+	x := ins[0]
+	s := g.shape(x)
+	switch class {
+	case "Dense":
+		if err := need(1); err != nil {
+			return 0, err
+		}
+		units, err := c.int("units", 0)
+		if err != nil {
+			return 0, err
+		}
+		if units <= 0 || len(s) == 0 {
+			return 0, fmt.Errorf("units %d on input shape %v", units, s)
+		}
+		useBias, err := c.bool("use_bias", true)
+		if err != nil {
+			return 0, err
+		}
+		fn, err := c.activation("activation")
+		if err != nil {
+			return 0, err
+		}
+		k := g.w("kernel", []int{s[len(s)-1], units}, true, true, true)
+		y := g.matmul(name, x, units, k)
+		if useBias {
+			y = g.bias(name, y, g.w("bias", []int{units}, true, true, false))
+		}
+		return g.act(name, fn, y)
+
+	case "Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D", "DepthwiseConv1D", "SeparableConv1D":
+		if err := need(1); err != nil {
+			return 0, err
+		}
+		return g.applyConv(class, name, c, x)
+
+	case "BatchNormalization", "LayerNormalization":
+		if err := need(1); err != nil {
+			return 0, err
+		}
+		if len(s) == 0 {
+			return 0, errors.New("scalar input")
+		}
+		axis, err := c.ints("axis", 0, -1)
+		if err != nil {
+			return 0, err
+		}
+		ch := 1
+		for _, a := range axis {
+			if a < 0 {
+				a += len(s) + 1
+			}
+			if a < 1 || a > len(s) {
+				return 0, fmt.Errorf("axis %d out of range for shape %v", a, s)
+			}
+			ch *= s[a-1]
+		}
+		center, err := c.bool("center", true)
+		if err != nil {
+			return 0, err
+		}
+		scale, err := c.bool("scale", true)
+		if err != nil {
+			return 0, err
+		}
+		var ws []int
+		if scale {
+			ws = append(ws, g.w("gamma", []int{ch}, true, false, false))
+		}
+		if center {
+			ws = append(ws, g.w("beta", []int{ch}, true, false, false))
+		}
+		if class == "LayerNormalization" {
+			return g.layerNorm(name, x, ws), nil
+		}
+		g.w("moving_mean", []int{ch}, false, false, false)
+		g.w("moving_variance", []int{ch}, false, false, false)
+		return g.batchNorm(name, x, ws), nil
+
+	case "Activation":
+		fn, err := c.activation("activation")
+		if err != nil {
+			return 0, err
+		}
+		return g.act(name, fn, x)
+	case "ReLU":
+		mv, err := c.float("max_value", 0)
+		if err != nil {
+			return 0, err
+		}
+		if mv > 0 {
+			return g.act(name, "relu_max_value", x)
+		}
+		return g.act(name, "relu", x)
+	case "LeakyReLU":
+		return g.act(name, "leaky_relu", x)
+	case "ELU":
+		return g.act(name, "elu", x)
+	case "Softmax":
+		return g.act(name, "softmax", x)
+
+	case "Dropout", "SpatialDropout1D", "SpatialDropout2D":
+		rate, err := c.float("rate", 0)
+		if err != nil {
+			return 0, err
+		}
+		if rate <= 0 {
+			return g.identity(name, x), nil
+		}
+		mask := prod(s)
+		if v, ok := c.get("noise_shape"); ok {
+			ns, ok := v.([]any)
+			if !ok {
+				if ni, ok2 := v.([]int); ok2 {
+					ns = anyInts(ni)
+				} else {
+					return 0, fmt.Errorf("field \"noise_shape\": %v is not a list", v)
+				}
+			}
+			if len(ns) != len(s)+1 {
+				return 0, fmt.Errorf("field \"noise_shape\": rank %d, input rank %d", len(ns), len(s)+1)
+			}
+			mask = 1
+			for i, d := range ns[1:] {
+				if d == nil {
+					mask *= int64(s[i])
+					continue
+				}
+				v, err := toInt(d)
+				if err != nil {
+					return 0, fmt.Errorf("field \"noise_shape\": %w", err)
+				}
+				mask *= int64(v)
+			}
+		}
+		if class == "SpatialDropout2D" && len(s) == 3 {
+			mask = int64(s[2])
+		}
+		if class == "SpatialDropout1D" && len(s) == 2 {
+			mask = int64(s[1])
+		}
+		return g.dropout(name, x, mask), nil
+
+	case "MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D":
+		if err := need(1); err != nil {
+			return 0, err
+		}
+		rank := 2
+		if class[len(class)-2] == '1' {
+			rank = 1
+		}
+		if len(s) != rank+1 {
+			return 0, fmt.Errorf("input shape %v: want rank %d", s, rank+2)
+		}
+		ps, err := c.ints("pool_size", rank, 2)
+		if err != nil {
+			return 0, err
+		}
+		st, err := c.ints("strides", rank, 0)
+		if err != nil {
+			return 0, err
+		}
+		pad, err := c.str("padding", "valid")
+		if err != nil {
+			return 0, err
+		}
+		out := clone(s)
+		for i := 0; i < rank; i++ {
+			if st[i] <= 0 {
+				st[i] = ps[i]
+			}
+			if ps[i] <= 0 {
+				return 0, fmt.Errorf("pool_size %v", ps)
+			}
+			out[i] = convOut(s[i], ps[i], st[i], 1, pad)
+			if out[i] <= 0 {
+				return 0, fmt.Errorf("pool_size %v larger than input %v", ps, s)
+			}
+		}
+		return g.pool(name, x, out, int(prod(ps)), class[0] == 'M'), nil
+
+	case "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D":
+		if err := need(1); err != nil {
+			return 0, err
+		}
+		if len(s) < 2 {
+			return 0, fmt.Errorf("input shape %v: want spatial dims", s)
+		}
+		keep, err := c.bool("keepdims", false)
+		if err != nil {
+			return 0, err
+		}
+		ch := s[len(s)-1]
+		var out []int
+		if keep {
+			out = make([]int, len(s))
+			for i := range out {
+				out[i] = 1
+			}
+			out[len(out)-1] = ch
+		} else {
+			out = []int{ch}
+		}
+		e := float64(prod(s))
+		n := node{name: name + "/Mean", kind: Reduction, in: []int{x}, shape: out, flops: e, dxFLOPs: e}
+		if class[6] == 'M' {
+			n.name = name + "/Max"
+			n.saveIn, n.saveOut = 1, true
+		}
+		return g.addNode(n), nil
+
+	case "Flatten":
+		return g.reshape(name, x, []int{int(prod(s))}), nil
+	case "Reshape":
+		ts, err := c.ints("target_shape", 0, 0)
+		if err != nil {
+			return 0, err
+		}
+		total := prod(s)
+		known, unknown := int64(1), -1
+		for i, d := range ts {
+			switch {
+			case d == -1 && unknown < 0:
+				unknown = i
+			case d <= 0:
+				return 0, fmt.Errorf("target_shape %v", ts)
+			default:
+				known *= int64(d)
+			}
+		}
+		if unknown >= 0 {
+			if known == 0 || total%known != 0 {
+				return 0, fmt.Errorf("cannot reshape %v to %v", s, ts)
+			}
+			ts[unknown] = int(total / known)
+		} else if known != total {
+			return 0, fmt.Errorf("cannot reshape %v (%d elements) to %v", s, total, ts)
+		}
+		return g.reshape(name, x, ts), nil
+
+	case "Add", "Subtract", "Average", "Maximum", "Minimum", "Multiply":
+		if err := atLeast(2); err != nil {
+			return 0, err
+		}
+		for _, y := range ins[1:] {
+			if !broadcastable(s, g.shape(y)) {
+				return 0, fmt.Errorf("input shapes %v and %v differ", s, g.shape(y))
+			}
+		}
+		out := ins[0]
+		for _, y := range ins[1:] {
+			if prod(g.shape(y)) > prod(g.shape(out)) {
+				out = y
+			}
+		}
+		os := clone(g.shape(out))
+		e := float64(prod(os))
+		n := node{name: name + "/" + class, kind: Elementwise, in: clone(ins), shape: os,
+			flops: e * float64(len(ins)-1), dxFLOPs: e * float64(len(ins)), ew: true}
+		switch class {
+		case "Add":
+			// AddGrad hands dy to every input unchanged when shapes agree (math_grad.py _AddGrad).
+			if allSame(g, ins) {
+				n.bwdShareDy = true
+				n.dxFLOPs = 0
+			}
+		case "Multiply", "Maximum", "Minimum":
+			n.saveIn = 1<<uint(len(ins)) - 1
+		}
+		return g.addNode(n), nil
+
+	case "Concatenate":
+		if err := atLeast(2); err != nil {
+			return 0, err
+		}
+		axis, err := c.int("axis", -1)
+		if err != nil {
+			return 0, err
+		}
+		if axis < 0 {
+			axis += len(s) + 1
+		}
+		if axis < 1 || axis > len(s) {
+			return 0, fmt.Errorf("axis %d out of range for shape %v", axis, s)
+		}
+		out := clone(s)
+		out[axis-1] = 0
+		for _, y := range ins {
+			ys := g.shape(y)
+			if len(ys) != len(s) {
+				return 0, fmt.Errorf("input shapes %v and %v differ in rank", s, ys)
+			}
+			for i := range ys {
+				if i != axis-1 && ys[i] != s[i] {
+					return 0, fmt.Errorf("input shapes %v and %v differ off axis %d", s, ys, axis)
+				}
+			}
+			out[axis-1] += ys[axis-1]
+		}
+		// ConcatV2 copies its inputs; its gradient slices dy once per input.
+		return g.addNode(node{name: name + "/ConcatV2", kind: Copy, in: clone(ins), shape: out, kB: len(ins)}), nil
+
+	case "ZeroPadding1D", "ZeroPadding2D":
+		pad, err := readPadding(c, len(s)-1)
+		if err != nil {
+			return 0, err
+		}
+		out := clone(s)
+		for i := 0; i < len(s)-1; i++ {
+			out[i] += pad[2*i] + pad[2*i+1]
+		}
+		return g.addNode(node{name: name + "/Pad", kind: Copy, in: []int{x}, shape: out}), nil
+
+	case "Rescaling":
+		return g.ewNode(name+"/Rescaling", []int{x}, 2, 0), nil
+	case "Normalization":
+		axis, err := c.ints("axis", 0, -1)
+		if err != nil {
+			return 0, err
+		}
+		ch := 1
+		for _, a := range axis {
+			if a < 0 {
+				a += len(s) + 1
+			}
+			if a < 1 || a > len(s) {
+				return 0, fmt.Errorf("axis %d out of range for shape %v", a, s)
+			}
+			ch *= s[a-1]
+		}
+		// keras Normalization.build: adapt_mean, adapt_variance and count are non-trainable
+		// weights when mean/variance are not given in the config.
+		if _, given := c.get("mean"); !given {
+			g.w("mean", []int{ch}, false, false, false)
+			g.w("variance", []int{ch}, false, false, false)
+			g.w("count", nil, false, false, false)
+		}
+		return g.ewNode(name+"/Normalization", []int{x}, 2, 0), nil
+
+	case "Embedding":
+		if err := need(1); err != nil {
+			return 0, err
+		}
+		vocab, err := c.int("input_dim", 0)
+		if err != nil {
+			return 0, err
+		}
+		dim, err := c.int("output_dim", 0)
+		if err != nil {
+			return 0, err
+		}
+		if vocab <= 0 || dim <= 0 {
+			return 0, fmt.Errorf("input_dim %d, output_dim %d", vocab, dim)
+		}
+		w := g.w("embeddings", []int{vocab, dim}, true, false, false)
+		out := append(clone(s), dim)
+		return g.addNode(node{name: name + "/Gather", kind: Embedding, in: []int{x}, shape: out,
+			dwFLOPs: float64(prod(out)), weights: []int{w}, f32: true, noGradIn: 1, saveIn: 1}), nil
+
+	case "LSTM", "GRU", "SimpleRNN":
+		if err := need(1); err != nil {
+			return 0, err
+		}
+		return g.applyRNN(class, name, c, x, "")
+	case "Bidirectional":
+		if err := need(1); err != nil {
+			return 0, err
+		}
+		inner, ok := c["layer"].(map[string]any)
+		if !ok {
+			return 0, errors.New("field \"layer\": missing wrapped layer")
+		}
+		ic, _ := inner["class_name"].(string)
+		icfg, _ := inner["config"].(map[string]any)
+		if ic != "LSTM" && ic != "GRU" && ic != "SimpleRNN" {
+			return 0, fmt.Errorf("wraps unsupported layer class %q", ic)
+		}
+		mm, err := c.str("merge_mode", "concat")
+		if err != nil {
+			return 0, err
+		}
+		return g.applyRNN(ic, name, cfg(icfg), x, mm)
+
+	case "MultiHeadAttention":
+		return g.applyMHA(name, c, ins)
+
+	// Layers of keras_hub (formerly keras_nlp) and gpusim's own helpers used by the zoo's
+	// transformer models.
+	case "PositionEmbedding":
+		if len(s) < 2 {
+			return 0, fmt.Errorf("input shape %v: want (sequence, features)", s)
+		}
+		seq, err := c.int("sequence_length", s[0])
+		if err != nil {
+			return 0, err
+		}
+		if seq < s[0] {
+			return 0, fmt.Errorf("sequence_length %d shorter than the input's %d", seq, s[0])
+		}
+		w := g.w("embeddings", []int{seq, s[len(s)-1]}, true, false, false)
+		// keras_hub PositionEmbedding returns the table broadcast to the input's shape.
+		return g.addNode(node{name: name + "/BroadcastTo", kind: Copy, in: []int{x}, shape: clone(s),
+			dwFLOPs: float64(prod(s)), weights: []int{w}, noGradIn: 1}), nil
+	case "ClassToken":
+		if len(s) != 2 {
+			return 0, fmt.Errorf("input shape %v: want (tokens, features)", s)
+		}
+		w := g.w("cls", []int{1, 1, s[1]}, true, false, false)
+		return g.addNode(node{name: name + "/ConcatV2", kind: Copy, in: []int{x}, shape: []int{s[0] + 1, s[1]},
+			dwFLOPs: float64(s[1]), weights: []int{w}}), nil
+	case "TokenSlice":
+		if len(s) != 2 {
+			return 0, fmt.Errorf("input shape %v: want (tokens, features)", s)
+		}
+		n, err := c.int("tokens", 1)
+		if err != nil {
+			return 0, err
+		}
+		if n < 1 || n > s[0] {
+			return 0, fmt.Errorf("tokens %d out of range for shape %v", n, s)
+		}
+		out := []int{n, s[1]}
+		if n == 1 {
+			out = []int{s[1]}
+		}
+		return g.addNode(node{name: name + "/StridedSlice", kind: Copy, in: []int{x}, shape: out}), nil
+	case "TiedLogits":
+		// Logits against a (tied) embedding table: x @ E^T (+ bias), keras_hub
+		// ReversibleEmbedding(reverse=True) and MaskedLMHead.
+		src, err := c.str("embedding", "")
+		if err != nil {
+			return 0, err
+		}
+		var table = -1
+		for i, w := range g.weights {
+			if w.name == src+"/embeddings" {
+				table = i
+			}
+		}
+		if table < 0 {
+			return 0, fmt.Errorf("field \"embedding\": no embedding layer %q", src)
+		}
+		vocab := g.weights[table].shape[0]
+		if g.weights[table].shape[1] != s[len(s)-1] {
+			return 0, fmt.Errorf("input features %d, embedding width %d", s[len(s)-1], g.weights[table].shape[1])
+		}
+		y := g.matmul(name, x, vocab, table)
+		useBias, err := c.bool("use_bias", false)
+		if err != nil {
+			return 0, err
+		}
+		if useBias {
+			y = g.bias(name, y, g.w("bias", []int{vocab}, true, true, false))
+		}
+		return y, nil
+	}
+	return 0, errUnsupported
+}
+
+var errUnsupported = errors.New("unsupported layer class")
+
+func allSame(g *graph, ins []int) bool {
+	for _, y := range ins[1:] {
+		if !equal(g.shape(y), g.shape(ins[0])) {
+			return false
+		}
+	}
+	return true
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// broadcastable reports whether two per-sample shapes broadcast (numpy rules).
+func broadcastable(a, b []int) bool {
+	for i, j := len(a)-1, len(b)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
+		if a[i] != b[j] && a[i] != 1 && b[j] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+func (g *graph) identity(name string, x int) int {
+	return g.reshape(name, x, g.shape(x))
+}
+
+func (g *graph) reshape(name string, x int, shape []int) int {
+	return g.addNode(node{name: name + "/Reshape", kind: Copy, in: []int{x}, shape: clone(shape), alias: true})
+}
+
+// readPadding reads ZeroPadding's padding: int, (a, b) per axis, or ((t, b), (l, r)).
+func readPadding(c cfg, rank int) ([]int, error) {
+	out := make([]int, 2*rank)
+	v, ok := c.get("padding")
+	if !ok {
+		for i := range out {
+			out[i] = 1
+		}
+		return out, nil
+	}
+	if l, ok := v.([]any); ok && len(l) == rank {
+		for i, e := range l {
+			p, err := intList(e, 2)
+			if err != nil {
+				return nil, fmt.Errorf("field \"padding\": %w", err)
+			}
+			out[2*i], out[2*i+1] = p[0], p[1]
+		}
+	} else if l, ok := v.([][]int); ok && len(l) == rank {
+		for i, p := range l {
+			if len(p) != 2 {
+				return nil, fmt.Errorf("field \"padding\": %v", v)
+			}
+			out[2*i], out[2*i+1] = p[0], p[1]
+		}
+	} else {
+		p, err := intList(v, rank)
+		if err != nil {
+			return nil, fmt.Errorf("field \"padding\": %w", err)
+		}
+		for i := 0; i < rank; i++ {
+			out[2*i], out[2*i+1] = p[i], p[i]
+		}
+	}
+	for _, p := range out {
+		if p < 0 {
+			return nil, fmt.Errorf("field \"padding\": negative %v", v)
+		}
+	}
+	return out, nil
+}
+
+func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
+	s := g.shape(x)
+	rank := 2
+	switch class {
+	case "Conv1D", "DepthwiseConv1D", "SeparableConv1D":
+		rank = 1
+	case "Conv3D":
+		rank = 3
+	}
+	if len(s) != rank+1 {
+		return 0, fmt.Errorf("input shape %v: want rank %d (channels_last)", s, rank+2)
+	}
+	if df, _ := c.str("data_format", "channels_last"); df != "channels_last" {
+		return 0, fmt.Errorf("data_format %q: only channels_last is supported", df)
+	}
+	k, err := c.ints("kernel_size", rank, 0)
+	if err != nil {
+		return 0, err
+	}
+	st, err := c.ints("strides", rank, 1)
+	if err != nil {
+		return 0, err
+	}
+	dil, err := c.ints("dilation_rate", rank, 1)
+	if err != nil {
+		return 0, err
+	}
+	pad, err := c.str("padding", "valid")
+	if err != nil {
+		return 0, err
+	}
+	if pad != "valid" && pad != "same" && !(pad == "causal" && rank == 1) {
+		return 0, fmt.Errorf("padding %q", pad)
+	}
+	useBias, err := c.bool("use_bias", true)
+	if err != nil {
+		return 0, err
+	}
+	fn, err := c.activation("activation")
+	if err != nil {
+		return 0, err
+	}
+	cin := s[rank]
+	out := make([]int, rank+1)
+	for i := 0; i < rank; i++ {
+		if k[i] <= 0 || st[i] <= 0 || dil[i] <= 0 {
+			return 0, fmt.Errorf("kernel_size %v strides %v dilation_rate %v", k, st, dil)
+		}
+		p := pad
+		if p == "causal" {
+			p = "same"
+		}
+		out[i] = convOut(s[i], k[i], st[i], dil[i], p)
+		if out[i] <= 0 {
+			return 0, fmt.Errorf("kernel %v larger than input %v", k, s)
+		}
+	}
+	var y int
+	var units int
+	switch class {
+	case "Conv1D", "Conv2D", "Conv3D":
+		filters, err := c.int("filters", 0)
+		if err != nil {
+			return 0, err
+		}
+		groups, err := c.int("groups", 1)
+		if err != nil {
+			return 0, err
+		}
+		if filters <= 0 || groups <= 0 || cin%groups != 0 || filters%groups != 0 {
+			return 0, fmt.Errorf("filters %d, groups %d, input channels %d", filters, groups, cin)
+		}
+		out[rank] = filters
+		w := g.w("kernel", append(clone(k), cin/groups, filters), true, true, true)
+		y = g.conv(name, x, out, k, cin, filters, groups, w)
+		units = filters
+	case "DepthwiseConv1D", "DepthwiseConv2D":
+		dm, err := c.int("depth_multiplier", 1)
+		if err != nil {
+			return 0, err
+		}
+		if dm <= 0 {
+			return 0, fmt.Errorf("depth_multiplier %d", dm)
+		}
+		out[rank] = cin * dm
+		w := g.w("depthwise_kernel", append(clone(k), cin, dm), true, true, true)
+		y = g.conv(name, x, out, k, cin, cin*dm, cin, w)
+		units = cin * dm
+	default: // SeparableConv
+		dm, err := c.int("depth_multiplier", 1)
+		if err != nil {
+			return 0, err
+		}
+		filters, err := c.int("filters", 0)
+		if err != nil {
+			return 0, err
+		}
+		if dm <= 0 || filters <= 0 {
+			return 0, fmt.Errorf("depth_multiplier %d, filters %d", dm, filters)
+		}
+		dout := clone(out)
+		dout[rank] = cin * dm
+		dw := g.w("depthwise_kernel", append(clone(k), cin, dm), true, true, true)
+		y = g.conv(name+"/depthwise", x, dout, k, cin, cin*dm, cin, dw)
+		ones := make([]int, rank)
+		for i := range ones {
+			ones[i] = 1
+		}
+		out[rank] = filters
+		pw := g.w("pointwise_kernel", append(ones, cin*dm, filters), true, true, true)
+		y = g.conv(name+"/pointwise", y, out, ones, cin*dm, filters, 1, pw)
+		units = filters
+	}
+	if useBias {
+		y = g.bias(name, y, g.w("bias", []int{units}, true, true, false))
+	}
+	return g.act(name, fn, y)
+}
+
+func (g *graph) applyRNN(class, name string, c cfg, x int, merge string) (int, error) {
+	s := g.shape(x)
+	if len(s) != 2 {
+		return 0, fmt.Errorf("input shape %v: want (timesteps, features)", s)
+	}
+	units, err := c.int("units", 0)
+	if err != nil {
+		return 0, err
+	}
+	if units <= 0 {
+		return 0, fmt.Errorf("units %d", units)
+	}
+	seqOut, err := c.bool("return_sequences", false)
+	if err != nil {
+		return 0, err
+	}
+	useBias, err := c.bool("use_bias", true)
+	if err != nil {
+		return 0, err
+	}
+	gates := 4
+	switch class {
+	case "GRU":
+		gates = 3
+	case "SimpleRNN":
+		gates = 1
+	}
+	steps, in := s[0], s[1]
+	dirs := 1
+	if merge != "" {
+		dirs = 2
+	}
+	prefixes := []string{""}
+	if dirs == 2 {
+		prefixes = []string{"forward_" + snake(class) + "/", "backward_" + snake(class) + "/"}
+	}
+	var ws []int
+	for _, p := range prefixes {
+		ws = append(ws, g.w(p+"kernel", []int{in, gates * units}, true, true, true))
+		ws = append(ws, g.w(p+"recurrent_kernel", []int{units, gates * units}, true, true, true))
+		if useBias {
+			bshape := []int{gates * units}
+			if class == "GRU" {
+				if ra, err := c.bool("reset_after", true); err != nil {
+					return 0, err
+				} else if ra {
+					bshape = []int{2, gates * units}
+				}
+			}
+			ws = append(ws, g.w(p+"bias", bshape, true, true, false))
+		}
+	}
+	outUnits := units
+	if merge == "concat" {
+		outUnits = 2 * units
+	}
+	out := []int{outUnits}
+	if seqOut {
+		out = []int{steps, outUnits}
+	}
+	macs := float64(dirs) * float64(steps) * float64(gates*units) * float64(in+units)
+	ew := float64(dirs) * float64(steps) * float64(units) * 10
+	// cuDNN RNN (keras LSTM/GRU on GPU, gpu_lstm in keras/src/backend/tensorflow/rnn.py) keeps
+	// its reserve space (the gate activations of every step) and the output sequence for
+	// backward; one launch per time step and direction forward, two backward.
+	return g.addNode(node{name: name + "/CudnnRNN", kind: Recurrent, in: []int{x}, shape: out,
+		flops: 2*macs + ew, dxFLOPs: 2*macs + 2*ew, dwFLOPs: 2 * macs, weights: ws, saveIn: 1, saveOut: true,
+		maskElems: int64(dirs * steps * (gates + 2) * units), kF: dirs * steps, kB: 2 * dirs * steps}), nil
+}
+
+func (g *graph) applyMHA(name string, c cfg, ins []int) (int, error) {
+	if len(ins) < 1 || len(ins) > 3 {
+		return 0, fmt.Errorf("takes query, value[, key], got %d inputs", len(ins))
+	}
+	q, v := ins[0], ins[0]
+	if len(ins) > 1 {
+		v = ins[1]
+	}
+	k := v
+	if len(ins) > 2 {
+		k = ins[2]
+	}
+	qs, vs, ks := g.shape(q), g.shape(v), g.shape(k)
+	if len(qs) != 2 || len(vs) != 2 || len(ks) != 2 || vs[0] != ks[0] {
+		return 0, fmt.Errorf("query %v, value %v, key %v: want (sequence, features)", qs, vs, ks)
+	}
+	heads, err := c.int("num_heads", 0)
+	if err != nil {
+		return 0, err
+	}
+	kd, err := c.int("key_dim", 0)
+	if err != nil {
+		return 0, err
+	}
+	vd, err := c.int("value_dim", kd)
+	if err != nil {
+		return 0, err
+	}
+	if heads <= 0 || kd <= 0 || vd <= 0 {
+		return 0, fmt.Errorf("num_heads %d, key_dim %d, value_dim %d", heads, kd, vd)
+	}
+	useBias, err := c.bool("use_bias", true)
+	if err != nil {
+		return 0, err
+	}
+	rate, err := c.float("dropout", 0)
+	if err != nil {
+		return 0, err
+	}
+	outDim := qs[1]
+	if v, ok := c.get("output_shape"); ok {
+		os, err := intList(v, 0)
+		if err != nil || len(os) != 1 || os[0] <= 0 {
+			return 0, fmt.Errorf("field \"output_shape\": %v", v)
+		}
+		outDim = os[0]
+	}
+	proj := func(sub string, x, width int) int {
+		kern := g.w(sub+"/kernel", []int{g.shape(x)[1], heads, width}, true, true, true)
+		y := g.matmul(name+"/"+sub, x, heads*width, kern)
+		if useBias {
+			y = g.bias(name+"/"+sub, y, g.w(sub+"/bias", []int{heads, width}, true, true, false))
+		}
+		return y
+	}
+	qp := proj("query", q, kd)
+	kp := proj("key", k, kd)
+	vp := proj("value", v, vd)
+	sq, sk := qs[0], ks[0]
+	// Keras scales the query by 1/sqrt(key_dim), then einsum QK^T, softmax, dropout, einsum
+	// with V (keras/src/layers/attention/multi_head_attention.py _compute_attention).
+	qs2 := g.ewNode(name+"/Mul", []int{qp}, 1, 0)
+	sc := 2 * float64(heads) * float64(sq) * float64(sk) * float64(kd)
+	scores := g.addNode(node{name: name + "/einsum_qk", kind: Attention, in: []int{qs2, kp}, shape: []int{heads, sq, sk},
+		flops: sc, dxFLOPs: 2 * sc, saveIn: 3, kB: 2})
+	probs, _ := g.act(name+"/softmax", "softmax", scores)
+	if rate > 0 {
+		probs = g.dropout(name+"/attention_dropout", probs, int64(heads*sq*sk))
+	}
+	av := 2 * float64(heads) * float64(sq) * float64(sk) * float64(vd)
+	ctx := g.addNode(node{name: name + "/einsum_av", kind: Attention, in: []int{probs, vp}, shape: []int{sq, heads * vd},
+		flops: av, dxFLOPs: 2 * av, saveIn: 3, kB: 2})
+	ok := g.w("attention_output/kernel", []int{heads, vd, outDim}, true, true, true)
+	y := g.matmul(name+"/attention_output", ctx, outDim, ok)
+	if useBias {
+		y = g.bias(name+"/attention_output", y, g.w("attention_output/bias", []int{outDim}, true, true, false))
+	}
+	return y, nil
+}
+
+// sortedKeys returns a map's keys in order (deterministic JSON export).
+func sortedKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,60 @@
+package models
+
+import "fmt"
+
+// Model is a Keras model as gpusim sees it: its layers with shapes, parameters and FLOPs, and
+// the graph of TF ops a training step runs.
+type Model struct {
+	Name            string
+	Params          int64 // all variables, as model.summary() prints "Total params"
+	TrainableParams int64 // "Trainable params"
+	// FLOPsPerSample is the forward FLOPs of one sample in convolutions, matmuls, attention
+	// einsums and recurrent cells (multiply-add = 2 FLOPs): what published model figures
+	// count. OtherFLOPsPerSample is the rest (normalization, activations, pooling, adds), which
+	// the plan's ops carry too.
+	FLOPsPerSample      float64
+	OtherFLOPsPerSample float64
+	// ActivationBytesPerSample is the float32 memory one sample's forward pass leaves alive
+	// for backward (what TF's gradient functions keep: conv and matmul inputs, batch-norm
+	// inputs, ReLU outputs, dropout masks, ...), the input batch included, at the end of the
+	// forward pass.
+	ActivationBytesPerSample float64
+	HasBatchNorm             bool
+
+	Layers       []Layer
+	InputShapes  [][]int // per input, without the batch dimension
+	OutputShapes [][]int
+
+	g *graph
+}
+
+// PlanOptions says how one replica runs one step.
+type PlanOptions struct {
+	Batch     int       // per-replica (micro-)batch, > 0
+	Precision Precision // "" = float32
+	XLA       bool      // jit_compile=True: element-wise chains fused into their producers
+	Optimizer string    // see Optimizers(); "" = sgd
+}
+
+// WeightBytes is the float32 size of all variables.
+func (m *Model) WeightBytes() int64 { return 4 * m.Params }
+
+// Summary prints the layers the way model.summary() does (name, class, output shape,
+// parameters), then the totals.
+func (m *Model) Summary() string {
+	s := fmt.Sprintf("Model: %q\n", m.Name)
+	for _, l := range m.Layers {
+		s += fmt.Sprintf("%-40s %-22s %-22s %d\n", l.Name, "("+l.Class+")", shapeString(l.OutputShape), l.Params)
+	}
+	s += fmt.Sprintf("Total params: %d\nTrainable params: %d\nNon-trainable params: %d\n",
+		m.Params, m.TrainableParams, m.Params-m.TrainableParams)
+	return s
+}
+
+func shapeString(s []int) string {
+	out := "(None"
+	for _, d := range s {
+		out += fmt.Sprintf(", %d", d)
+	}
+	return out + ")"
+}

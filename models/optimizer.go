@@ -1,0 +1,63 @@
+package models
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// OptimizerSpec is what an optimizer costs per trainable variable.
+type OptimizerSpec struct {
+	Name string
+	// Slots is the number of slot variables per trainable variable, each the variable's
+	// shape in float32 (Keras optimizer.build / add_variable_from_reference).
+	Slots int
+	// FLOPsPerElement of one update; BytesPerElement read plus written (variable, gradient,
+	// slots, all float32).
+	FLOPsPerElement, BytesPerElement float64
+	// Kernels per variable: TF's fused training ops (ResourceApplyAdam, ...) and the
+	// XLA-compiled update_step of Keras 3 optimizers (jit_compile=True on GPU) are one launch;
+	// LAMB adds two norm reductions.
+	Kernels int
+}
+
+// Sources: slot variables as the Keras optimizers create them in build()
+// (keras/src/optimizers/sgd.py: "momentum" only when momentum != 0; adam.py: "momentum" and
+// "velocity" (+ "velocity_hat" with amsgrad); adamw.py as adam; rmsprop.py: "velocity"
+// (+ "momentum" when momentum > 0, + "average_gradient" when centered); adagrad.py:
+// "accumulator"; lamb.py: "momentum" and "velocity"). FLOPs count the arithmetic of the
+// update_step formulas of the same files.
+var optimizers = map[string]OptimizerSpec{
+	"sgd":              {Name: "sgd", Slots: 0, FLOPsPerElement: 2, BytesPerElement: 12, Kernels: 1},
+	"momentum":         {Name: "momentum", Slots: 1, FLOPsPerElement: 4, BytesPerElement: 20, Kernels: 1},
+	"nesterov":         {Name: "nesterov", Slots: 1, FLOPsPerElement: 6, BytesPerElement: 20, Kernels: 1},
+	"adam":             {Name: "adam", Slots: 2, FLOPsPerElement: 12, BytesPerElement: 28, Kernels: 1},
+	"adamw":            {Name: "adamw", Slots: 2, FLOPsPerElement: 14, BytesPerElement: 28, Kernels: 1},
+	"rmsprop":          {Name: "rmsprop", Slots: 1, FLOPsPerElement: 8, BytesPerElement: 20, Kernels: 1},
+	"rmsprop-momentum": {Name: "rmsprop-momentum", Slots: 2, FLOPsPerElement: 10, BytesPerElement: 28, Kernels: 1},
+	"adagrad":          {Name: "adagrad", Slots: 1, FLOPsPerElement: 6, BytesPerElement: 20, Kernels: 1},
+	"lamb":             {Name: "lamb", Slots: 2, FLOPsPerElement: 20, BytesPerElement: 36, Kernels: 3},
+}
+
+// Optimizers lists the optimizer names Plan accepts.
+func Optimizers() []string {
+	out := make([]string, 0, len(optimizers))
+	for k := range optimizers {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LookupOptimizer returns an optimizer's cost; "" is sgd.
+func LookupOptimizer(name string) (OptimizerSpec, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if n == "" {
+		n = "sgd"
+	}
+	o, ok := optimizers[n]
+	if !ok {
+		return OptimizerSpec{}, fmt.Errorf("unknown optimizer %q (known: %s)", name, strings.Join(Optimizers(), ", "))
+	}
+	return o, nil
+}

@@ -1,0 +1,531 @@
+package models
+
+import (
+	"fmt"
+)
+
+// The planner turns the node graph into one step's op list for a given batch, precision,
+// XLA setting and optimizer. It is linear in the number of nodes.
+
+// cuDNN scratch memory is capped by TF at 4 GiB per convolution
+// (tensorflow/core/util/autotune_util / conv_ops_gpu.cc GetDnnWorkspaceLimit: default
+// TF_CUDNN_WORKSPACE_LIMIT_IN_MB = 4096).
+const workspaceLimit = 4 << 30
+
+type pnode struct {
+	n        *node // nil for casts and the loss
+	name     string
+	in       []int
+	elems    int64
+	dt       DType
+	isCast   bool
+	isLoss   bool
+	needGrad bool
+	fused    bool // XLA: fused into the previous pnode's op
+	group    int
+	buf      int // output buffer, -1 for the loss
+}
+
+type buffer struct {
+	name     string
+	bytes    int64
+	dt       DType
+	role     Role
+	lastFwd  int // last pnode reading it in forward
+	saver    int // earliest pnode whose gradient reads it; -1: none
+	material bool
+	tensor   int // index in Plan.Tensors once allocated, -1 before
+	root     int // producing pnode
+}
+
+type planner struct {
+	g      *graph
+	o      PlanOptions
+	B      int64
+	mixed  bool
+	half   DType
+	opt    OptimizerSpec
+	p      *Plan
+	pn     []pnode
+	bufs   []buffer
+	ref    []int // refcount per tensor
+	labels int
+	keep   [][]int // per pnode: tensors its gradient frees (cast weights, masks)
+	grad   []int   // per pnode: tensor holding the gradient of its output, -1 none yet
+	wgrad  []int   // per weight: its float32 gradient tensor
+	pf     []int   // frees waiting for the next emitted op
+	live   int64
+}
+
+// Plan builds one training step for one replica.
+func (m *Model) Plan(o PlanOptions) (*Plan, error) {
+	if o.Batch <= 0 {
+		return nil, fmt.Errorf("plan %s: batch %d: must be positive", m.Name, o.Batch)
+	}
+	if o.Precision == "" {
+		o.Precision = PrecisionFloat32
+	}
+	pl := &planner{g: m.g, o: o, B: int64(o.Batch)}
+	switch o.Precision {
+	case PrecisionFloat32:
+		pl.half = Float32
+	case MixedFloat16:
+		pl.mixed, pl.half = true, Float16
+	case MixedBFloat16:
+		pl.mixed, pl.half = true, BFloat16
+	default:
+		return nil, fmt.Errorf("plan %s: unknown precision %q (float32, mixed_float16, mixed_bfloat16)", m.Name, o.Precision)
+	}
+	opt, err := LookupOptimizer(o.Optimizer)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", m.Name, err)
+	}
+	pl.opt = opt
+	o.Optimizer = opt.Name
+	pl.p = &Plan{Options: o}
+	pl.expand()
+	pl.buffers()
+	pl.weights()
+	pl.forward()
+	pl.backward()
+	pl.optimizer()
+	return pl.p, nil
+}
+
+// expand lists the ops in forward order with their dtypes, inserting the casts TF runs where a
+// float16 op reads a float32 tensor or the reverse (Keras autocasts a layer's floating inputs
+// to its compute dtype: keras/src/layers/layer.py __call__ / _maybe_cast_inputs).
+func (pl *planner) expand() {
+	g := pl.g
+	pl.pn = make([]pnode, 0, len(g.nodes)+len(g.nodes)/8+4)
+	at := make([]int, len(g.nodes))
+	type ck struct {
+		src int
+		dt  DType
+	}
+	casts := map[ck]int{}
+	isOut := make([]bool, len(g.nodes))
+	for _, o := range g.outputs {
+		isOut[o] = true
+	}
+	castTo := func(src int, dt DType) int {
+		s := pl.pn[src].dt
+		if s == dt || s == Int32 {
+			return src
+		}
+		k := ck{src, dt}
+		if c, ok := casts[k]; ok {
+			return c
+		}
+		pl.pn = append(pl.pn, pnode{name: pl.pn[src].name + "/Cast", in: []int{src}, elems: pl.pn[src].elems, dt: dt, isCast: true})
+		casts[k] = len(pl.pn) - 1
+		return len(pl.pn) - 1
+	}
+	for i := range g.nodes {
+		n := &g.nodes[i]
+		dt := pl.half
+		switch {
+		case n.input && n.intOut:
+			dt = Int32
+		case n.input, n.f32:
+			dt = Float32
+		case pl.mixed && isOut[i] && n.kind == Reduction:
+			// The final softmax in float32, as the Keras mixed precision guide has users do
+			// (Activation("softmax", dtype="float32")) for numeric stability.
+			dt = Float32
+		}
+		if n.alias && len(n.in) > 0 {
+			dt = pl.pn[at[n.in[0]]].dt
+		}
+		in := make([]int, len(n.in))
+		for j, x := range n.in {
+			src := at[x]
+			if n.kind == Embedding || n.noGradIn&(1<<uint(j)) != 0 || n.alias {
+				in[j] = src
+				continue
+			}
+			in[j] = castTo(src, dt)
+		}
+		pl.pn = append(pl.pn, pnode{n: n, name: n.name, in: in, elems: n.elems, dt: dt})
+		at[i] = len(pl.pn) - 1
+	}
+	// The loss reads the outputs in float32 (Keras losses cast y_pred to float32:
+	// keras/src/losses/loss.py squeeze_or_expand_to_same_rank / ops.convert_to_tensor).
+	in := make([]int, len(g.outputs))
+	var e int64
+	for j, o := range g.outputs {
+		in[j] = castTo(at[o], Float32)
+		e += pl.pn[in[j]].elems
+	}
+	pl.pn = append(pl.pn, pnode{name: "loss", in: in, elems: e, dt: Float32, isLoss: true})
+
+	// Which ops need a gradient: those with a trainable variable and everything downstream.
+	for i := range pl.pn {
+		p := &pl.pn[i]
+		if p.n != nil {
+			for _, w := range p.n.weights {
+				if g.weights[w].trainable {
+					p.needGrad = true
+				}
+			}
+		}
+		for _, x := range p.in {
+			if pl.pn[x].needGrad {
+				p.needGrad = true
+			}
+		}
+	}
+	// XLA fusion: an element-wise op (or cast) joins the fusion of the op just before it when
+	// it reads that op's output (XLA GPU instruction fusion of a producer-consumer chain; cuDNN
+	// convolutions absorb bias and activation: gpu/transforms/cudnn_fused_conv_rewriter.cc).
+	for i := range pl.pn {
+		p := &pl.pn[i]
+		p.group = i
+		if !pl.o.XLA || i == 0 || p.isLoss {
+			continue
+		}
+		if !(p.isCast || (p.n != nil && p.n.ew)) {
+			continue
+		}
+		prev := &pl.pn[i-1]
+		if prev.isLoss || (prev.n != nil && prev.n.input) {
+			continue
+		}
+		for _, x := range p.in {
+			if x == i-1 {
+				p.fused = true
+				p.group = prev.group
+			}
+		}
+	}
+}
+
+func (pl *planner) needDx(p *pnode, j int) bool {
+	if p.n != nil && p.n.noGradIn&(1<<uint(j)) != 0 {
+		return false
+	}
+	return pl.pn[p.in[j]].needGrad && pl.pn[p.in[j]].dt != Int32
+}
+
+// buffers assigns every op output a buffer and finds how long each lives.
+func (pl *planner) buffers() {
+	pl.bufs = make([]buffer, 0, len(pl.pn))
+	for i := range pl.pn {
+		p := &pl.pn[i]
+		switch {
+		case p.isLoss:
+			p.buf = -1
+			continue
+		case p.n != nil && p.n.alias:
+			p.buf = pl.pn[p.in[0]].buf
+			continue
+		}
+		role := Activation
+		if p.n != nil && p.n.input {
+			role = Input
+		} else if p.isCast {
+			role = Cast
+		}
+		pl.bufs = append(pl.bufs, buffer{name: p.name, bytes: p.elems * pl.B * p.dt.Size(), dt: p.dt, role: role,
+			lastFwd: i, saver: -1, tensor: -1, root: i, material: true})
+		p.buf = len(pl.bufs) - 1
+	}
+	for i := range pl.pn {
+		p := &pl.pn[i]
+		for j, x := range p.in {
+			b := &pl.bufs[pl.pn[x].buf]
+			if i > b.lastFwd {
+				b.lastFwd = i
+			}
+			if p.needGrad && (p.isLoss || (p.n != nil && p.n.saveIn&(1<<uint(j)) != 0)) {
+				if b.saver < 0 || i < b.saver {
+					b.saver = i
+				}
+			}
+		}
+		if p.needGrad && p.n != nil && p.n.saveOut {
+			b := &pl.bufs[p.buf]
+			if b.saver < 0 || i < b.saver {
+				b.saver = i
+			}
+		}
+	}
+	if !pl.o.XLA {
+		return
+	}
+	// Under XLA an intermediate that only feeds its own fusion and is not kept for backward
+	// never reaches memory.
+	readers := make([]bool, len(pl.bufs)) // read outside the producer's fusion
+	for i := range pl.pn {
+		p := &pl.pn[i]
+		for _, x := range p.in {
+			b := pl.pn[x].buf
+			if p.n != nil && p.n.alias || p.isLoss || pl.pn[pl.bufs[b].root].group != p.group {
+				readers[b] = true
+			}
+		}
+	}
+	for b := range pl.bufs {
+		r := &pl.pn[pl.bufs[b].root]
+		if r.n != nil && r.n.input {
+			continue
+		}
+		if !readers[b] && pl.bufs[b].saver < 0 && pl.bufs[b].lastFwd != pl.bufs[b].root {
+			pl.bufs[b].material = false
+		}
+	}
+}
+
+func (pl *planner) tensor(name string, bytes int64, role Role, dt DType) int {
+	pl.p.Tensors = append(pl.p.Tensors, Tensor{Name: name, Bytes: bytes, Role: role, DType: dt})
+	pl.ref = append(pl.ref, 1)
+	return len(pl.p.Tensors) - 1
+}
+
+// weights adds the variables (float32, alive for the run) and the optimizer slots.
+func (pl *planner) weights() {
+	g := pl.g
+	pl.p.Persistent = make([]int, 0, len(g.weights))
+	for _, w := range g.weights {
+		pl.p.Persistent = append(pl.p.Persistent, pl.tensor(w.name, 4*w.elems, Weight, Float32))
+	}
+	for s := 0; s < pl.opt.Slots; s++ {
+		for _, w := range g.weights {
+			if w.trainable {
+				pl.p.Slots = append(pl.p.Slots, pl.tensor(fmt.Sprintf("%s/slot%d", w.name, s), 4*w.elems, Slot, Float32))
+			}
+		}
+	}
+}
+
+func (pl *planner) emit(op Op) {
+	for _, t := range op.Alloc {
+		pl.live += pl.p.Tensors[t].Bytes
+	}
+	op.Free = append(op.Free, pl.pf...)
+	for _, t := range op.Free {
+		pl.live -= pl.p.Tensors[t].Bytes
+	}
+	pl.pf = pl.pf[:0]
+	pl.p.Ops = append(pl.p.Ops, op)
+}
+
+// flush attaches waiting frees to the last op.
+func (pl *planner) flush() {
+	if len(pl.pf) == 0 || len(pl.p.Ops) == 0 {
+		return
+	}
+	last := &pl.p.Ops[len(pl.p.Ops)-1]
+	for _, t := range pl.pf {
+		pl.live -= pl.p.Tensors[t].Bytes
+	}
+	last.Free = append(last.Free, pl.pf...)
+	pl.pf = pl.pf[:0]
+}
+
+func (pl *planner) decref(t int) {
+	if t < 0 {
+		return
+	}
+	pl.ref[t]--
+	if pl.ref[t] == 0 {
+		pl.pf = append(pl.pf, t)
+	}
+}
+
+// bufTensor returns the tensor of a buffer, creating it (the caller allocates it).
+func (pl *planner) bufTensor(b int) (int, bool) {
+	bf := &pl.bufs[b]
+	if bf.tensor >= 0 {
+		return bf.tensor, false
+	}
+	bf.tensor = pl.tensor(bf.name, bf.bytes, bf.role, bf.dt)
+	return bf.tensor, true
+}
+
+func (pl *planner) bytesOf(b int) float64 {
+	if !pl.bufs[b].material {
+		return 0
+	}
+	return float64(pl.bufs[b].bytes)
+}
+
+// forward emits the input copy, every forward op and the loss.
+func (pl *planner) forward() {
+	g := pl.g
+	// The input batch: tf.data hands the step a batch already on the GPU (a host-to-device
+	// copy per tensor: features and labels).
+	in := Op{Name: "input", Phase: Forward, Kind: Copy, DType: Float32}
+	var labels int64
+	for _, o := range g.outputs {
+		s := g.nodes[o].shape
+		rows := int64(1)
+		if len(s) > 1 {
+			rows = prod(s[:len(s)-1])
+		}
+		labels += rows
+	}
+	for i := range pl.pn {
+		if p := &pl.pn[i]; p.n != nil && p.n.input {
+			t, _ := pl.bufTensor(p.buf)
+			in.Alloc = append(in.Alloc, t)
+			in.Bytes += float64(pl.bufs[p.buf].bytes)
+			in.Kernels++
+		}
+	}
+	lt := pl.tensor("labels", 4*labels*pl.B, Input, Int32)
+	in.Alloc = append(in.Alloc, lt)
+	in.Bytes += float64(4 * labels * pl.B)
+	in.Kernels++
+	pl.emit(in)
+	pl.labels = lt
+
+	pl.keep = make([][]int, len(pl.pn))
+	for i := range pl.pn {
+		p := &pl.pn[i]
+		if p.n != nil && p.n.input {
+			continue
+		}
+		var op Op
+		op.Phase, op.DType = Forward, p.dt
+		var after []int
+		switch {
+		case p.isLoss:
+			// Cross-entropy: log, multiply, reduce (about 4 FLOPs per output element).
+			op.Name, op.Kind, op.Kernels = "loss", Reduction, 2
+			op.FLOPs = 4 * float64(p.elems*pl.B)
+			if pl.o.Precision == MixedFloat16 {
+				// LossScaleOptimizer.scale_loss: loss * loss_scale.
+				op.Kernels++
+			}
+		case p.isCast:
+			op.Name, op.Kind, op.Kernels = p.name, KindCast, 1
+			op.FLOPs = float64(p.elems * pl.B)
+		default:
+			n := p.n
+			// Cast copies of the weights read through an AutoCastVariable.
+			if pl.mixed && !(pl.o.XLA && n.ew) {
+				var c Op
+				for _, w := range n.weights {
+					wt := &g.weights[w]
+					if !wt.cast {
+						continue
+					}
+					t := pl.tensor(wt.name+"/Cast", wt.elems*pl.half.Size(), Cast, pl.half)
+					c.Alloc = append(c.Alloc, t)
+					c.Bytes += float64(wt.elems * (4 + pl.half.Size()))
+					c.FLOPs += float64(wt.elems)
+					c.Kernels++
+					if wt.keep && pl.anyDx(p) && p.needGrad {
+						pl.keep[i] = append(pl.keep[i], t)
+					} else {
+						after = append(after, t)
+					}
+				}
+				if c.Kernels > 0 {
+					if pl.o.XLA {
+						c.Kernels = 1
+					}
+					c.Name, c.Phase, c.Kind, c.DType = n.name+"/weights/Cast", Forward, KindCast, pl.half
+					pl.emit(c)
+				}
+			}
+			op.Name, op.Kind, op.Kernels = n.name, n.kind, n.kF
+			op.FLOPs = n.flops * float64(pl.B)
+			if n.alias {
+				op.Kernels = 0
+			}
+			if pl.o.XLA && n.kind == Norm {
+				// XLA lowers batch norm to a reduction fusion and an element-wise fusion, the
+				// moving-average updates fused into them.
+				op.Kernels = 2
+			}
+			if pl.o.XLA && n.maskElems > 0 && n.kind == Elementwise {
+				op.Kernels = 1
+			}
+			for _, w := range n.weights {
+				wt := &g.weights[w]
+				if pl.mixed && wt.cast {
+					op.Bytes += float64(wt.elems * pl.half.Size())
+				} else {
+					op.Bytes += float64(4 * wt.elems)
+				}
+			}
+			if n.maskElems > 0 {
+				mdt := p.dt
+				if n.kind == Recurrent {
+					mdt = p.dt
+				}
+				t := pl.tensor(n.name+"/mask", n.maskElems*pl.B*mdt.Size(), Activation, mdt)
+				op.Alloc = append(op.Alloc, t)
+				op.Bytes += float64(pl.p.Tensors[t].Bytes)
+				if p.needGrad {
+					pl.keep[i] = append(pl.keep[i], t)
+				} else {
+					after = append(after, t)
+				}
+			}
+			if n.workspace {
+				ws := min(pl.bufs[p.buf].bytes, workspaceLimit)
+				t := pl.tensor(n.name+"/workspace", ws, Workspace, p.dt)
+				op.Alloc = append(op.Alloc, t)
+				after = append(after, t)
+			}
+		}
+		for _, x := range p.in {
+			op.Bytes += pl.bytesOf(pl.pn[x].buf)
+		}
+		if p.buf >= 0 && !(p.n != nil && p.n.alias) {
+			if pl.bufs[p.buf].material {
+				t, _ := pl.bufTensor(p.buf)
+				op.Alloc = append(op.Alloc, t)
+				op.Bytes += float64(pl.bufs[p.buf].bytes)
+			}
+		}
+		// Frees: buffers whose last forward reader is this op and that backward does not need.
+		for _, x := range p.in {
+			pl.fwdRelease(pl.pn[x].buf, i)
+		}
+		if p.buf >= 0 {
+			pl.fwdRelease(p.buf, i)
+		}
+		pl.pf = append(pl.pf, after...)
+		if p.fused && len(pl.p.Ops) > 0 {
+			last := &pl.p.Ops[len(pl.p.Ops)-1]
+			last.FLOPs += op.FLOPs
+			last.Bytes += op.Bytes
+			for _, t := range op.Alloc {
+				pl.live += pl.p.Tensors[t].Bytes
+			}
+			last.Alloc = append(last.Alloc, op.Alloc...)
+			pl.flush()
+			continue
+		}
+		pl.emit(op)
+	}
+	pl.p.SavedBytes = pl.live
+}
+
+// fwdRelease frees a buffer after op i when i is its last forward reader and no gradient
+// needs it.
+func (pl *planner) fwdRelease(b, i int) {
+	bf := &pl.bufs[b]
+	if bf.lastFwd != i || bf.saver >= 0 || bf.tensor < 0 || pl.ref[bf.tensor] <= 0 {
+		return
+	}
+	for _, t := range pl.pf {
+		if t == bf.tensor {
+			return
+		}
+	}
+	pl.decref(bf.tensor)
+}
+
+func (pl *planner) anyDx(p *pnode) bool {
+	for j := range p.in {
+		if pl.needDx(p, j) {
+			return true
+		}
+	}
+	return false
+}
