@@ -54,8 +54,8 @@ type FitConfig struct {
 	// Prior is the uncalibrated parameters; the fit starts there and is pulled back toward them.
 	Prior Params
 	// PriorWeight is the weight of the pull, per parameter, on log(p/prior)^2, against 1 per
-	// observed quantity on log(predicted/observed)^2. Default 0.01: a factor e away from the prior
-	// costs as much as a 10% miss.
+	// observed quantity on log(predicted/observed)^2. Default 0.001: a factor e away from the prior
+	// costs as much as a 3% miss, enough to pin parameters the observations cannot move.
 	PriorWeight float64
 	// Bounds limit each parameter (zero values: the defaults of [DefaultBounds]).
 	Min, Max Params
@@ -110,7 +110,7 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		hi = cfg.Max
 	}
 	if cfg.PriorWeight == 0 {
-		cfg.PriorWeight = 0.01
+		cfg.PriorWeight = 1e-3
 	}
 	if cfg.MaxEvaluations == 0 {
 		cfg.MaxEvaluations = 400
@@ -123,8 +123,6 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		}
 		prior[i] = math.Min(math.Max(p, lov[i]), hiv[i])
 	}
-	// Which parameters can the observations move? A parameter that changes no prediction is
-	// held at its prior (it would only drift on the prior term).
 	before := make([]Prediction, len(obs))
 	for i, o := range obs {
 		p, err := o.Predict(paramsOf(prior))

@@ -34,7 +34,7 @@ type MemoryAnalysis struct {
 	Levels []Level `json:"levels"`
 }
 
-// Level is a stretch of samples at one memory level.
+// Level is a stretch of samples at one memory level; Bytes is the highest of them.
 type Level struct {
 	StartNS int64 `json:"start_ns"`
 	EndNS   int64 `json:"end_ns"`
@@ -203,9 +203,9 @@ func levels(series, times []int64) []Level {
 			j++
 		}
 		if j-i >= 2 && hi > levelTolerance {
-			l := Level{StartNS: times[i], EndNS: times[j-1], Bytes: series[j-1]}
+			l := Level{StartNS: times[i], EndNS: times[j-1], Bytes: hi}
 			if n := len(out); n > 0 && abs64(out[n-1].Bytes-l.Bytes) <= levelTolerance {
-				out[n-1].EndNS, out[n-1].Bytes = l.EndNS, l.Bytes
+				out[n-1].EndNS, out[n-1].Bytes = l.EndNS, max(out[n-1].Bytes, l.Bytes)
 			} else {
 				out = append(out, l)
 			}

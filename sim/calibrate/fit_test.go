@@ -1,0 +1,120 @@
+package calibrate
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// rooflineModel is a synthetic job: FLOPs and bytes per step, kernels per step, and the bytes
+// it holds on the GPU besides the context.
+type rooflineModel struct {
+	flops, bytes float64
+	kernels      float64
+	pool         float64
+}
+
+// predictor prices m on a GPU of 400 TFLOP/s and 4 TB/s at the profile's efficiencies (0.77
+// compute and 0.85 memory, scaled by p), with kernels overlapping nothing: a stand-in for
+// sim/train with the same parameters.
+func (m rooflineModel) predictor() Predictor {
+	return func(p Params) (Prediction, error) {
+		compute := m.flops / (400e12 * 0.77 * p.ComputeScale)
+		memory := m.bytes / (4e12 * 0.85 * p.MemoryScale)
+		return Prediction{
+			StepTime:    math.Max(compute, memory) + m.kernels*p.LaunchOverhead,
+			MemoryBytes: p.ContextBytes + m.pool,
+		}, nil
+	}
+}
+
+func observe(name string, m rooflineModel, truth Params) Observation {
+	p, _ := m.predictor()(truth)
+	return Observation{Name: name, StepTime: p.StepTime, MemoryBytes: p.MemoryBytes, Predict: m.predictor()}
+}
+
+func TestFitRecoversAndTransfers(t *testing.T) {
+	// The real GPU: kernels reach 60% of what the profile thinks, launching costs 12 µs, not 6,
+	// and the context is 621 MiB, not 528.
+	truth := Params{ComputeScale: 0.6, MemoryScale: 0.9, LaunchOverhead: 12e-6, ContextBytes: 621 << 20}
+	prior := Params{ComputeScale: 1, MemoryScale: 1, LaunchOverhead: 6e-6, ContextBytes: 528 << 20}
+	resnetB64 := rooflineModel{flops: 64 * 3 * 4.1e9 * 2, bytes: 6e9, kernels: 900, pool: 20e9}
+	resnetB128 := rooflineModel{flops: 128 * 3 * 4.1e9 * 2, bytes: 12e9, kernels: 900, pool: 38e9}
+	obs := []Observation{observe("resnet50-b64", resnetB64, truth), observe("resnet50-b128", resnetB128, truth)}
+	res, err := Fit(obs, FitConfig{Prior: prior})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Residuals {
+		if e := math.Abs(r.RelErrAfter()); e > 0.01 {
+			t.Errorf("after the fit %s %s is off by %.2f%% (observed %g, predicted %g)", r.Observation, r.Quantity, 100*e, r.Observed, r.After)
+		}
+		if math.Abs(r.RelErrAfter()) >= math.Abs(r.RelErrBefore()) {
+			t.Errorf("%s %s: error %.3f after the fit, %.3f before", r.Observation, r.Quantity, r.RelErrAfter(), r.RelErrBefore())
+		}
+	}
+	// A different model (more kernels, less compute per kernel) is predicted better with the
+	// fitted parameters than with the prior.
+	other := rooflineModel{flops: 64 * 3 * 0.3e9 * 2, bytes: 3e9, kernels: 1500, pool: 6e9}
+	want, _ := other.predictor()(truth)
+	before, _ := other.predictor()(prior)
+	after, _ := other.predictor()(res.Params)
+	errBefore := math.Abs(before.StepTime-want.StepTime) / want.StepTime
+	errAfter := math.Abs(after.StepTime-want.StepTime) / want.StepTime
+	if errAfter >= errBefore {
+		t.Errorf("other model: fitted error %.3f, prior error %.3f: the fit did not transfer", errAfter, errBefore)
+	}
+	var b strings.Builder
+	if err := res.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"compute_scale", "resnet50-b128", "step_time_s", "memory_bytes"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("WriteText output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestFitIsDeterministic(t *testing.T) {
+	truth := Params{ComputeScale: 0.7, MemoryScale: 1.1, LaunchOverhead: 9e-6, ContextBytes: 600 << 20}
+	prior := Params{ComputeScale: 1, MemoryScale: 1, LaunchOverhead: 6e-6, ContextBytes: 528 << 20}
+	m := rooflineModel{flops: 1e14, bytes: 1e10, kernels: 500, pool: 1e9}
+	a, err := Fit([]Observation{observe("a", m, truth)}, FitConfig{Prior: prior})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Fit([]Observation{observe("a", m, truth)}, FitConfig{Prior: prior})
+	if a.Params != b.Params || a.Evaluations != b.Evaluations {
+		t.Errorf("two identical fits differ: %+v (%d runs) and %+v (%d runs)", a.Params, a.Evaluations, b.Params, b.Evaluations)
+	}
+}
+
+func TestFitBoundsAndErrors(t *testing.T) {
+	prior := Params{ComputeScale: 1, MemoryScale: 1, LaunchOverhead: 6e-6, ContextBytes: 528 << 20}
+	// An observation no parameter inside the bounds can reach: the fit stops at the bound.
+	m := rooflineModel{flops: 1e12, kernels: 10}
+	o := observe("slow", m, prior)
+	o.StepTime *= 1000
+	res, err := Fit([]Observation{o}, FitConfig{Prior: prior})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := DefaultBounds()
+	for i, v := range res.Params.vec() {
+		if v < lo.vec()[i] || v > hi.vec()[i] {
+			t.Errorf("fitted %s = %g outside [%g, %g]", paramNames[i], v, lo.vec()[i], hi.vec()[i])
+		}
+	}
+	if _, err := Fit(nil, FitConfig{Prior: prior}); err == nil {
+		t.Error("Fit(no observations): no error")
+	}
+	if _, err := Fit([]Observation{o}, FitConfig{}); err == nil {
+		t.Error("Fit(zero prior): no error")
+	}
+	boom := errors.New("bad scenario")
+	bad := Observation{Name: "bad", StepTime: 1, Predict: func(Params) (Prediction, error) { return Prediction{}, boom }}
+	if _, err := Fit([]Observation{bad}, FitConfig{Prior: prior}); !errors.Is(err, boom) {
+		t.Errorf("Fit(failing predictor) = %v, want it wrapped", err)
+	}
+}
