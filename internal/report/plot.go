@@ -229,6 +229,12 @@ func MemoryFigure(r *Run) (*Figure, error) {
 		for _, t := range m.OOMs {
 			tEnd = max(tEnd, t)
 		}
+		// The allocator holds its last state until the run ends (an OOM waits up to 10 s
+		// before it fails): draw the lines to the end.
+		if n := len(m.Points); n > 0 && m.Points[n-1].T < tEnd {
+			inUse = append(inUse, plotter.XY{X: tEnd, Y: inUse[n-1].Y})
+			pool = append(pool, plotter.XY{X: tEnd, Y: pool[n-1].Y})
+		}
 		// The limit goes under the pool line, which a preallocated pool draws over it.
 		var lu, lp *plotter.Line
 		if len(m.Points) > 0 {

@@ -108,18 +108,19 @@ func pid(device int) int {
 func WriteTrace(w io.Writer, r *Run, opts TraceOptions) error {
 	opts = opts.withDefaults()
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
 	first := true
+	// One event per line keeps the file greppable and diffable.
 	emit := func(ev traceEvent) error {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
 		if !first {
-			if _, err := bw.WriteString(",\n"); err != nil {
-				return err
-			}
+			bw.WriteString(",\n")
 		}
 		first = false
-		// Encode appends a newline; trim it by encoding into the writer and relying on JSON
-		// allowing whitespace between array elements.
-		return enc.Encode(ev)
+		_, err = bw.Write(b)
+		return err
 	}
 	if _, err := bw.WriteString(`{"displayTimeUnit":"ms","otherData":{"generator":"gpusim","run":` + strconv.Quote(r.Label) + "},\n\"traceEvents\":[\n"); err != nil {
 		return fmt.Errorf("write trace: %w", err)
@@ -141,7 +142,7 @@ func WriteTrace(w io.Writer, r *Run, opts TraceOptions) error {
 			return fmt.Errorf("write trace: %w", err)
 		}
 	}
-	if _, err := bw.WriteString("]}\n"); err != nil {
+	if _, err := bw.WriteString("\n]}\n"); err != nil {
 		return fmt.Errorf("write trace: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
