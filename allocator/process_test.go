@@ -50,8 +50,8 @@ func TestTwoProcessesPreallocated(t *testing.T) {
 // with CUDA's out of memory and the device is left as it was.
 func TestProcessStartFailsWhenCardFull(t *testing.T) {
 	dev := NewDevice(H200Spec(0))
-	// A logical device of 142,627 MiB preallocates all that is left after its context.
-	hog, err := StartProcess("hog", []*Device{dev}, Options{LogicalDevices: map[int][]int64{0: {142627}}})
+	// A logical device of 142,626 MiB preallocates all that is left after its context.
+	hog, err := StartProcess("hog", []*Device{dev}, Options{LogicalDevices: map[int][]int64{0: {142626}}})
 	if err != nil {
 		t.Fatal(err)
 	}
