@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpusim/gpusim/sim/calibrate"
+	"github.com/gpusim/gpusim/sim/hw"
+)
+
+// fakeGPUs is a calibrate.Reader answering like one idle H200 (figures of the H200 here,
+// REFERENCE.md: NVML total 150,754,820,096 B, 644,939,776 B reserved).
+type fakeGPUs struct{ closed bool }
+
+func (f *fakeGPUs) Inventory() (*calibrate.Inventory, error) {
+	return &calibrate.Inventory{DriverVersion: "580.159.04", CUDAVersion: "13.0", GPUs: []calibrate.GPUInfo{{
+		Name: "NVIDIA H200", UUID: "GPU-test", CCMajor: 9, SMs: 132,
+		Memory: calibrate.MemoryInfo{Total: 150754820096, Reserved: 644939776, Free: 150109880320},
+		PCIe:   calibrate.PCIe{Generation: 1, MaxGeneration: 5, Width: 16, MaxWidth: 16},
+	}}}, nil
+}
+
+func (f *fakeGPUs) Sample() ([]calibrate.DeviceSample, error) {
+	return []calibrate.DeviceSample{{Index: 0, MemFree: 150109880320}}, nil
+}
+
+func (f *fakeGPUs) Close() error { f.closed = true; return nil }
+
+func openFake(f *fakeGPUs) func() (calibrate.Reader, error) {
+	return func() (calibrate.Reader, error) { return f, nil }
+}
+
+func TestCalibrateInventoryWithoutDriver(t *testing.T) {
+	t.Setenv(nvmlLibraryEnv, filepath.Join(t.TempDir(), "libnvidia-ml.so.1"))
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), &stdout, &stderr, []string{"calibrate", "inventory"})
+	if !errors.Is(err, calibrate.ErrNoDriver) {
+		t.Fatalf("calibrate inventory without a driver = %v, want ErrNoDriver", err)
+	}
+	if got := exitCode(err); got != 1 {
+		t.Errorf("exit code = %d, want 1", got)
+	}
+	// main prints "gpusim: " + err and a newline: the message must be one line.
+	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "no NVIDIA driver") {
+		t.Errorf("message %q: want one line saying there is no NVIDIA driver", msg)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout = %q, want nothing", stdout.String())
+	}
+}
+
+func TestCalibrateInventory(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "h200.yaml")
+	f := &fakeGPUs{}
+	var stdout bytes.Buffer
+	if err := runCalibrate(context.Background(), &stdout, &stdout, []string{"inventory", "-o", "yaml", "--profile-out", prof}, openFake(f)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "name: NVIDIA H200") || !f.closed {
+		t.Errorf("inventory yaml = %q (closed %v), want the GPU's name and NVML closed", stdout.String(), f.closed)
+	}
+	// The profile is what --set hardware.gpu=@FILE reads.
+	g, err := hw.LookupGPU("@" + prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Name != "h200" || g.MemoryBytes != 150754820096 || g.SMs != 132 || g.PCIeBandwidth != 3.938e9*16 {
+		t.Errorf("profile = name %q memory %d SMs %d PCIe %g, want h200, 150754820096, 132, Gen5 x16", g.Name, g.MemoryBytes, g.SMs, g.PCIeBandwidth)
+	}
+}
+
+func TestCalibrateRecord(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "trace.json")
+	var stdout, stderr bytes.Buffer
+	err := runCalibrate(context.Background(), &stdout, &stderr,
+		[]string{"record", "--interval", "1h", "-o", out, "--", "sh", "-c", "echo step_time=0.25; exit 3"}, openFake(&fakeGPUs{}))
+	if got := exitCode(err); got != 3 {
+		t.Errorf("record of a job exiting 3: exit code %d (%v), want 3", got, err)
+	}
+	if stdout.String() != "step_time=0.25\n" {
+		t.Errorf("echoed stdout = %q", stdout.String())
+	}
+	tr, err := calibrate.LoadTrace(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Lines) != 1 || tr.ExitCode != 3 || tr.Command[0] != "sh" {
+		t.Errorf("trace: lines %v exit %d command %v", tr.Lines, tr.ExitCode, tr.Command)
+	}
+}
+
+func TestCalibrateUsage(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.json")
+	if err := os.WriteFile(trace, []byte(`{"version":1,"lines":[{"text":"hello"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"calibrate"}, 2},
+		{[]string{"calibrate", "frobnicate"}, 2},
+		{[]string{"calibrate", "inventory", "-o", "xml"}, 2},
+		{[]string{"calibrate", "inventory", "extra"}, 2},
+		{[]string{"calibrate", "inventory", "--profile-out", filepath.Join(dir, "p.yaml"), "--gpu", "3"}, 2},
+		{[]string{"calibrate", "record"}, 2},
+		{[]string{"calibrate", "record", "--interval", "0s", "--", "true"}, 2},
+		{[]string{"calibrate", "fit"}, 2},
+		{[]string{"calibrate", "fit", filepath.Join(dir, "missing.json"), "--scenario", "x.yaml"}, 2},
+		{[]string{"calibrate", "fit", trace, "--scenario", "x.yaml"}, 2}, // no step times in it
+		{[]string{"calibrate", "fit", trace, "--regex", "("}, 2},
+		{[]string{"calibrate", "--help"}, 0},
+		{[]string{"calibrate", "record", "--help"}, 0},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		err := runCalibrate(context.Background(), &out, &out, tt.args[1:], openFake(&fakeGPUs{}))
+		if got := exitCode(err); got != tt.want {
+			t.Errorf("gpusim %s: exit %d (%v), want %d", strings.Join(tt.args, " "), got, err, tt.want)
+		}
+	}
+}
