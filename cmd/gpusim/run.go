@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gpusim/gpusim/internal/report"
+	"github.com/gpusim/gpusim/scenarios"
+	"github.com/gpusim/gpusim/sim/train"
+)
+
+func init() {
+	register(command{name: "run", summary: "simulate a training run and report memory, speed and OOMs", run: runRun})
+}
+
+// runExamples are the usage examples of gpusim run; a test runs each of them.
+var runExamples = []string{
+	"gpusim run",
+	"gpusim run resnet50-a100 -o json",
+	"gpusim run --set model=resnet50 --set batch=4096 --set hardware.gpu=t4",
+	"gpusim run --set model=resnet50 --set batch=4096 --set hardware.gpu=t4 --set memory.growth=true -o json",
+	"gpusim run growth-fragmentation -o csv",
+}
+
+func runUsage() string {
+	var b strings.Builder
+	b.WriteString(`Usage:
+  gpusim run [SCENARIO] [--set key=value]... [-o text|json|csv]
+
+Simulates a TensorFlow training run: every step's ops on the GPU, every tensor through TF's
+allocator (so growth, fragmentation and OOM happen as in TF), all-reduce between replicas, the
+input pipeline. SCENARIO is a YAML file or a built-in name (gpusim list scenarios); none means
+the built-in "default". --set overrides one scenario key, with YAML values; it may repeat.
+
+An OOM the scenario predicts is a result (exit 0): -o json says "oom": true and gives TF's
+message. Bad scenarios and bad --set values exit 2 naming the file:line (or the --set) and key.
+
+Examples:
+`)
+	for _, e := range runExamples {
+		b.WriteString("  " + e + "\n")
+	}
+	b.WriteString("\nScenario keys:\n")
+	for _, k := range scenarios.Keys() {
+		fmt.Fprintf(&b, "  %-26s %-13s %s\n", k[0], k[1], k[2])
+	}
+	return b.String()
+}
+
+func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stdout, runUsage()+"\nFlags:\n")
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+	}
+	sets := fs.StringArray("set", nil, "override a scenario `key=value` (repeatable), e.g. --set batch=128")
+	format := fs.StringP("output", "o", "text", "output format: text, json or csv")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return asUsage(fmt.Errorf("run: %w", err))
+	}
+	if fs.NArg() > 1 {
+		return usagef("run: want at most one scenario, got %d: %s", fs.NArg(), strings.Join(fs.Args(), " "))
+	}
+	switch *format {
+	case "text", "json", "csv":
+	default:
+		return usagef("run: -o %q: want text, json or csv", *format)
+	}
+	sc, err := scenarios.Resolve(fs.Arg(0))
+	if err != nil {
+		return asUsage(err)
+	}
+	for _, kv := range *sets {
+		if err := sc.Set(kv); err != nil {
+			return asUsage(err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	res, err := train.Run(sc.Config)
+	if err != nil {
+		var fe *train.FieldError
+		if errors.As(err, &fe) {
+			// TF rejects the configuration: bad input, named like a scenario error.
+			place := sc.Origin(fe.Field)
+			if place == "" {
+				place = sc.Source
+			}
+			return usagef("%s: %s: %v", place, fe.Field, fe.Err)
+		}
+		return fmt.Errorf("run %s: %w", sc.Name, err)
+	}
+	switch *format {
+	case "json":
+		return report.WriteResultJSON(stdout, res)
+	case "csv":
+		return report.WriteResultCSV(stdout, res)
+	}
+	return report.WriteResultText(stdout, res)
+}

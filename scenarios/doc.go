@@ -1,0 +1,24 @@
+// Package scenarios reads gpusim's scenario files: YAML documents whose keys are the stable
+// scenario keys of DESIGN.md (model, batch, precision, tf32, xla, optimizer, steps, seed,
+// hardware.gpu, hardware.count, cuda_visible_devices, strategy.name, strategy.num_packs,
+// accumulation_steps, memory.mode/growth/limit_mib/fraction/allocator/gc, input.prefetch,
+// input.map.parallel_calls, input.cache, env, processes) plus name, description and
+// simulator.timeline_points / simulator.fast_forward. Keys() lists them all.
+//
+// Parse and Load start from train.DefaultConfig and overlay the document; Set applies one
+// "--set key=value" override with the same setters and validation (the value is YAML:
+// "true", "64", "[0, 1]", "{name: x}"). Every error is a *Error naming the place — the file and
+// line ("run.yaml:7") or the --set argument — and the key: unknown keys, wrong types, negative
+// numbers, unknown GPUs or models, contradicting memory options.
+//
+// The built-in library is embedded from builtin/*.yaml: adding a built-in scenario is adding
+// one YAML file there (Names lists them, Builtin loads one, Resolve takes a path or a name).
+//
+// Example:
+//
+//	sc, err := scenarios.Resolve("resnet50-a100") // or a path, or "" for the default
+//	if err == nil {
+//		err = sc.Set("batch=512")
+//	}
+//	res, err := train.Run(sc.Config)
+package scenarios

@@ -1,0 +1,290 @@
+package scenarios
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/gpusim/gpusim/sim/train"
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed builtin/*.yaml
+var builtinFS embed.FS
+
+// Scenario is a loaded scenario: the run configuration plus where each value came from.
+type Scenario struct {
+	// Name is the scenario's name: its name key, else the file's base name without extension.
+	Name string
+	// Description is its description key.
+	Description string
+	// Source is the file path, or "builtin:NAME" for an embedded scenario.
+	Source string
+	// Config is the run configuration: DefaultConfig overlaid with the file and the --set
+	// overrides.
+	Config train.Config
+
+	origin map[string]string // scenario key -> "file:line" or "--set k=v" that set it last
+}
+
+// Error is a bad scenario: the place (file:line or the --set argument), the key and the
+// problem.
+type Error struct {
+	Place string // "scenario.yaml:12" or "--set batch=-1"
+	Field string // "batch", "memory.limit_mib", "processes[0].used_mib"
+	Err   error
+}
+
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return e.Place + ": " + e.Err.Error()
+	}
+	return e.Place + ": " + e.Field + ": " + e.Err.Error()
+}
+func (e *Error) Unwrap() error { return e.Err }
+
+// posError is an error at a line inside the document, raised by nested setters.
+type posError struct {
+	line  int
+	field string
+	err   error
+}
+
+func (e *posError) Error() string { return fmt.Sprintf("line %d: %s: %v", e.line, e.field, e.err) }
+
+func wrapPos(line int, field string, err error) error {
+	var pe *posError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &posError{line: line, field: field, err: err}
+}
+
+// Names returns the built-in scenario names, sorted.
+func Names() []string {
+	ents, err := builtinFS.ReadDir("builtin")
+	if err != nil {
+		panic("scenarios: embedded library unreadable: " + err.Error())
+	}
+	var out []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Builtin loads an embedded scenario by name.
+func Builtin(name string) (*Scenario, error) {
+	data, err := builtinFS.ReadFile(path.Join("builtin", name+".yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("unknown scenario %q (built-ins: %s)", name, strings.Join(Names(), ", "))
+	}
+	return Parse("builtin:"+name, data)
+}
+
+// Load reads a scenario file.
+func Load(file string) (*Scenario, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	return Parse(file, data)
+}
+
+// Resolve loads arg as a file when it names one (or contains a path separator or ends in
+// .yaml/.yml), else as a built-in; an empty arg is the built-in "default".
+func Resolve(arg string) (*Scenario, error) {
+	if arg == "" {
+		return Builtin("default")
+	}
+	if _, err := os.Stat(arg); err == nil || strings.ContainsRune(arg, os.PathSeparator) ||
+		strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
+		return Load(arg)
+	}
+	return Builtin(arg)
+}
+
+// Parse reads a scenario from YAML. source names it in errors ("file.yaml", "builtin:x").
+// Keys not in the file keep train.DefaultConfig's values.
+func Parse(source string, data []byte) (*Scenario, error) {
+	s := &Scenario{Source: source, Config: train.DefaultConfig(), origin: map[string]string{}}
+	s.Name = strings.TrimSuffix(strings.TrimSuffix(path.Base(strings.TrimPrefix(source, "builtin:")), ".yaml"), ".yml")
+	s.Config.Name = s.Name
+	file := strings.TrimPrefix(source, "builtin:")
+	if strings.HasPrefix(source, "builtin:") {
+		file = "builtin/" + file + ".yaml"
+	}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return s, s.check(file)
+		}
+		return nil, &Error{Place: file, Err: fmt.Errorf("parse: %w", err)}
+	}
+	if len(doc.Content) == 0 {
+		return s, s.check(file)
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, &Error{Place: fmt.Sprintf("%s:%d", file, root.Line), Err: fmt.Errorf("want a mapping of scenario keys, got a %s", kindName(root))}
+	}
+	if err := s.walk(file, "", root); err != nil {
+		return nil, err
+	}
+	if n := findKey(root, "description"); n != nil {
+		s.Description = n.Value
+	}
+	return s, s.check(file)
+}
+
+func findKey(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) walk(file, prefix string, m *yaml.Node) error {
+	seen := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		p := k.Value
+		if prefix != "" {
+			p = prefix + "." + k.Value
+		}
+		if line, dup := seen[k.Value]; dup {
+			return &Error{Place: fmt.Sprintf("%s:%d", file, k.Line), Field: p, Err: fmt.Errorf("duplicate key (first at line %d)", line)}
+		}
+		seen[k.Value] = k.Line
+		if f := lookup(p); f != nil {
+			if err := f.set(&s.Config, v); err != nil {
+				var pe *posError
+				if errors.As(err, &pe) {
+					return &Error{Place: fmt.Sprintf("%s:%d", file, pe.line), Field: pe.field, Err: pe.err}
+				}
+				return &Error{Place: fmt.Sprintf("%s:%d", file, v.Line), Field: p, Err: err}
+			}
+			s.origin[p] = fmt.Sprintf("%s:%d", file, v.Line)
+			continue
+		}
+		if isPrefix(p) {
+			if v.Kind != yaml.MappingNode {
+				return &Error{Place: fmt.Sprintf("%s:%d", file, v.Line), Field: p, Err: fmt.Errorf("want a mapping, got a %s", kindName(v))}
+			}
+			if err := s.walk(file, p, v); err != nil {
+				return err
+			}
+			continue
+		}
+		return &Error{Place: fmt.Sprintf("%s:%d", file, k.Line), Field: p, Err: unknownKey(p)}
+	}
+	return nil
+}
+
+func unknownKey(p string) error {
+	// Suggest keys sharing the parent or the last element.
+	last := p[strings.LastIndex(p, ".")+1:]
+	var near []string
+	for _, f := range schema {
+		if strings.HasSuffix(f.path, "."+last) || f.path == last || strings.HasPrefix(f.path, strings.TrimSuffix(p, last)) && strings.Contains(p, ".") {
+			near = append(near, f.path)
+		}
+	}
+	if len(near) > 0 && len(near) <= 8 {
+		return fmt.Errorf("unknown key (did you mean %s?)", strings.Join(near, ", "))
+	}
+	return fmt.Errorf("unknown key (gpusim run --help lists the keys)")
+}
+
+// Set applies one override "a.b=c"; the value is parsed as YAML ("true", "64", "[0, 1]").
+// Errors name the --set argument.
+func (s *Scenario) Set(kv string) error {
+	place := "--set " + kv
+	k, v, ok := strings.Cut(kv, "=")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" {
+		return &Error{Place: place, Err: fmt.Errorf("want key=value")}
+	}
+	f := lookup(k)
+	if f == nil {
+		if isPrefix(k) {
+			return &Error{Place: place, Field: k, Err: fmt.Errorf("is a mapping; set one of its keys")}
+		}
+		return &Error{Place: place, Field: k, Err: unknownKey(k)}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(v), &doc); err != nil {
+		return &Error{Place: place, Field: k, Err: fmt.Errorf("parse value: %w", err)}
+	}
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ""}
+	if len(doc.Content) > 0 {
+		n = doc.Content[0]
+	}
+	if err := f.set(&s.Config, n); err != nil {
+		var pe *posError
+		if errors.As(err, &pe) {
+			return &Error{Place: place, Field: pe.field, Err: pe.err}
+		}
+		return &Error{Place: place, Field: k, Err: err}
+	}
+	s.origin[k] = place
+	return s.check("")
+}
+
+// check validates the configuration and names the place that set the offending key.
+func (s *Scenario) check(file string) error {
+	err := s.Config.Validate()
+	if err == nil {
+		err = train.CheckCatalog(&s.Config)
+	}
+	if err == nil {
+		return nil
+	}
+	var errs []error
+	for _, e := range unjoin(err) {
+		var fe *train.FieldError
+		if !errors.As(e, &fe) {
+			errs = append(errs, &Error{Place: s.Source, Err: e})
+			continue
+		}
+		place := s.origin[fe.Field]
+		if place == "" {
+			// A nested key (processes[0].x) is reported at the list that set it.
+			if i := strings.IndexAny(fe.Field, "[."); i > 0 {
+				place = s.origin[fe.Field[:i]]
+			}
+		}
+		if place == "" {
+			place = file
+			if place == "" {
+				place = s.Source
+			}
+			place += " (default)"
+		}
+		errs = append(errs, &Error{Place: place, Field: fe.Field, Err: fe.Err})
+	}
+	return errors.Join(errs...)
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// Origin returns where key got its value ("file.yaml:7", "--set batch=64"), or "" for a
+// default.
+func (s *Scenario) Origin(key string) string { return s.origin[key] }

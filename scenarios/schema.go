@@ -1,0 +1,340 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gpusim/gpusim/sim/train"
+	"go.yaml.in/yaml/v3"
+)
+
+// field is one scenario key: its dotted path, what it holds (for help text) and how a YAML
+// node sets it.
+type field struct {
+	path string
+	typ  string
+	doc  string
+	set  func(c *train.Config, n *yaml.Node) error
+}
+
+// schema lists every scenario key. Mapping keys ("hardware", "memory", ...) are the prefixes
+// of these paths; env and processes take a whole mapping or list.
+var schema = []field{
+	{"name", "string", "scenario name shown in reports", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Name) }},
+	{"description", "string", "one line on what the scenario shows", func(c *train.Config, n *yaml.Node) error { var s string; return str(n, &s) }},
+	{"model", "string", "zoo model (gpusim list models)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Model) }},
+	{"batch", "int", "global batch per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Batch) }},
+	{"precision", "string", "float32 | mixed_float16 | mixed_bfloat16", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Precision) }},
+	{"tf32", "bool", "TensorFloat-32 matmuls (TF default true)", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.TF32) }},
+	{"xla", "bool", "jit_compile=True", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.XLA) }},
+	{"optimizer", "string", "sgd | momentum | adam | ...", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Optimizer) }},
+	{"steps", "int", "optimizer updates to simulate", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Steps) }},
+	{"seed", "int", "seed of every random stream", func(c *train.Config, n *yaml.Node) error { return uint64Val(n, &c.Seed) }},
+	{"hardware.gpu", "string", "GPU profile (gpusim list devices) or @file", func(c *train.Config, n *yaml.Node) error { return str(n, &c.GPU) }},
+	{"hardware.count", "int", "physical GPUs on the host", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.GPUCount) }},
+	{"cuda_visible_devices", "string", "CUDA_VISIBLE_DEVICES of the training process", func(c *train.Config, n *yaml.Node) error {
+		var s string
+		if err := str(n, &s); err != nil {
+			return err
+		}
+		c.CUDAVisibleDevices = &s
+		return nil
+	}},
+	{"strategy.name", "string", "default | mirrored", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Strategy) }},
+	{"strategy.num_packs", "int", "NcclAllReduce(num_packs)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.NumPacks) }},
+	{"accumulation_steps", "int", "micro-batches per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.AccumulationSteps) }},
+	{"memory.mode", "string", "preallocate | growth | limit", memorySetter("mode")},
+	{"memory.growth", "bool", "set_memory_growth", memorySetter("growth")},
+	{"memory.limit_mib", "int", "logical device memory_limit (MiB)", memorySetter("limit_mib")},
+	{"memory.fraction", "float", "per_process_gpu_memory_fraction", memorySetter("fraction")},
+	{"memory.allocator", "string", "bfc | cuda_malloc_async | platform", memorySetter("allocator")},
+	{"memory.gc", "bool", "TF_ENABLE_GPU_GARBAGE_COLLECTION", memorySetter("gc")},
+	{"input.prefetch", "int|autotune", "dataset.prefetch", func(c *train.Config, n *yaml.Node) error { return autoInt(n, &input(c).Prefetch) }},
+	{"input.map.parallel_calls", "int|autotune", "map(num_parallel_calls)", func(c *train.Config, n *yaml.Node) error { return autoInt(n, &input(c).ParallelCalls) }},
+	{"input.cache", "string", "none | memory | file", func(c *train.Config, n *yaml.Node) error { return str(n, &input(c).Cache) }},
+	{"env", "map", "TF/CUDA environment variables", func(c *train.Config, n *yaml.Node) error { return env(n, &c.Env) }},
+	{"processes", "list", "other processes sharing the GPUs", setProcesses},
+	{"simulator.timeline_points", "int", "samples kept per memory timeline", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.TimelinePoints) }},
+	{"simulator.fast_forward", "bool", "replay provably identical steps", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FastForward) }},
+}
+
+// Keys returns every scenario key with its type and a one-line description, sorted.
+func Keys() [][3]string {
+	out := make([][3]string, len(schema))
+	for i, f := range schema {
+		out[i] = [3]string{f.path, f.typ, f.doc}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+func lookup(path string) *field {
+	for i := range schema {
+		if schema[i].path == path {
+			return &schema[i]
+		}
+	}
+	return nil
+}
+
+// isPrefix reports whether path is a mapping key of the schema ("memory", "input.map").
+func isPrefix(path string) bool {
+	for _, f := range schema {
+		if strings.HasPrefix(f.path, path+".") {
+			return true
+		}
+	}
+	return false
+}
+
+func input(c *train.Config) *train.Input {
+	if c.Input == nil {
+		in := defaultInput()
+		c.Input = &in
+	}
+	return c.Input
+}
+
+// defaultInput is a tf.data pipeline with no prefetch, sequential map and no cache: what a
+// dataset does when the user configures nothing.
+func defaultInput() train.Input { return train.Input{Cache: "none"} }
+
+func scalar(n *yaml.Node, want string) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("want a %s, got a %s", want, kindName(n))
+	}
+	return nil
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" {
+			return "null"
+		}
+		return strings.TrimPrefix(n.ShortTag(), "!!") + " " + strconv.Quote(n.Value)
+	}
+	return "node"
+}
+
+func str(n *yaml.Node, dst *string) error {
+	if err := scalar(n, "string"); err != nil {
+		return err
+	}
+	if t := n.ShortTag(); t != "!!str" && t != "!!int" && t != "!!float" {
+		return fmt.Errorf("want a string, got %s", kindName(n))
+	}
+	*dst = n.Value
+	return nil
+}
+
+func boolean(n *yaml.Node, dst *bool) error {
+	if err := scalar(n, "bool"); err != nil {
+		return err
+	}
+	switch strings.ToLower(n.Value) {
+	case "true":
+		*dst = true
+	case "false":
+		*dst = false
+	default:
+		return fmt.Errorf("want true or false, got %s", kindName(n))
+	}
+	return nil
+}
+
+func boolPtr(n *yaml.Node, dst **bool) error {
+	var b bool
+	if err := boolean(n, &b); err != nil {
+		return err
+	}
+	*dst = &b
+	return nil
+}
+
+func int64Val(n *yaml.Node, dst *int64) error {
+	if err := scalar(n, "integer"); err != nil {
+		return err
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
+	if err != nil || n.ShortTag() != "!!int" {
+		return fmt.Errorf("want an integer, got %s", kindName(n))
+	}
+	if v < 0 {
+		return fmt.Errorf("must not be negative, got %d", v)
+	}
+	*dst = v
+	return nil
+}
+
+func uint64Val(n *yaml.Node, dst *uint64) error {
+	var v int64
+	if err := int64Val(n, &v); err != nil {
+		return err
+	}
+	*dst = uint64(v)
+	return nil
+}
+
+func posInt(n *yaml.Node, dst *int) error {
+	var v int64
+	if err := int64Val(n, &v); err != nil {
+		return err
+	}
+	if v == 0 || v > math.MaxInt32 {
+		return fmt.Errorf("must be a positive integer, got %d", v)
+	}
+	*dst = int(v)
+	return nil
+}
+
+func autoInt(n *yaml.Node, dst *int) error {
+	if n.Kind == yaml.ScalarNode && strings.EqualFold(n.Value, "autotune") {
+		*dst = train.Autotune
+		return nil
+	}
+	var v int64
+	if err := int64Val(n, &v); err != nil {
+		return fmt.Errorf("want an integer or autotune, got %s", kindName(n))
+	}
+	if v > math.MaxInt32 {
+		return fmt.Errorf("too large: %d", v)
+	}
+	*dst = int(v)
+	return nil
+}
+
+func floatVal(n *yaml.Node, dst *float64) error {
+	if err := scalar(n, "number"); err != nil {
+		return err
+	}
+	if t := n.ShortTag(); t != "!!float" && t != "!!int" {
+		return fmt.Errorf("want a number, got %s", kindName(n))
+	}
+	v, err := strconv.ParseFloat(n.Value, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("want a finite number, got %s", kindName(n))
+	}
+	*dst = v
+	return nil
+}
+
+func env(n *yaml.Node, dst *map[string]string) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("want a mapping of variable: value, got a %s", kindName(n))
+	}
+	m := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" {
+			return &posError{line: v.Line, field: "env." + k.Value, err: fmt.Errorf("want a scalar value, got a %s", kindName(v))}
+		}
+		m[k.Value] = v.Value
+	}
+	*dst = m
+	return nil
+}
+
+// processFields are the keys of one entry of processes.
+var processFields = map[string]func(p *train.Process, n *yaml.Node) error{
+	"name":      func(p *train.Process, n *yaml.Node) error { return str(n, &p.Name) },
+	"framework": func(p *train.Process, n *yaml.Node) error { return str(n, &p.Framework) },
+	"gpus": func(p *train.Process, n *yaml.Node) error {
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("want a list of GPU indices, got a %s", kindName(n))
+		}
+		p.GPUs = p.GPUs[:0]
+		for _, g := range n.Content {
+			var v int64
+			if err := int64Val(g, &v); err != nil {
+				return err
+			}
+			p.GPUs = append(p.GPUs, int(v))
+		}
+		return nil
+	},
+	"used_mib": func(p *train.Process, n *yaml.Node) error {
+		var v int64
+		if err := int64Val(n, &v); err != nil {
+			return err
+		}
+		p.UsedBytes = v << 20
+		return nil
+	},
+	"env": func(p *train.Process, n *yaml.Node) error { return env(n, &p.Env) },
+}
+
+// memoryFields set the memory options of the training process (memory.*) and of the other
+// processes (processes[i].memory.*).
+var memoryFields = map[string]func(m *train.Memory, n *yaml.Node) error{
+	"mode":      func(m *train.Memory, n *yaml.Node) error { return str(n, &m.Mode) },
+	"growth":    func(m *train.Memory, n *yaml.Node) error { return boolPtr(n, &m.Growth) },
+	"limit_mib": func(m *train.Memory, n *yaml.Node) error { return int64Val(n, &m.LimitMiB) },
+	"fraction":  func(m *train.Memory, n *yaml.Node) error { return floatVal(n, &m.Fraction) },
+	"allocator": func(m *train.Memory, n *yaml.Node) error { return str(n, &m.Allocator) },
+	"gc":        func(m *train.Memory, n *yaml.Node) error { return boolPtr(n, &m.GC) },
+}
+
+var memoryKeys = []string{"mode", "growth", "limit_mib", "fraction", "allocator", "gc"}
+
+func memorySetter(key string) func(c *train.Config, n *yaml.Node) error {
+	return func(c *train.Config, n *yaml.Node) error { return memoryFields[key](&c.Memory, n) }
+}
+
+func setProcesses(c *train.Config, n *yaml.Node) error {
+	if n.Kind != yaml.SequenceNode {
+		return fmt.Errorf("want a list of processes, got a %s", kindName(n))
+	}
+	var ps []train.Process
+	for i, item := range n.Content {
+		prefix := fmt.Sprintf("processes[%d]", i)
+		if item.Kind != yaml.MappingNode {
+			return &posError{line: item.Line, field: prefix, err: fmt.Errorf("want a mapping, got a %s", kindName(item))}
+		}
+		p := train.Process{Name: fmt.Sprintf("process%d", i+1), Memory: train.Memory{Allocator: "bfc"}}
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			k, v := item.Content[j], item.Content[j+1]
+			f := prefix + "." + k.Value
+			if k.Value == "memory" {
+				if err := setProcessMemory(&p, v, f); err != nil {
+					return err
+				}
+				continue
+			}
+			set, ok := processFields[k.Value]
+			if !ok {
+				return &posError{line: k.Line, field: f, err: fmt.Errorf("unknown key (process keys: name, framework, gpus, used_mib, memory, env)")}
+			}
+			if err := set(&p, v); err != nil {
+				return wrapPos(v.Line, f, err)
+			}
+		}
+		ps = append(ps, p)
+	}
+	c.Processes = ps
+	return nil
+}
+
+func setProcessMemory(p *train.Process, n *yaml.Node, prefix string) error {
+	if n.Kind != yaml.MappingNode {
+		return &posError{line: n.Line, field: prefix, err: fmt.Errorf("want a mapping, got a %s", kindName(n))}
+	}
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		k, v := n.Content[j], n.Content[j+1]
+		set, ok := memoryFields[k.Value]
+		if !ok {
+			return &posError{line: k.Line, field: prefix + "." + k.Value, err: fmt.Errorf("unknown key (memory keys: %s)", strings.Join(memoryKeys, ", "))}
+		}
+		if err := set(&p.Memory, v); err != nil {
+			return wrapPos(v.Line, prefix+"."+k.Value, err)
+		}
+	}
+	return nil
+}

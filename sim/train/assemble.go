@@ -1,0 +1,81 @@
+package train
+
+import (
+	"github.com/gpusim/gpusim/sim"
+)
+
+// result assembles the Result from the runner's state after the engine stopped.
+func (r *runner) result() *Result {
+	cfg := r.cfg
+	res := &Result{
+		Scenario: cfg.Name, Model: cfg.Model, GPU: r.gpu.Name, Precision: cfg.Precision,
+		Replicas: len(r.replicas), GlobalBatch: cfg.Batch, AccumulationSteps: cfg.AccumulationSteps,
+		StepsRequested: cfg.Steps, StepTimes: r.stepTimes, FastForwarded: r.ffSteps,
+		StepTime: median(r.stepTimes), AllReduceTime: median(r.arTimes),
+		SkippedSteps: r.skipped, OOM: r.oom, Processes: r.others, Events: r.eng.Processed(),
+		Notes: r.notes, WorkspaceFallbacks: r.workspaceMisses,
+	}
+	res.ReplicaBatches = splitBatch(cfg.Batch, len(r.replicas))
+	if res.StepTime > 0 {
+		res.Throughput = float64(cfg.Batch) / res.StepTime
+	}
+	elapsed := r.eng.Now()
+	if r.oom != nil {
+		// Time the failed step ran is not part of a completed step; utilization is over
+		// everything simulated.
+		elapsed = max(elapsed, sim.FromSeconds(r.oom.Time))
+	}
+	var busy float64
+	for i, rep := range r.replicas {
+		s := rep.alloc.Stats()
+		d := Device{
+			Name: rep.device, Allocator: rep.alloc.Name(),
+			PeakBytesInUse: s.PeakBytesInUse, PeakPoolBytes: s.PeakPoolBytes, BytesLimit: s.BytesLimit,
+			BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
+			Growth: rep.growth, GrowthDropped: rep.dropped, Timeline: rep.sampler.timeline(),
+		}
+		if elapsed > 0 {
+			d.BusyFraction = float64(rep.busy) / float64(elapsed)
+		}
+		busy += d.BusyFraction
+		res.Devices = append(res.Devices, d)
+		_ = i
+	}
+	if len(r.replicas) > 0 {
+		res.GPUUtilization = busy / float64(len(r.replicas))
+	}
+	if elapsed > 0 && len(r.replicas) > 0 {
+		res.InputStallFraction = float64(r.inputWait) / float64(len(r.replicas)) / float64(elapsed)
+	}
+	if i := medianIndex(r.stepTimes); i >= 0 {
+		bd := r.breakdowns[i]
+		n := float64(len(r.replicas))
+		for c, name := range categories {
+			res.Breakdown = append(res.Breakdown, Share{Category: name, Seconds: float64(bd[c]) / n / float64(sim.Second)})
+		}
+	}
+	res.ScalingEfficiency = r.scalingEfficiency(res)
+	return res
+}
+
+// scalingEfficiency compares the run's throughput with Replicas copies of one replica
+// training alone: the step time of one replica without all-reduce or waiting for others is the
+// compute part of its breakdown.
+func (r *runner) scalingEfficiency(res *Result) float64 {
+	if res.Replicas <= 1 || res.StepTime == 0 {
+		if res.StepTime == 0 {
+			return 0
+		}
+		return 1
+	}
+	var alone float64
+	for _, s := range res.Breakdown {
+		if s.Category != CatSync && s.Category != CatAllReduce {
+			alone += s.Seconds
+		}
+	}
+	if alone == 0 {
+		return 0
+	}
+	return finite(alone / res.StepTime)
+}

@@ -1,0 +1,40 @@
+package train
+
+import "testing"
+
+// BenchmarkRun simulates ResNet-50 on one GPU for 1,000 steps (DESIGN.md budget: well under a
+// second; target < 0.2 s) and reports simulated steps per second of wall time.
+func BenchmarkRun(b *testing.B) {
+	c := DefaultConfig()
+	c.Steps = 1000
+	steps := 0
+	for b.Loop() {
+		res, err := Run(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.OOM != nil {
+			b.Fatal(res.OOM.Message)
+		}
+		steps += len(res.StepTimes)
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+}
+
+// BenchmarkRunMirrored8 is DESIGN.md's other budget: ResNet-50 on 8 GPUs with
+// MirroredStrategy for 1,000 steps in under 1 s.
+func BenchmarkRunMirrored8(b *testing.B) {
+	c := DefaultConfig()
+	c.Steps, c.GPUCount, c.Strategy, c.Batch = 1000, 8, "mirrored", 512
+	steps := 0
+	for b.Loop() {
+		res, err := Run(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		steps += len(res.StepTimes)
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+}

@@ -1,0 +1,44 @@
+// Package train simulates a TensorFlow 2.x training run on GPUs, step by step, on one
+// sim.Engine.
+//
+// Run(cfg) builds the machine and the program from a Config: the GPUs (hw profiles) as
+// allocator.Devices; the other processes of the scenario, started first, each with its
+// allocators and the memory it uses; the training process with its memory options
+// (allocator.StartProcess applies TF's rules: preallocation, growth, logical devices, fraction,
+// TF_* variables) on the GPUs CUDA_VISIBLE_DEVICES leaves visible; one replica per logical GPU
+// under MirroredStrategy (one under the default strategy), the global batch split as
+// tf.distribute splits it and each replica's share split into accumulation micro-batches.
+//
+// Every micro-step executes the model's step plan (models.Plan) as events: the host issues
+// each op (launch overhead from hw), the GPU runs it when it is free and issued (time from the
+// hw cost model), its tensors are allocated through the replica's allocator when it starts and
+// freed when it ends, so pool growth, fragmentation and OOM happen as in TF. Variables are
+// created before step 1, optimizer slots at the first update (Keras builds them lazily),
+// gradient accumulators before step 1 when accumulating. After the last backward pass every
+// replica waits at a barrier, the gradients are all-reduced (sim/collective: TF's packing
+// buffers and NCCL's time), then the optimizer ops run, except on updates the loss-scale
+// optimizer skips (mixed_float16, sim/train/lossscale). A failed allocation ends the run as
+// TF's ResourceExhaustedError does: Result.OOM holds the step, op, tensor, TF's message and the
+// allocator's log. A cuDNN workspace that does not fit is not an error in TF (the autotuner
+// falls back); it is counted in Result.WorkspaceFallbacks.
+//
+// The Result holds per-step times (median, throughput), GPU busy and input-stall fractions,
+// all-reduce time, skipped updates, per-device peaks, limits, pool growth history and a
+// downsampled memory timeline (O(TimelinePoints) per device whatever the run's length), and
+// the median step split by category (input, forward, backward, launch, sync, allreduce,
+// optimizer), which sums to its time.
+//
+// Steps are fast-forwarded only when provably identical to the previous one: nothing random
+// feeds them, the previous two steps took the same time, and every allocator reports (through
+// an optional AppendState method) exactly the same state at their ends. Allocators without
+// that method are simulated step by step.
+//
+// Example:
+//
+//	cfg := train.DefaultConfig()
+//	cfg.Model, cfg.Batch, cfg.GPU = "resnet50", 256, "a100-40gb"
+//	res, err := train.Run(cfg)
+//	if err != nil { ... }          // a configuration TF would reject
+//	if res.OOM != nil { ... }      // a simulated out-of-memory: a result
+//	fmt.Println(res.StepTime, res.Devices[0].PeakBytesInUse)
+package train

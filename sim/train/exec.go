@@ -1,0 +1,434 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/gpusim/gpusim/allocator"
+	"github.com/gpusim/gpusim/models"
+	"github.com/gpusim/gpusim/sim"
+	"github.com/gpusim/gpusim/sim/collective"
+	"github.com/gpusim/gpusim/sim/hw"
+)
+
+func (r *runner) run() (*Result, error) {
+	// Variables are created before the first step (model build), then gradient accumulators.
+	for _, rep := range r.replicas {
+		p := rep.plans[0]
+		for _, ti := range p.Persistent {
+			if !r.allocPersistent(rep, p, ti, "variables") {
+				return r.result(), nil
+			}
+		}
+		if r.cfg.AccumulationSteps > 1 {
+			// One float32 accumulator per trainable variable (tf.Variable(tf.zeros_like(v)) in
+			// the usual gradient-accumulation train_step).
+			for _, ti := range p.Gradients {
+				if !r.allocPersistent(rep, p, ti, "gradient_accumulators") {
+					return r.result(), nil
+				}
+			}
+		}
+	}
+	r.step = 1
+	r.startStep()
+	r.eng.Run(-1)
+	return r.result(), nil
+}
+
+func (r *runner) allocPersistent(rep *replica, p *plan, ti int, op string) bool {
+	h, ok := rep.alloc.Allocate(p.Tensors[ti].Bytes)
+	if !ok {
+		r.fail(rep, p.Tensors[ti], op)
+		return false
+	}
+	rep.persistent = append(rep.persistent, h)
+	r.recordMem(rep, p.Tensors[ti].Bytes)
+	return true
+}
+
+func (r *runner) startStep() {
+	r.stepStart = r.eng.Now()
+	r.done, r.atBarrier = 0, 0
+	r.skipThis = r.skip(r.step)
+	for _, rep := range r.replicas {
+		rep.micro = 0
+		rep.optimizing = false
+		rep.cat = [numCats]sim.Time{}
+		rep.mark = r.stepStart
+		rep.trace = rep.trace[:0]
+		rep.busyAtStart = rep.busy
+		r.startMicro(rep)
+	}
+}
+
+// startMicro waits for the micro-step's input batch, then runs its ops.
+func (r *runner) startMicro(rep *replica) {
+	k := (r.step-1)*r.cfg.AccumulationSteps + rep.micro
+	r.whenBatch(k, func() {
+		now := r.eng.Now()
+		rep.cat[catInput] += now - rep.mark
+		r.inputWait += now - rep.mark
+		rep.mark = now
+		rep.opIdx = 0
+		rep.hostT, rep.devFree = now, now
+		r.nextOp(rep)
+	})
+}
+
+// whenBatch runs fn once global batch k is on the GPU. All replicas share a batch: tf.data
+// produces the global batch and the strategy splits it.
+func (r *runner) whenBatch(k int, fn func()) {
+	if r.input == nil {
+		fn()
+		return
+	}
+	b := r.batches[k]
+	if b == nil {
+		b = &batch{}
+		r.batches[k] = b
+		r.input.Get(func() {
+			b.ready = true
+			for _, w := range b.waiters {
+				w()
+			}
+			b.waiters = nil
+		})
+	}
+	if b.ready {
+		fn()
+		return
+	}
+	b.waiters = append(b.waiters, fn)
+	delete(r.batches, k-1) // all replicas are past batch k-1 once someone waits for k+1
+}
+
+func (r *runner) plan(rep *replica) *plan { return rep.plans[rep.micro] }
+
+func (r *runner) final(rep *replica) bool { return rep.micro == len(rep.plans)-1 }
+
+// nextOp runs the op at rep.opIdx of the current micro-step. Forward and backward ops run in
+// every micro-step; at the first optimizer op the backward pass is over (endBackward); the
+// optimizer ops run after the all-reduce, in the last micro-step only.
+func (r *runner) nextOp(rep *replica) {
+	if r.oom != nil {
+		return
+	}
+	p := r.plan(rep)
+	if rep.opIdx == p.optStart && !rep.optimizing {
+		r.endBackward(rep)
+		return
+	}
+	if rep.opIdx == len(p.Ops) {
+		r.endStep(rep)
+		return
+	}
+	i := rep.opIdx
+	op := &p.Ops[i]
+	if op.Phase == models.Optimizer && !rep.slotsDone {
+		// Keras creates slot variables in optimizer.build at the first apply_gradients.
+		for _, ti := range p.Slots {
+			if !r.allocPersistent(rep, p, ti, op.Name) {
+				return
+			}
+		}
+		rep.slotsDone = true
+	}
+	rep.pend = pendingOp{name: op.Name, alloc: op.Alloc, free: op.Free, cost: p.costs[i], plan: p}
+	r.issue(rep)
+}
+
+// pendingOp is the op a replica is issuing or running. then runs at its end; nil means the
+// next op of the plan.
+type pendingOp struct {
+	name        string
+	alloc, free []int
+	cost        opCost
+	plan        *plan
+	then        func()
+}
+
+// issue issues rep.pend: the host spends its issue time, the GPU starts it when it is free and
+// the op has been issued. Allocations happen at the start, frees at the end.
+func (r *runner) issue(rep *replica) {
+	rep.hostT += rep.pend.cost.issue
+	start := max(rep.devFree, rep.hostT)
+	if start > r.eng.Now() {
+		rep.cat[catLaunch] += start - rep.mark
+		rep.mark = start
+		r.eng.At(start, rep.onStart)
+		return
+	}
+	r.opStart(rep)
+}
+
+func (r *runner) opStart(rep *replica) {
+	if r.oom != nil {
+		return
+	}
+	op := &rep.pend
+	for _, ti := range op.alloc {
+		if rep.isLive[ti] || op.plan.isPers[ti] {
+			continue
+		}
+		t := &op.plan.Tensors[ti]
+		h, ok := rep.alloc.Allocate(t.Bytes)
+		if !ok && t.Role == models.Workspace {
+			// cuDNN scratch space is requested without retry_on_failure: BFC logs "The caller
+			// indicates that this is not a failure, but may mean that there could be
+			// performance gains if more memory were available" (bfc_allocator.cc) and the
+			// autotuner picks an algorithm that fits; the op runs without the workspace.
+			r.workspaceMisses++
+			if r.workspaceMisses == 1 {
+				r.notes = append(r.notes, fmt.Sprintf("step %d, op %s: cuDNN workspace of %s did not fit; TF logs \"the caller indicates that this is not a failure\" and falls back to an algorithm without it (the simulated op time is unchanged)", r.step, op.name, allocator.HumanReadableNumBytes(t.Bytes)))
+			}
+			continue
+		}
+		if !ok {
+			r.fail(rep, *t, op.name)
+			return
+		}
+		rep.live[ti], rep.isLive[ti] = h, true
+		r.recordMem(rep, t.Bytes)
+	}
+	rep.busy += op.cost.exec
+	r.eng.At(r.eng.Now()+op.cost.exec, rep.onEnd)
+}
+
+func (r *runner) opEnd(rep *replica) {
+	if r.oom != nil {
+		return
+	}
+	now := r.eng.Now()
+	op := &rep.pend
+	rep.cat[op.cost.cat] += now - rep.mark
+	rep.mark = now
+	rep.devFree = now
+	for _, ti := range op.free {
+		if rep.isLive[ti] {
+			rep.alloc.Free(rep.live[ti])
+			rep.isLive[ti] = false
+			r.recordMem(rep, 0)
+		}
+	}
+	if then := op.then; then != nil {
+		op.then = nil
+		then()
+		return
+	}
+	rep.opIdx++
+	r.nextOp(rep)
+}
+
+// endBackward runs after the last backward op of a micro-step: gradients go into the
+// accumulators (when accumulating), then the next micro-step or the all-reduce barrier.
+func (r *runner) endBackward(rep *replica) {
+	p := r.plan(rep)
+	after := func() {
+		if !r.final(rep) {
+			// Gradients were added to the accumulators and are dropped; next micro-batch.
+			r.freeStepTensors(rep)
+			rep.micro++
+			r.startMicro(rep)
+			return
+		}
+		r.barrier(rep)
+	}
+	if r.cfg.AccumulationSteps == 1 {
+		after()
+		return
+	}
+	// accumulator += gradient for every variable: read both, write one (one
+	// AssignAddVariableOp per variable; XLA fuses them into one kernel).
+	kernels := len(p.Gradients)
+	if r.cfg.XLA {
+		kernels = 1
+	}
+	c, err := r.gpu.Cost(hw.Work{Kind: hw.KindElementwise, Bytes: 3 * float64(r.gradBytes), Kernels: kernels, TF32: r.cfg.TF32})
+	if err != nil {
+		panic("train: pricing gradient accumulation: " + err.Error())
+	}
+	rep.pend = pendingOp{name: "accumulate_gradients", plan: p, then: after,
+		cost: opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: catBackward}}
+	r.issue(rep)
+}
+
+func (r *runner) freeStepTensors(rep *replica) {
+	for _, h := range rep.extra {
+		rep.alloc.Free(h)
+		r.recordMem(rep, 0)
+	}
+	rep.extra = rep.extra[:0]
+	for ti, l := range rep.isLive {
+		if l {
+			rep.alloc.Free(rep.live[ti])
+			rep.isLive[ti] = false
+			r.recordMem(rep, 0)
+		}
+	}
+}
+
+// barrier waits until every replica finished its backward pass, then all-reduces the
+// gradients: NcclAllReduce after the whole backward pass (Keras fit does not overlap them),
+// with the pack buffers of TF's _ConcatAndSplitPacker allocated on every replica.
+func (r *runner) barrier(rep *replica) {
+	r.atBarrier++
+	if r.atBarrier < len(r.replicas) {
+		return
+	}
+	now := r.eng.Now()
+	ar := r.allReduce
+	arTime := sim.FromSeconds(ar.Seconds)
+	for _, rp := range r.replicas {
+		rp.cat[catSync] += now - rp.mark
+		rp.mark = now
+		if len(r.replicas) > 1 && !r.runPackStages(rp) {
+			return
+		}
+		rp := rp
+		r.eng.At(now+arTime, func() {
+			if r.oom != nil {
+				return
+			}
+			t := r.eng.Now()
+			rp.cat[catAllReduce] += t - rp.mark
+			rp.mark = t
+			rp.hostT, rp.devFree = t, t
+			rp.opIdx = r.plan(rp).optStart
+			rp.optimizing = true
+			if r.skipThis {
+				// LossScaleOptimizer: non-finite gradients skip apply_gradients on all replicas.
+				rp.opIdx = len(r.plan(rp).Ops)
+			}
+			r.nextOp(rp)
+		})
+	}
+	if len(r.replicas) > 1 {
+		r.arTimes = append(r.arTimes, arTime.Seconds())
+	}
+}
+
+// runPackStages allocates and frees the all-reduce's buffers on one replica in TF's order.
+// The buffers left at the end (the reduced gradients) are freed with the step's tensors.
+func (r *runner) runPackStages(rep *replica) bool {
+	p := r.plan(rep)
+	bufs := map[string]allocator.Handle{}
+	for _, st := range r.allReduce.Pack.Stages {
+		for _, b := range st.Alloc {
+			h, ok := rep.alloc.Allocate(b.Bytes)
+			if !ok {
+				r.fail(rep, models.Tensor{Name: b.Name, Bytes: b.Bytes, DType: models.Float32}, "NcclAllReduce/"+st.Name)
+				return false
+			}
+			bufs[b.Name] = h
+			r.recordMem(rep, b.Bytes)
+		}
+		for _, name := range st.Free {
+			if name == collective.GradientsName {
+				for _, ti := range p.Gradients {
+					if rep.isLive[ti] {
+						rep.alloc.Free(rep.live[ti])
+						rep.isLive[ti] = false
+						r.recordMem(rep, 0)
+					}
+				}
+				continue
+			}
+			if h, ok := bufs[name]; ok {
+				rep.alloc.Free(h)
+				delete(bufs, name)
+				r.recordMem(rep, 0)
+			}
+		}
+	}
+	// The reduced gradients stay until the end of the step; free them in allocation order.
+	rep.extra = rep.extra[:0]
+	for _, st := range r.allReduce.Pack.Stages {
+		for _, b := range st.Alloc {
+			if h, ok := bufs[b.Name]; ok {
+				rep.extra = append(rep.extra, h)
+				delete(bufs, b.Name)
+			}
+		}
+	}
+	return true
+}
+
+// endStep runs when a replica finished its optimizer ops. The step ends when all have.
+func (r *runner) endStep(rep *replica) {
+	r.freeStepTensors(rep)
+	r.done++
+	if r.done < len(r.replicas) {
+		return
+	}
+	now := r.eng.Now()
+	var sum [numCats]sim.Time
+	for _, rp := range r.replicas {
+		rp.cat[catSync] += now - rp.mark
+		rp.mark = now
+		for c := range sum {
+			sum[c] += rp.cat[c]
+		}
+	}
+	r.stepTimes = append(r.stepTimes, (now - r.stepStart).Seconds())
+	r.breakdowns = append(r.breakdowns, sum)
+	if r.skipThis {
+		r.skipped++
+	}
+	if r.step >= r.cfg.Steps {
+		return
+	}
+	if r.cfg.FastForward && r.canFastForward() {
+		r.fastForward()
+		return
+	}
+	r.step++
+	r.startStep()
+}
+
+func (r *runner) fail(rep *replica, t models.Tensor, op string) {
+	o := rep.alloc.LastOOM()
+	res := &OOM{Step: r.step, MicroStep: rep.micro + 1, Op: op, Tensor: t.Name, Device: rep.device,
+		Allocator: rep.alloc.Name(), Requested: t.Bytes, Time: r.eng.Now().Seconds()}
+	if r.step == 0 {
+		res.MicroStep = 0
+	}
+	shape := fmt.Sprintf("[%d]", t.Bytes/max(t.DType.Size(), 1))
+	msg := allocator.TensorMessage(shape, tfDType(t.DType), rep.device, rep.alloc.Name())
+	res.Message = "ResourceExhaustedError: " + msg
+	if o != nil {
+		res.Log = o.Log
+		res.Fragmentation = o.Fragmentation
+		res.Time += o.Wait.Seconds()
+	}
+	r.oom = res
+	r.eng.Stop()
+}
+
+// tfDType is DataTypeString of a dtype (tensorflow/core/framework/types.cc).
+func tfDType(d models.DType) string {
+	switch d {
+	case models.Float16:
+		return "half"
+	case models.BFloat16:
+		return "bfloat16"
+	case models.Int32:
+		return "int32"
+	}
+	return "float"
+}
+
+func (r *runner) recordMem(rep *replica, request int64) {
+	s := rep.alloc.Stats()
+	now := r.eng.Now()
+	rep.sampler.record(now, s.BytesInUse, s.PoolBytes)
+	rep.trace = append(rep.trace, memEvent{at: now - r.stepStart, inUse: s.BytesInUse, pool: s.PoolBytes})
+	if s.PoolBytes != rep.lastPool {
+		if len(rep.growth) < maxGrowth {
+			rep.growth = append(rep.growth, PoolChange{Time: now.Seconds(), Step: r.step, PoolBytes: s.PoolBytes,
+				RegionBytes: s.PoolBytes - rep.lastPool, Request: request})
+		} else {
+			rep.dropped++
+		}
+		rep.lastPool = s.PoolBytes
+	}
+}

@@ -1,0 +1,82 @@
+package train
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/gpusim/gpusim/allocator"
+)
+
+// keyedAlloc gives an allocator a state key built from its statistics, so that the
+// fast-forward machinery can be compared with a full simulation. (Statistics are not a proof
+// of equal state; the test checks that replaying gives exactly what simulating gives.)
+type keyedAlloc struct{ allocator.Allocator }
+
+func (k keyedAlloc) AppendState(dst []byte) []byte {
+	s := k.Stats()
+	for _, v := range []int64{s.BytesInUse, s.PoolBytes, s.LargestFreeBlockBytes, s.BytesLimit} {
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(v))
+	}
+	return dst
+}
+
+func runKeyed(t *testing.T, c Config) *Result {
+	t.Helper()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRunner(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rep := range r.replicas {
+		rep.alloc = keyedAlloc{rep.alloc}
+	}
+	res, err := r.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestFastForwardMatchesFullSimulation(t *testing.T) {
+	for name, f := range map[string]func(c *Config){
+		"default":  nil,
+		"growth":   func(c *Config) { g := true; c.Memory.Growth = &g },
+		"mirrored": func(c *Config) { c.GPUCount, c.Strategy, c.Batch = 2, "mirrored", 64 },
+		// Loss scaling skips some steps: those are simulated, the stretches between replayed.
+		"mixed_float16": func(c *Config) { c.Precision = "mixed_float16" },
+	} {
+		c := cfgWith(f)
+		c.Steps = 200
+		c.FastForward = false
+		full := runKeyed(t, c)
+		c.FastForward = true
+		ff := runKeyed(t, c)
+		if ff.FastForwarded == 0 {
+			t.Errorf("%s: nothing was fast-forwarded", name)
+		}
+		if full.FastForwarded != 0 {
+			t.Errorf("%s: FastForward=false still fast-forwarded %d steps", name, full.FastForwarded)
+		}
+		opts := cmpopts.IgnoreFields(Result{}, "FastForwarded", "Events")
+		if diff := cmp.Diff(full, ff, opts, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+			t.Errorf("%s: fast-forwarded result differs from the full simulation (-full +ff):\n%s", name, diff)
+		}
+	}
+}
+
+// TestNoFastForwardWithoutStateProof checks that allocators that cannot show their state are
+// simulated step by step.
+func TestNoFastForwardWithoutStateProof(t *testing.T) {
+	res := mustRun(t, cfgWith(func(c *Config) { c.Steps = 50 }))
+	if _, ok := any(res).(interface{}); ok && res.FastForwarded != 0 {
+		r, _ := newRunner(cfgWith(nil))
+		if _, can := r.replicas[0].alloc.(stateAppender); !can {
+			t.Errorf("fast-forwarded %d steps with an allocator that cannot prove its state", res.FastForwarded)
+		}
+	}
+}

@@ -1,0 +1,165 @@
+package train
+
+import (
+	"math"
+	"sort"
+)
+
+// Result is what a run measured. Times are seconds of virtual time, memory is bytes. Report
+// renders it; the JSON keys of DESIGN.md come from these fields.
+type Result struct {
+	// Scenario is Config.Name.
+	Scenario string
+	// Model, GPU and Precision echo the configuration.
+	Model, GPU, Precision string
+	// Replicas is the number of model replicas (1 for the default strategy).
+	Replicas int
+	// GlobalBatch is the batch per optimizer update; ReplicaBatches the per-replica share as
+	// MirroredStrategy splits it; AccumulationSteps the micro-steps per update.
+	GlobalBatch       int
+	ReplicaBatches    []int
+	AccumulationSteps int
+	// StepsRequested is Config.Steps; StepTimes holds one entry per completed optimizer update.
+	StepsRequested int
+	StepTimes      []float64
+	// FastForwarded counts the steps replayed instead of simulated event by event.
+	FastForwarded int
+	// StepTime is the median of StepTimes (0 when no step completed).
+	StepTime float64
+	// Throughput is GlobalBatch / StepTime in samples per second.
+	Throughput float64
+	// GPUUtilization is the fraction of the run's time the GPUs executed kernels, averaged over
+	// the replicas' GPUs.
+	GPUUtilization float64
+	// InputStallFraction is the fraction of the run's time the step waited for an input batch.
+	InputStallFraction float64
+	// AllReduceTime is the median all-reduce time per optimizer update (0 with one replica).
+	AllReduceTime float64
+	// ScalingEfficiency is Throughput / (Replicas * throughput of one replica running its own
+	// per-replica batch alone): 1 is perfect scaling. 1 for a single replica.
+	ScalingEfficiency float64
+	// SkippedSteps counts updates the loss scale optimizer skipped (inf/NaN gradients).
+	SkippedSteps int
+	// Breakdown splits the median step's time by category; the shares sum to its step time.
+	Breakdown []Share
+	// OOM is set when an allocation failed; the run ended there, as TF raises.
+	OOM *OOM
+	// Devices has one entry per logical GPU of the training process, TF order.
+	Devices []Device
+	// Processes reports the other processes sharing the GPUs.
+	Processes []ProcessResult
+	// WorkspaceFallbacks counts cuDNN workspace requests that did not fit; TF does not fail
+	// on them (the autotuner picks an algorithm that needs less).
+	WorkspaceFallbacks int
+	// Events is the number of engine events the run processed.
+	Events uint64
+	// Notes are facts worth telling the user (an environment variable overriding a setting).
+	Notes []string
+}
+
+// Share is one category of a step's time.
+type Share struct {
+	Category string // input, forward, backward, launch, sync, allreduce, optimizer
+	Seconds  float64
+}
+
+// OOM is where and how the run ran out of memory.
+type OOM struct {
+	// Step is the optimizer update (1-based; 0 = while creating the variables), MicroStep the
+	// micro-step within it, Op the op whose allocation failed, Tensor the tensor.
+	Step, MicroStep int
+	Op, Tensor      string
+	Device          string // "/device:GPU:0"
+	Allocator       string // "GPU_0_bfc"
+	Requested       int64
+	// Message is TF's user-facing error ("OOM when allocating tensor with shape[...] ...").
+	Message string
+	// Log is the allocator's log: "Allocator (GPU_0_bfc) ran out of memory ..." and its dump.
+	Log string
+	// Time is the virtual time of the failure in seconds.
+	Time float64
+	// Fragmentation is (free - largest free chunk) / free in the pool at the failure.
+	Fragmentation float64
+}
+
+// Device is one logical GPU of the training process.
+type Device struct {
+	Name      string // "/device:GPU:0"
+	Allocator string // "GPU_0_bfc"
+	// PeakBytesInUse, PeakPoolBytes and BytesLimit are the allocator's statistics at the end.
+	PeakBytesInUse, PeakPoolBytes, BytesLimit int64
+	// BytesInUse and PoolBytes are the values at the end of the run.
+	BytesInUse, PoolBytes int64
+	// LargestFreeBlock is the largest free chunk at the end.
+	LargestFreeBlock int64
+	// Growth is the pool's growth history: one entry per change of the pool size, capped (see
+	// GrowthDropped).
+	Growth        []PoolChange
+	GrowthDropped int
+	// Timeline is the memory over time, downsampled to at most Config.TimelinePoints points.
+	Timeline []MemPoint
+	// BusyFraction is the fraction of the run's time this GPU executed kernels.
+	BusyFraction float64
+}
+
+// PoolChange is one change of an allocator's pool size.
+type PoolChange struct {
+	Time      float64 // seconds
+	Step      int     // optimizer update (0 = before step 1)
+	PoolBytes int64   // pool size after the change
+	// RegionBytes is the change: the size of the region added (negative when garbage
+	// collection returned regions). With memory growth these double: 2 MiB, 4 MiB, 8 MiB, ...
+	RegionBytes int64
+	Request     int64 // the allocation that triggered it
+}
+
+// MemPoint summarizes one interval of a memory timeline.
+type MemPoint struct {
+	Time      float64 // start of the interval, seconds
+	MaxInUse  int64   // highest bytes in use within the interval
+	InUse     int64   // bytes in use at its end
+	PoolBytes int64   // pool size at its end
+}
+
+// ProcessResult is another process sharing the GPUs.
+type ProcessResult struct {
+	Name string
+	// PoolBytes is what its allocators took from each of its GPUs.
+	PoolBytes []int64
+	// Err is set when the process could not start or allocate what it uses (it is reported,
+	// not fatal: the training process still runs).
+	Err string
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// medianIndex returns the index of a step whose time is the (lower) median.
+func medianIndex(xs []float64) int {
+	if len(xs) == 0 {
+		return -1
+	}
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return xs[idx[a]] < xs[idx[b]] })
+	return idx[(len(idx)-1)/2]
+}
+
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
+}

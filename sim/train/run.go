@@ -1,0 +1,463 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gpusim/gpusim/allocator"
+	"github.com/gpusim/gpusim/models"
+	"github.com/gpusim/gpusim/sim"
+	"github.com/gpusim/gpusim/sim/collective"
+	"github.com/gpusim/gpusim/sim/hw"
+)
+
+// Step-time categories of Result.Breakdown, in display order.
+const (
+	CatInput     = "input"     // waiting for the next batch from tf.data
+	CatForward   = "forward"   // forward-pass kernels
+	CatBackward  = "backward"  // backward-pass kernels (and gradient accumulation)
+	CatLaunch    = "launch"    // GPU idle while the host issues kernels (host-bound)
+	CatSync      = "sync"      // waiting for the slowest replica
+	CatAllReduce = "allreduce" // NCCL all-reduce of the gradients
+	CatOptimizer = "optimizer" // optimizer update kernels
+)
+
+var categories = []string{CatInput, CatForward, CatBackward, CatLaunch, CatSync, CatAllReduce, CatOptimizer}
+
+const (
+	catInput = iota
+	catForward
+	catBackward
+	catLaunch
+	catSync
+	catAllReduce
+	catOptimizer
+	numCats
+)
+
+// Run simulates cfg. It returns an error for a configuration TF itself would reject (bad
+// option combinations, unknown model or GPU); running out of memory is a result (Result.OOM).
+func Run(cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := newRunner(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return r.run()
+}
+
+// CheckCatalog checks the names that need the model zoo and the GPU table. Errors are
+// *FieldError.
+func CheckCatalog(cfg *Config) error {
+	var errs []error
+	if cfg.Model != "" {
+		if _, err := models.Get(cfg.Model); err != nil {
+			errs = append(errs, &FieldError{Field: "model", Err: err})
+		}
+	}
+	if cfg.GPU != "" {
+		if _, err := hw.LookupGPU(cfg.GPU); err != nil {
+			errs = append(errs, &FieldError{Field: "hardware.gpu", Err: err})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// opCost is a plan op priced once: device time, host issue time, category.
+type opCost struct {
+	exec, issue sim.Time
+	cat         int
+}
+
+// plan is a models.Plan with its ops priced for one GPU.
+type plan struct {
+	*models.Plan
+	batch    int
+	costs    []opCost
+	optStart int    // index of the first Optimizer-phase op (len(Ops) if none)
+	isPers   []bool // tensor is a variable or slot: allocated once per replica
+}
+
+type replica struct {
+	id     int
+	device string // "/device:GPU:0"
+	alloc  allocator.Allocator
+	plans  []*plan // one per micro-step of an update
+	micro  int     // micro-step being run
+	live   []allocator.Handle
+	isLive []bool
+	// variables, slots and accumulators, allocated once
+	persistent []allocator.Handle
+	slotsDone  bool
+
+	opIdx      int
+	optimizing bool // past the all-reduce: running optimizer ops
+	pend       pendingOp
+	onStart    func()   // r.opStart(rep), allocated once
+	onEnd      func()   // r.opEnd(rep), allocated once
+	hostT      sim.Time // when the host has issued the ops so far
+	devFree    sim.Time // when the GPU finished the previous op
+	mark       sim.Time // start of the interval not yet attributed to a category
+	cat        [numCats]sim.Time
+	busy       sim.Time
+	arrived    sim.Time // time it reached the all-reduce barrier
+
+	sampler  *sampler
+	growth   []PoolChange
+	dropped  int
+	lastPool int64
+	trace    []memEvent         // this step's memory changes, for fast-forward replay
+	extra    []allocator.Handle // all-reduce output buffers, freed at the end of the step
+
+	// fast-forward bookkeeping
+	prevTrace             []memEvent
+	state, prevState      []byte
+	busyAtStart, stepBusy sim.Time
+}
+
+type memEvent struct {
+	at          sim.Time // offset from the step start
+	inUse, pool int64
+}
+
+// maxGrowth caps Device.Growth so that a run that regrows its pool every step (garbage
+// collection returning regions) stays O(1) in memory.
+const maxGrowth = 64
+
+type runner struct {
+	cfg       Config
+	eng       *sim.Engine
+	gpu       hw.GPU
+	model     *models.Model
+	replicas  []*replica
+	others    []ProcessResult
+	notes     []string
+	topo      collective.Topology
+	allReduce collective.GradientAllReduce
+
+	step      int // optimizer update being run, 1-based
+	stepStart sim.Time
+	done      int // replicas finished with the current step
+	atBarrier int
+	oom       *OOM
+
+	stepTimes       []float64
+	arTimes         []float64
+	breakdowns      [][numCats]sim.Time // per completed step, summed over replicas
+	ffSteps         int
+	gradBytes       int64
+	input           inputSource
+	batches         map[int]*batch
+	skips           []bool // per step (0-based): the loss scale optimizer skips the update
+	skipped         int
+	skipThis        bool
+	inputWait       sim.Time // summed over replicas
+	workspaceMisses int      // cuDNN workspace requests that did not fit (not an OOM in TF)
+	configs         []allocator.LogicalConfig
+	visible         int // GPUs the training process sees
+}
+
+// batch is one global (micro-)batch of the input pipeline.
+type batch struct {
+	ready   bool
+	waiters []func()
+}
+
+func newRunner(cfg Config) (*runner, error) {
+	gpu, err := hw.LookupGPU(cfg.GPU)
+	if err != nil {
+		return nil, &FieldError{Field: "hardware.gpu", Err: err}
+	}
+	model, err := models.Get(cfg.Model)
+	if err != nil {
+		return nil, &FieldError{Field: "model", Err: err}
+	}
+	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[int]*batch{}}
+	if err := r.setupDevices(); err != nil {
+		return nil, err
+	}
+	if err := r.setupPlans(); err != nil {
+		return nil, err
+	}
+	r.input = newInput(r.eng, cfg)
+	if err := r.setupLossScale(); err != nil {
+		return nil, err
+	}
+	if err := r.setupAllReduce(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// env returns the training process's environment with cuda_visible_devices applied.
+func (r *runner) env() map[string]string {
+	env := map[string]string{}
+	for k, v := range r.cfg.Env {
+		env[k] = v
+	}
+	if r.cfg.CUDAVisibleDevices != nil {
+		if v, ok := env["CUDA_VISIBLE_DEVICES"]; ok && v != *r.cfg.CUDAVisibleDevices {
+			r.notes = append(r.notes, fmt.Sprintf("cuda_visible_devices=%q replaces env CUDA_VISIBLE_DEVICES=%q", *r.cfg.CUDAVisibleDevices, v))
+		}
+		env["CUDA_VISIBLE_DEVICES"] = *r.cfg.CUDAVisibleDevices
+	}
+	return env
+}
+
+func memoryOptions(m Memory, framework string, visible int, env map[string]string) allocator.Options {
+	o := allocator.Options{
+		Framework:         framework,
+		Growth:            m.growth(),
+		Fraction:          m.Fraction,
+		Allocator:         m.Allocator,
+		GarbageCollection: m.GC,
+		Env:               env,
+	}
+	if m.Mode == "preallocate" {
+		f := false
+		o.Growth = &f
+	}
+	if m.LimitMiB > 0 {
+		o.LogicalDevices = map[int][]int64{}
+		for i := 0; i < visible; i++ {
+			o.LogicalDevices[i] = []int64{m.LimitMiB}
+		}
+	}
+	return o
+}
+
+func (r *runner) setupDevices() error {
+	devs := make([]*allocator.Device, r.cfg.GPUCount)
+	for i := range devs {
+		devs[i] = allocator.NewDevice(allocator.DeviceSpec{
+			Index: i, Name: r.gpu.Name, TotalBytes: r.gpu.MemoryBytes,
+			ContextBytes: r.gpu.ContextBytes, CCMajor: r.gpu.CCMajor, CCMinor: r.gpu.CCMinor,
+		})
+	}
+	// Other processes start first and keep what they allocate.
+	for i, p := range r.cfg.Processes {
+		pr := ProcessResult{Name: p.Name}
+		var pd []*allocator.Device
+		if p.GPUs == nil {
+			pd = devs
+		} else {
+			for _, g := range p.GPUs {
+				pd = append(pd, devs[g])
+			}
+		}
+		fw := p.Framework
+		if fw == "" {
+			fw = "tensorflow"
+		}
+		proc, err := allocator.StartProcess(p.Name, pd, memoryOptions(p.Memory, fw, len(pd), p.Env))
+		if err != nil {
+			pr.Err = err.Error()
+			r.others = append(r.others, pr)
+			continue
+		}
+		for _, a := range proc.Allocators() {
+			if p.UsedBytes > 0 {
+				if _, ok := a.Allocate(p.UsedBytes); !ok {
+					pr.Err = fmt.Sprintf("processes[%d] could not allocate its %s on %s", i, allocator.HumanReadableNumBytes(p.UsedBytes), a.Name())
+				}
+			}
+			pr.PoolBytes = append(pr.PoolBytes, a.Stats().PoolBytes)
+		}
+		r.others = append(r.others, pr)
+	}
+	env := r.env()
+	visible, err := visibleDevices(env["CUDA_VISIBLE_DEVICES"], len(devs))
+	if err != nil {
+		return &FieldError{Field: "cuda_visible_devices", Err: err}
+	}
+	if len(visible) == 0 {
+		// TF runs on the CPU when no GPU is visible; gpusim simulates GPUs only.
+		return &FieldError{Field: "cuda_visible_devices", Err: fmt.Errorf("no GPU visible (CUDA_VISIBLE_DEVICES=%q): TensorFlow would fall back to the CPU", env["CUDA_VISIBLE_DEVICES"])}
+	}
+	vd := make([]*allocator.Device, len(visible))
+	for i, v := range visible {
+		vd[i] = devs[v]
+	}
+	proc, err := allocator.StartProcess("train", vd, memoryOptions(r.cfg.Memory, "tensorflow", len(vd), env))
+	if err != nil {
+		return &FieldError{Field: "memory", Err: err}
+	}
+	allocs := proc.Allocators()
+	r.configs = proc.Configs()
+	n := 1
+	if r.cfg.Strategy == "mirrored" {
+		n = len(allocs)
+	}
+	for i := 0; i < n; i++ {
+		rep := &replica{
+			id: i, device: r.configs[i].Device,
+			alloc: allocs[i], sampler: newSampler(r.cfg.TimelinePoints),
+		}
+		rep.onStart = func() { r.opStart(rep) }
+		rep.onEnd = func() { r.opEnd(rep) }
+		r.replicas = append(r.replicas, rep)
+	}
+	r.topo = topology(r.gpu, n)
+	r.visible = len(visible)
+	return nil
+}
+
+// visibleDevices parses CUDA_VISIBLE_DEVICES as the CUDA driver does: comma-separated indices,
+// the list ends at the first invalid entry; unset means every device.
+func visibleDevices(v string, count int) ([]int, error) {
+	if v == "" {
+		out := make([]int, count)
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, f := range strings.Split(v, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || i < 0 || i >= count || seen[i] {
+			break // the CUDA driver ignores the rest of the list
+		}
+		seen[i] = true
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// topology describes the interconnect of n GPUs of profile g: NVSwitch for SXM parts with
+// NVLink, PCIe otherwise.
+func topology(g hw.GPU, n int) collective.Topology {
+	t := collective.Topology{GPUs: n, Kind: collective.PCIe, LinkBandwidth: g.PCIeBandwidth,
+		CCMajor: g.CCMajor, CCMinor: g.CCMinor, MemBandwidth: g.MemBandwidth}
+	if g.NVLinkBandwidth > 0 {
+		t.Kind, t.LinkBandwidth = collective.NVSwitch, g.NVLinkBandwidth
+	}
+	return t
+}
+
+// splitBatch splits n as tf.distribute splits a global batch over k replicas: floor(n/k)
+// each, the first n mod k get one more (tensorflow/python/distribute/input_lib.py,
+// _split_batch... via distribute_lib's rebatching).
+func splitBatch(n, k int) []int {
+	out := make([]int, k)
+	for i := range out {
+		out[i] = n / k
+		if i < n%k {
+			out[i]++
+		}
+	}
+	return out
+}
+
+func (r *runner) setupPlans() error {
+	replicaBatches := splitBatch(r.cfg.Batch, len(r.replicas))
+	cache := map[int]*plan{}
+	for i, rep := range r.replicas {
+		for _, mb := range splitBatch(replicaBatches[i], r.cfg.AccumulationSteps) {
+			if mb == 0 {
+				return &FieldError{Field: "batch", Err: fmt.Errorf("batch %d is smaller than replicas (%d) x accumulation_steps (%d)", r.cfg.Batch, len(r.replicas), r.cfg.AccumulationSteps)}
+			}
+			p, ok := cache[mb]
+			if !ok {
+				var err error
+				if p, err = r.makePlan(mb); err != nil {
+					return err
+				}
+				cache[mb] = p
+			}
+			rep.plans = append(rep.plans, p)
+		}
+		n := len(rep.plans[0].Tensors)
+		for _, p := range rep.plans {
+			n = max(n, len(p.Tensors))
+		}
+		rep.live = make([]allocator.Handle, n)
+		rep.isLive = make([]bool, n)
+	}
+	r.gradBytes = r.replicas[0].plans[0].GradientBytes()
+	return nil
+}
+
+// setupAllReduce prices the gradient all-reduce once (every update moves the same bytes) with
+// the cross-device ops MirroredStrategy selects.
+func (r *runner) setupAllReduce() error {
+	if len(r.replicas) < 2 {
+		return nil
+	}
+	p := r.replicas[0].plans[0]
+	grads := make([]int64, len(p.Gradients))
+	for i, ti := range p.Gradients {
+		grads[i] = p.Tensors[ti].Bytes
+	}
+	impl, warn := collective.SelectCrossDeviceOps(collective.Selection{LogicalGPUs: len(r.configs), PhysicalGPUs: r.visible})
+	if warn != "" {
+		r.notes = append(r.notes, "tf.distribute: "+warn)
+	}
+	t := r.topo
+	for _, c := range r.configs[:len(r.replicas)] {
+		t.Physical = append(t.Physical, c.Physical)
+	}
+	ar, err := collective.PlanGradientAllReduce(t, grads, collective.GradientOptions{Impl: impl,
+		Pack: collective.PackOptions{NumPacks: r.cfg.NumPacks, ElemBytes: 4}})
+	if err != nil {
+		return fmt.Errorf("plan all-reduce: %w", err)
+	}
+	r.allReduce = ar
+	for _, w := range ar.Warnings {
+		r.notes = append(r.notes, "all-reduce: "+w)
+	}
+	return nil
+}
+
+func (r *runner) makePlan(batch int) (*plan, error) {
+	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, Optimizer: r.cfg.Optimizer})
+	if err != nil {
+		return nil, &FieldError{Field: "model", Err: err}
+	}
+	p := &plan{Plan: mp, batch: batch, costs: make([]opCost, len(mp.Ops)), optStart: len(mp.Ops), isPers: make([]bool, len(mp.Tensors))}
+	for _, i := range mp.Persistent {
+		p.isPers[i] = true
+	}
+	for _, i := range mp.Slots {
+		p.isPers[i] = true
+	}
+	for i, op := range mp.Ops {
+		c, err := r.gpu.Cost(work(op, r.cfg.TF32))
+		if err != nil {
+			return nil, fmt.Errorf("price op %s: %w", op.Name, err)
+		}
+		cat := catForward
+		switch op.Phase {
+		case models.Backward:
+			cat = catBackward
+		case models.Optimizer:
+			cat = catOptimizer
+			if i < p.optStart {
+				p.optStart = i
+			}
+		}
+		p.costs[i] = opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: cat}
+	}
+	return p, nil
+}
+
+// work maps a plan op to the cost model's Work.
+func work(op models.Op, tf32 bool) hw.Work {
+	kind := op.Kind.String()
+	if op.Kind == models.Recurrent {
+		kind = hw.KindMatMul // an LSTM/GRU step is a pair of GEMMs plus element-wise gates
+	}
+	dtype := hw.Float32
+	switch op.DType {
+	case models.Float16:
+		dtype = hw.Float16
+	case models.BFloat16:
+		dtype = hw.BFloat16
+	}
+	return hw.Work{Kind: kind, FLOPs: op.FLOPs, Bytes: op.Bytes, Kernels: op.Kernels, DType: dtype, TF32: tf32}
+}
