@@ -260,3 +260,18 @@ func matchMIG(h Host, e string) (int, string, string) {
 	}
 	return -1, "", "matches more than one MIG device"
 }
+
+// UniformHost returns a host of n copies of g (a typical 8-GPU server), numbered in PCI order
+// with made-up but stable bus IDs and UUIDs ("0000:07:00.0", "GPU-00000000-0000-4000-8000-000000000000"),
+// so that reports and UUID entries of CUDA_VISIBLE_DEVICES have something to show and match.
+func UniformHost(n int, g GPU) Host {
+	h := Host{GPUs: make([]GPU, n)}
+	for i := range h.GPUs {
+		d := g
+		d.PCIBusID = fmt.Sprintf("0000:%02x:00.0", (0x07+0x10*i)%0x100)
+		d.UUID = fmt.Sprintf("GPU-%08x-0000-4000-8000-%012x", i, i)
+		d.MIG = nil
+		h.GPUs[i] = d
+	}
+	return h
+}

@@ -405,3 +405,14 @@ func ExampleContext_Place() {
 	// /device:GPU:1 is nvidia-smi GPU 3
 	// tf.device("/GPU:1"): logical GPU:1 is nvidia-smi GPU 3
 }
+
+func TestUniformHost(t *testing.T) {
+	h := UniformHost(8, GPU{Name: "NVIDIA H100 80GB HBM3", CCMajor: 9, SMs: 132})
+	if len(h.GPUs) != 8 || h.GPUs[7].UUID != "GPU-00000007-0000-4000-8000-000000000007" || h.GPUs[1].PCIBusID != "0000:17:00.0" {
+		t.Errorf("UniformHost = %+v", h.GPUs)
+	}
+	got := gpusOf(ParseVisibleDevices(h, "", str("GPU-00000005,GPU-00000002")))
+	if !cmp.Equal(got, []int{5, 2}) {
+		t.Errorf("UUID prefixes on a uniform host select %v, want [5 2]", got)
+	}
+}
