@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -156,18 +157,23 @@ type CompareCell struct {
 }
 
 // Compare builds the comparison of runs; the first run is the base of the deltas. Rows follow
-// the order in which metric keys first appear, scanning the runs in order.
+// the runs' own metric order, merged.
 func Compare(runs []Run) *CompareTable {
 	t := &CompareTable{}
+	// Merge the runs' metric orders: a key first seen in a later run goes right after the key
+	// that precedes it there, so an OOM base (memory rows only) does not push the speed rows
+	// to the bottom.
 	var keys []RunMetric
-	seen := map[string]bool{}
 	for _, r := range runs {
 		t.Runs = append(t.Runs, CompareColumn{Label: r.Label, Params: r.Params, OOM: r.OOM, OOMMessage: r.OOMMessage})
+		at := 0 // insertion point: after the last known key of this run
 		for _, m := range r.Metrics {
-			if !seen[m.Key] {
-				seen[m.Key] = true
-				keys = append(keys, m)
+			if i := slices.IndexFunc(keys, func(k RunMetric) bool { return k.Key == m.Key }); i >= 0 {
+				at = i + 1
+				continue
 			}
+			keys = slices.Insert(keys, at, m)
+			at++
 		}
 	}
 	for _, k := range keys {

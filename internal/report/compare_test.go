@@ -136,8 +136,9 @@ func TestCompareCells(t *testing.T) {
 	}
 	want := []string{
 		"x:2:", "x:3:+50.00%", "x:2:~",
-		"z:0:", "z:5:", "z:OOM:",
+		// y, first seen in b between x and z, goes between them.
 		"y:n/a:", "y:1:", "y:OOM:",
+		"z:0:", "z:5:", "z:OOM:",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Compare cells (-want +got):\n%s", diff)

@@ -173,6 +173,7 @@ func newLegend() plot.Legend {
 	l.TextStyle.Font.Size = tickSize
 	l.Top, l.Left = true, true
 	l.ThumbnailWidth = vg.Points(24)
+	l.Padding = vg.Points(3)
 	return l
 }
 
@@ -362,11 +363,12 @@ func UtilizationFigure(r *Run) (*Figure, error) {
 // BreakdownFigure draws the mean step time of each run as a bar stacked by category (forward,
 // backward, all-reduce, ...). Runs without a breakdown (OOM before the first step) are labelled.
 func BreakdownFigure(runs []Run) (*Figure, error) {
+	// Categories no run spends time in (all-reduce on one GPU) would only crowd the legend.
 	var cats []string
 	seen := map[string]bool{}
 	for _, r := range runs {
 		for _, s := range r.Breakdown {
-			if !seen[s.Category] {
+			if !seen[s.Category] && s.Seconds > 0 {
 				seen[s.Category] = true
 				cats = append(cats, s.Category)
 			}
