@@ -1,0 +1,124 @@
+package pipeline
+
+import (
+	"math"
+	"slices"
+
+	"github.com/gpusim/gpusim/sim"
+)
+
+// Interval is a span of time [Start, End) during which a GPU ran at least one kernel.
+type Interval struct {
+	Start, End sim.Time
+}
+
+// NVMLSamplePeriod is the window over which nvidia-smi's utilization.gpu is measured on the
+// H200: the median spacing of the driver's own samples (nvmlDeviceGetSamples,
+// NVML_GPU_UTILIZATION_SAMPLES) was 0.2000 s in both runs of tools/input/dataloader_bench.py
+// (pipeline/testdata/h200). NVML documents "between 1 second and 1/6 second depending on
+// the product" (nvidia-smi --help-query-gpu).
+const NVMLSamplePeriod = 200 * sim.Millisecond
+
+// UtilizationSeries turns busy intervals into utilization the way nvidia-smi samples it: for
+// each window [start + k·period, start + (k+1)·period) before end, the fraction of the window
+// during which at least one interval was running ("percent of time over the past sample
+// period during which one or more kernels was executing on the GPU", NVML's
+// nvmlUtilization_t.gpu). Intervals may overlap (several streams) and come in any order. A
+// last partial window is dropped, as the driver has not sampled it yet.
+func UtilizationSeries(busy []Interval, start, end, period sim.Time) []float64 {
+	if period <= 0 {
+		panic("pipeline: UtilizationSeries with period <= 0")
+	}
+	if end <= start {
+		return nil
+	}
+	n := int((end - start) / period)
+	out := make([]float64, n)
+	for _, iv := range merge(busy) {
+		s, e := max(iv.Start, start), min(iv.End, start+sim.Time(n)*period)
+		for s < e {
+			k := int((s - start) / period)
+			we := start + sim.Time(k+1)*period
+			seg := min(e, we) - s
+			out[k] += float64(seg)
+			s += seg
+		}
+	}
+	for k := range out {
+		out[k] /= float64(period)
+	}
+	return out
+}
+
+// Utilization is the busy fraction of [start, end): the mean of UtilizationSeries with one
+// window.
+func Utilization(busy []Interval, start, end sim.Time) float64 {
+	if end <= start {
+		return 0
+	}
+	var t sim.Time
+	for _, iv := range merge(busy) {
+		s, e := max(iv.Start, start), min(iv.End, end)
+		if e > s {
+			t += e - s
+		}
+	}
+	return float64(t) / float64(end-start)
+}
+
+// merge returns the union of the intervals, sorted and disjoint.
+func merge(busy []Interval) []Interval {
+	if len(busy) == 0 {
+		return nil
+	}
+	iv := slices.Clone(busy)
+	if !slices.IsSortedFunc(iv, cmpStart) {
+		slices.SortFunc(iv, cmpStart)
+	}
+	out := iv[:0]
+	for _, x := range iv {
+		if x.End <= x.Start {
+			continue
+		}
+		if n := len(out); n > 0 && x.Start <= out[n-1].End {
+			out[n-1].End = max(out[n-1].End, x.End)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func cmpStart(a, b Interval) int {
+	switch {
+	case a.Start < b.Start:
+		return -1
+	case a.Start > b.Start:
+		return 1
+	}
+	return 0
+}
+
+// Summary is the mean, population standard deviation, minimum and maximum of a series.
+type Summary struct {
+	Mean, Stddev, Min, Max float64
+}
+
+// Summarize describes a utilization series (zero Summary for an empty one).
+func Summarize(xs []float64) Summary {
+	if len(xs) == 0 {
+		return Summary{}
+	}
+	s := Summary{Min: math.Inf(1), Max: math.Inf(-1)}
+	for _, x := range xs {
+		s.Mean += x
+		s.Min = math.Min(s.Min, x)
+		s.Max = math.Max(s.Max, x)
+	}
+	s.Mean /= float64(len(xs))
+	for _, x := range xs {
+		s.Stddev += (x - s.Mean) * (x - s.Mean)
+	}
+	s.Stddev = math.Sqrt(s.Stddev / float64(len(xs)))
+	return s
+}
