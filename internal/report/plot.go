@@ -281,7 +281,11 @@ func MemoryFigure(r *Run) (*Figure, error) {
 	if anyOOM {
 		f.Series = append(f.Series, SeriesOOM)
 	}
-	f.Height = panelHeight * vg.Length(len(f.panels))
+	h := panelHeight
+	if len(f.panels) > 4 {
+		h = panelHeight * 3 / 4 // 8 GPUs stay within two printed pages
+	}
+	f.Height = h * vg.Length(len(f.panels))
 	return f, nil
 }
 
@@ -378,7 +382,7 @@ func BreakdownFigure(runs []Run) (*Figure, error) {
 		return nil, errors.New("no run has a step-time breakdown")
 	}
 	names := shortLabels(runs)
-	p := newPlot("Step time by category", "", "time per step (ms)")
+	p := newPlot("Step time by category", paramKeys(runs), "time per step (ms)")
 	lg := newLegend()
 	width := vg.Points(min(60, 400/float64(len(runs))))
 	var below *plotter.BarChart
@@ -471,6 +475,23 @@ func shortLabels(runs []Run) []string {
 		out[i] = strings.Join(vs, ", ")
 	}
 	return out
+}
+
+// paramKeys names what shortLabels shows: the varied keys ("memory.mode, batch"), or
+// "configuration" when the runs have no parameters.
+func paramKeys(runs []Run) string {
+	var keys []string
+	for _, r := range runs {
+		for _, p := range r.Params {
+			if !slices.Contains(keys, p.Key) {
+				keys = append(keys, p.Key)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return "configuration"
+	}
+	return strings.Join(keys, ", ")
 }
 
 // SweepFigure plots throughput and peak memory in use against the values of one varied key,

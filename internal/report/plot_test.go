@@ -139,7 +139,7 @@ func TestWritePlots(t *testing.T) {
 		"memory-memory.mode=preallocate": {SeriesInUse, SeriesPool, "limit 38.00GiB", "Memory on GPU:0: memory.mode=preallocate", "Memory on GPU:1", "time (s)", "memory (GiB)"},
 		"memory-memory.mode=limit":       {SeriesInUse, SeriesPool, "limit 8.000GiB", SeriesOOM},
 		"utilization-memory.mode=growth": {"GPU:0", "GPU:1", "prefetch buffer", "busy (%)", "batches ready"},
-		"breakdown":                      {"forward", "backward", "all-reduce", "optimizer", "input wait", "OOM", "preallocate", "growth", "limit", "time per step (ms)"},
+		"breakdown":                      {"forward", "backward", "all-reduce", "optimizer", "input wait", "OOM", "preallocate", "growth", "limit", "time per step (ms)", "memory.mode"},
 		"sweep-memory.mode":              {"throughput (samples/s)", "peak memory in use (GiB)", SeriesOOM, "Throughput vs memory.mode"},
 	}
 	for name, texts := range want {
