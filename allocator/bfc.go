@@ -91,6 +91,9 @@ type BFCOptions struct {
 	// 0.9x only once in the allocator's lifetime (started_backpedal_). Newer tsl backs off every
 	// time and forces strict progress.
 	BackpedalOnce bool
+	// NoOOMLog skips building OOM.Log (the dump walks every chunk); replays that only need the
+	// statistics set it.
+	NoOOMLog bool
 }
 
 // DefaultBFCOptions are TF's defaults for a GPU allocator: preallocate, garbage collection on,

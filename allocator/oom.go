@@ -61,6 +61,9 @@ func (a *BFC) newOOM(size int64, wait time.Duration) *OOM {
 		Device:        a.Device,
 	}
 	o.Message = TensorMessage("["+strconv.FormatInt(size, 10)+"]", "uint8", a.Device, a.name)
+	if a.opts.NoOOMLog {
+		return o
+	}
 	var b strings.Builder
 	// BFCAllocator::AllocateRawInternal (TF 2.x text, including its missing space and doubled line).
 	fmt.Fprintf(&b, "Allocator (%s) ran out of memory trying to allocate %s (rounded to %d)requested by op \n",

@@ -212,6 +212,7 @@ func NewReplayAllocator(cfg ReplayConfig) *BFC {
 		FragmentationFraction: cfg.FragmentationFraction,
 		AllowRetryOnFailure:   true,
 		Variant:               cfg.Variant,
+		NoOOMLog:              true,
 	}
 	return NewBFC("GPU_0_bfc", cfg.Limit, o, nil)
 }
