@@ -337,3 +337,33 @@ func (d DeviceSpec) String() string {
 	}
 	return b.String()
 }
+
+// UsedPhysical returns the physical devices TF creates devices on, in TF's order: visible
+// after set_visible_devices and not ignored at initialization. This is the device list to give
+// the allocator (allocator.StartProcess), whose logical-device map is keyed by position in it
+// (LogicalLimits). It initializes the context.
+func (c *Context) UsedPhysical() []PhysicalDevice {
+	c.Initialize()
+	var out []PhysicalDevice
+	for i, p := range c.physical {
+		if c.visible[i] && c.ignored[i] == "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// LogicalLimits returns the set_logical_device_configuration memory limits (MiB) keyed by
+// position in UsedPhysical, for allocator.Options.LogicalDevices; nil when no GPU was split.
+func (c *Context) LogicalLimits() map[int][]int64 {
+	var out map[int][]int64
+	for pos, p := range c.UsedPhysical() {
+		if lim := c.virtual[p.Index]; len(lim) > 0 {
+			if out == nil {
+				out = map[int][]int64{}
+			}
+			out[pos] = append([]int64(nil), lim...)
+		}
+	}
+	return out
+}

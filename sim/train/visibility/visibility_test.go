@@ -416,3 +416,23 @@ func TestUniformHost(t *testing.T) {
 		t.Errorf("UUID prefixes on a uniform host select %v, want [5 2]", got)
 	}
 }
+
+func TestUsedPhysicalAndLimits(t *testing.T) {
+	ctx := NewContext(fourA100(), env("CUDA_VISIBLE_DEVICES", "3,1,2"))
+	if err := ctx.SetVisibleDevices([]int{0, 2}); err != nil { // nvidia-smi 3 and 2
+		t.Fatal(err)
+	}
+	if err := ctx.SetLogicalDeviceConfiguration(2, []int64{1024, 2048}); err != nil {
+		t.Fatal(err)
+	}
+	var gpus []int
+	for _, p := range ctx.UsedPhysical() {
+		gpus = append(gpus, p.GPU)
+	}
+	if !cmp.Equal(gpus, []int{3, 2}) {
+		t.Errorf("UsedPhysical GPUs = %v, want [3 2]", gpus)
+	}
+	if diff := cmp.Diff(map[int][]int64{1: {1024, 2048}}, ctx.LogicalLimits()); diff != "" {
+		t.Errorf("LogicalLimits (-want +got):\n%s", diff)
+	}
+}
