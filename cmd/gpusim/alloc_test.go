@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func allocRun(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), &out, &errb, args)
+	if err != nil {
+		errb.WriteString(err.Error())
+	}
+	return out.String(), errb.String(), exitCode(err)
+}
+
+// TestAllocReplayRecordedTraces: replaying each recorded trace prints the recorded rows.
+func TestAllocReplayRecordedTraces(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		args []string
+	}{
+		{"growth-tiny-a.csv", []string{"--mode", "growth", "--limit", "750780416"}},
+		{"probe-growth.csv", []string{"--mode", "growth", "--limit", "112583507968"}},
+		{"probe-prealloc.csv", []string{"--mode", "preallocate", "--limit", "112583507968"}},
+		{"probe-prealloc.csv", []string{"--mode", "preallocate", "--limit", "112583507968", "--variant", "xla-spatial"}},
+	} {
+		path := filepath.Join("..", "..", "allocator", "testdata", "traces", tc.file)
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, stderr, code := allocRun(t, append([]string{"alloc", "replay", path}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("alloc replay %s %v: exit %d: %s", tc.file, tc.args, code, stderr)
+		}
+		if w := strings.ReplaceAll(string(want), "\r\n", "\n"); got != w {
+			t.Errorf("alloc replay %s %v differs from the recording:\ngot:\n%s\nwant:\n%s", tc.file, tc.args, got, w)
+		}
+	}
+}
+
+// TestAllocReplayBadInput: bad traces and flags exit 2 and name file:line.
+func TestAllocReplayBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, trace string
+		args        []string
+		wantErr     string
+	}{
+		{"unknown op", "op,id,bytes\nalloc,0,10\nrealloc,0,5\n", nil, "t.csv:3: op: bad trace: unknown op \"realloc\""},
+		{"free unknown id", "op,id,bytes\nfree,7,0\n", nil, "t.csv:2: id: bad trace: free of unknown id 7"},
+		{"double free", "op,id,bytes\nalloc,1,10\nfree,1,0\nfree,1,0\n", nil, "t.csv:4: id: bad trace: free of id 1 that was already freed"},
+		{"negative size", "op,id,bytes\nalloc,0,-5\n", nil, "t.csv:2: bytes: bad trace: negative size -5"},
+		{"missing column", "op,id\nalloc,0\n", nil, "t.csv:1: bytes: bad trace: missing column bytes"},
+		{"truncated line", "op,id,bytes\nalloc,0\n", nil, "t.csv:2: bad trace: truncated line"},
+		{"not a number", "op,id,bytes\nalloc,0,ten\n", nil, "t.csv:2: bytes: bad trace: not an integer"},
+		{"no mode", "op,id,bytes\n", []string{"--limit", "1"}, "--mode is required"},
+		{"bad limit", "op,id,bytes\n", []string{"--mode", "growth", "--limit", "lots"}, "is not a byte count"},
+		{"spatial growth", "op,id,bytes\n", []string{"--mode", "growth", "--limit", "1GiB", "--variant", "xla-spatial"}, "needs --mode preallocate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, "t.csv")
+			if err := os.WriteFile(path, []byte(tc.trace), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := tc.args
+			if args == nil {
+				args = []string{"--mode", "growth", "--limit", "1GiB"}
+			}
+			_, stderr, code := allocRun(t, append([]string{"alloc", "replay", path}, args...)...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (%s)", code, stderr)
+			}
+			if !strings.Contains(stderr, tc.wantErr) {
+				t.Errorf("error %q lacks %q", stderr, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestAllocReplayNoIDsAndOutputFile: allocs without ids are numbered in order; -o writes the
+// file (through a temporary file and a rename).
+func TestAllocReplayNoIDsAndOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	os.WriteFile(in, []byte("op,bytes,id\nalloc,1000,\nalloc,3000,\nfree,0,0\nalloc,100,\n"), 0o644)
+	out := filepath.Join(dir, "out.csv")
+	if _, stderr, code := allocRun(t, "alloc", "replay", in, "--mode", "growth", "--limit", "1MiB", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `op,id,bytes,result,bytes_in_use,peak_bytes_in_use,pool_bytes,peak_pool_bytes,largest_free_block_bytes,num_allocs,largest_alloc_size,bytes_limit
+alloc,0,1000,ok,1024,1024,1048576,1048576,1047552,1,1024,1048576
+alloc,1,3000,ok,4096,4096,1048576,1048576,1044480,2,3072,1048576
+free,0,0,ok,3072,4096,1048576,1048576,1044480,2,3072,1048576
+alloc,2,100,ok,3328,4096,1048576,1048576,1044480,3,3072,1048576
+`
+	if string(got) != want {
+		t.Errorf("output:\n%s\nwant:\n%s", got, want)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("temporary file left behind: %v", entries)
+	}
+}
+
+func TestAllocUsage(t *testing.T) {
+	out, _, code := allocRun(t, "alloc", "--help")
+	if code != 0 || !strings.Contains(out, "gpusim alloc replay TRACE.csv --mode growth|preallocate --limit BYTES") {
+		t.Errorf("alloc --help: exit %d, output %q", code, out)
+	}
+	if _, _, code := allocRun(t, "alloc", "rewind"); code != 2 {
+		t.Errorf("unknown subcommand: exit %d, want 2", code)
+	}
+}
