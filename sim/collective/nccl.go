@@ -311,7 +311,8 @@ func Collective(t Topology, op Op, bytes int64, algo string) (Result, error) {
 		return Result{}, err
 	}
 	if t.GPUs == 1 || bytes == 0 {
-		return Result{Seconds: t.Latency, LatencySeconds: t.Latency, Algo: "none", Op: op, Bytes: bytes}, nil
+		// One rank has nothing to exchange and NCCL returns at once for a count of 0.
+		return Result{Algo: "none", Op: op, Bytes: bytes}, nil
 	}
 	m := buildModel(t, op)
 	best, bestA, bestP := math.Inf(1), -1, -1
