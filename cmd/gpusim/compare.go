@@ -1,0 +1,393 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpusim/gpusim/internal/report"
+	"github.com/gpusim/gpusim/scenarios"
+	"github.com/gpusim/gpusim/sim/train"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+)
+
+func init() {
+	register(command{name: "compare", summary: "simulate several configurations and compare them side by side", run: runCompare})
+}
+
+const compareUsage = `Usage:
+  gpusim compare [SCENARIO] --vary KEY=V1,V2,... [--vary ...] [flags]
+  gpusim compare SCENARIO.yaml SCENARIO.yaml ... [--vary ...] [flags]
+
+Simulates every configuration (the cartesian product of the --vary lists, for each scenario)
+in parallel and prints one column per configuration, one row per metric, with the change
+against the first column. A run that runs out of memory shows OOM. SCENARIO is a YAML file or
+a built-in name; none means the embedded default. Values are split at commas outside [...].
+
+Examples:
+  gpusim compare --vary memory.mode=preallocate,growth,limit --set memory.limit_mib=4096
+  gpusim compare --vary precision=float32,mixed_float16 --vary batch=64,128 -o csv
+  gpusim compare --vary hardware.count=1,2,4,8 --set strategy.name=mirrored --plot plots --html report.html
+
+Flags:
+`
+
+// compareConfig is one configuration of a comparison.
+type compareConfig struct {
+	Label    string
+	Scenario string            // the SCENARIO argument ("" = the embedded default)
+	Params   []report.RunParam // the varied keys, in --vary order
+	Sets     []string          // key=value overrides: the --set flags, then the varied values
+}
+
+// comparePrepare loads and checks one configuration and returns the function that simulates
+// it. A bad configuration is reported before anything runs.
+type comparePrepare func(c compareConfig) (func() (report.Run, error), error)
+
+func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	return compareMain(ctx, stdout, stderr, args, prepareScenario, compareIsTerminal(stderr))
+}
+
+// prepareScenario resolves the scenario, applies the overrides and returns a train.Run of it.
+func prepareScenario(c compareConfig) (func() (report.Run, error), error) {
+	s, err := scenarios.Resolve(c.Scenario)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	for _, kv := range c.Sets {
+		if err := s.Set(kv); err != nil {
+			return nil, asUsage(err)
+		}
+	}
+	cfg := s.Config
+	return func() (report.Run, error) {
+		res, err := train.Run(cfg)
+		if err != nil {
+			// train.Run fails only on a configuration TF itself rejects: bad input.
+			return report.Run{}, asUsage(err)
+		}
+		return report.FromResult(c.Label, c.Params, res), nil
+	}, nil
+}
+
+func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, prepare comparePrepare, terminal bool) error {
+	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		varies   []string
+		sets     []string
+		format   string
+		plotDir  string
+		htmlFile string
+		jobs     int
+		progress string
+	)
+	fs.StringArrayVar(&varies, "vary", nil, "`KEY=V1,V2,...`: a scenario key and its values (repeatable; cartesian product)")
+	fs.StringArrayVar(&sets, "set", nil, "`KEY=VALUE` override applied to every configuration (repeatable)")
+	fs.StringVarP(&format, "output", "o", "text", "table format: text, json or csv")
+	fs.StringVar(&plotDir, "plot", "", "write PNG and SVG figures into `DIR`")
+	fs.StringVar(&htmlFile, "html", "", "write a self-contained HTML report to `FILE`")
+	fs.IntVarP(&jobs, "jobs", "j", runtime.GOMAXPROCS(0), "configurations simulated at once")
+	fs.StringVar(&progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
+	help := fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(args); err != nil {
+		return usagef("compare: %v", err)
+	}
+	if *help {
+		fmt.Fprint(stdout, compareUsage)
+		fmt.Fprint(stdout, fs.FlagUsages())
+		return nil
+	}
+	switch format {
+	case "text", "json", "csv":
+	default:
+		return usagef("compare: -o %q: want text, json or csv", format)
+	}
+	if jobs < 1 {
+		return usagef("compare: --jobs %d: want at least 1", jobs)
+	}
+	switch progress {
+	case "auto":
+	case "always":
+		terminal = true
+	case "never":
+		terminal = false
+	default:
+		return usagef("compare: --progress %q: want auto, always or never", progress)
+	}
+	configs, err := compareConfigs(fs.Args(), sets, varies)
+	if err != nil {
+		return asUsage(fmt.Errorf("compare: %w", err))
+	}
+	if len(configs) < 2 {
+		return usagef("compare: one configuration: give --vary KEY=V1,V2 or several scenarios (gpusim run simulates one)")
+	}
+	// Load and check everything first: a typo in the last configuration fails at once.
+	runs := make([]func() (report.Run, error), len(configs))
+	for i, c := range configs {
+		if runs[i], err = prepare(c); err != nil {
+			return fmt.Errorf("compare: %s: %w", c.Label, err)
+		}
+	}
+	results, err := compareRunAll(ctx, runs, jobs, compareProgress(stderr, terminal, len(runs)))
+	var ce *compareError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("compare: %s: %w", configs[ce.index].Label, ce.err)
+	}
+	if err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	tab := report.Compare(results)
+	var out bytes.Buffer
+	switch format {
+	case "text":
+		err = tab.WriteText(&out)
+	case "json":
+		err = tab.WriteJSON(&out)
+	case "csv":
+		err = tab.WriteCSV(&out)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := stdout.Write(out.Bytes()); err != nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	if plotDir != "" {
+		paths, err := report.WritePlots(plotDir, results)
+		if err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+		fmt.Fprintf(stderr, "gpusim: wrote %d plot files to %s\n", len(paths), plotDir)
+	}
+	if htmlFile != "" {
+		var page bytes.Buffer
+		opts := report.HTMLOptions{Title: "gpusim comparison", Command: "gpusim compare " + strings.Join(args, " ")}
+		if err := report.WriteHTML(&page, results, opts); err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Dir(htmlFile), 0o755); err != nil {
+			return fmt.Errorf("compare: html report: %w", err)
+		}
+		if err := report.WriteFileAtomic(htmlFile, page.Bytes()); err != nil {
+			return fmt.Errorf("compare: write html report %s: %w", htmlFile, err)
+		}
+		fmt.Fprintf(stderr, "gpusim: wrote %s\n", htmlFile)
+	}
+	return nil
+}
+
+// compareConfigs expands the scenarios and --vary lists into configurations: for each scenario
+// (in argument order), the cartesian product of the lists with the first --vary changing
+// slowest, so the first configuration (the base of the deltas) takes every first value.
+func compareConfigs(scenarioArgs, sets, varies []string) ([]compareConfig, error) {
+	type axis struct {
+		key    string
+		values []string
+	}
+	var axes []axis
+	seen := map[string]bool{}
+	for _, v := range varies {
+		key, list, ok := strings.Cut(v, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			return nil, fmt.Errorf("--vary %q: want KEY=V1,V2,...", v)
+		}
+		if seen[key] {
+			return nil, fmt.Errorf("--vary %q: %s is varied twice", v, key)
+		}
+		seen[key] = true
+		vals, err := compareSplit(list)
+		if err != nil {
+			return nil, fmt.Errorf("--vary %q: %w", v, err)
+		}
+		axes = append(axes, axis{key, vals})
+	}
+	if len(scenarioArgs) == 0 {
+		scenarioArgs = []string{""}
+	}
+	var out []compareConfig
+	for _, sc := range scenarioArgs {
+		// combos are the value indices of each axis, counted like an odometer.
+		idx := make([]int, len(axes))
+		for {
+			c := compareConfig{Scenario: sc, Sets: append([]string(nil), sets...)}
+			var parts []string
+			if len(scenarioArgs) > 1 {
+				name := compareScenarioName(sc)
+				c.Params = append(c.Params, report.RunParam{Key: "scenario", Value: name})
+				parts = append(parts, name)
+			}
+			for i, a := range axes {
+				val := a.values[idx[i]]
+				c.Params = append(c.Params, report.RunParam{Key: a.key, Value: val})
+				c.Sets = append(c.Sets, a.key+"="+val)
+				parts = append(parts, a.key+"="+val)
+			}
+			c.Label = strings.Join(parts, ",")
+			if c.Label == "" {
+				c.Label = compareScenarioName(sc)
+			}
+			out = append(out, c)
+			i := len(axes) - 1
+			for ; i >= 0; i-- {
+				idx[i]++
+				if idx[i] < len(axes[i].values) {
+					break
+				}
+				idx[i] = 0
+			}
+			if i < 0 {
+				break
+			}
+		}
+	}
+	labels := map[string]bool{}
+	for _, c := range out {
+		if labels[c.Label] {
+			return nil, fmt.Errorf("configuration %s appears twice", c.Label)
+		}
+		labels[c.Label] = true
+	}
+	return out, nil
+}
+
+// compareScenarioName is the name a scenario argument gets in labels: the file's base name
+// without extension, the built-in's name, or "default".
+func compareScenarioName(arg string) string {
+	if arg == "" {
+		return "default"
+	}
+	base := filepath.Base(arg)
+	return strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
+}
+
+// compareSplit splits a --vary list at commas outside brackets, so that a list value such as
+// cuda_visible_devices=[0,1],[2,3] stays whole.
+func compareSplit(list string) ([]string, error) {
+	var vals []string
+	depth, start := 0, 0
+	for i, r := range list {
+		switch r {
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+			if depth < 0 {
+				return nil, fmt.Errorf("unbalanced %q at offset %d", r, i)
+			}
+		case ',':
+			if depth == 0 {
+				vals = append(vals, strings.TrimSpace(list[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	if depth != 0 {
+		return nil, errors.New("unbalanced brackets")
+	}
+	vals = append(vals, strings.TrimSpace(list[start:]))
+	for _, v := range vals {
+		if v == "" {
+			return nil, errors.New("empty value")
+		}
+	}
+	return vals, nil
+}
+
+// compareError carries the index of the configuration that failed.
+type compareError struct {
+	index int
+	err   error
+}
+
+func (e *compareError) Error() string { return e.err.Error() }
+func (e *compareError) Unwrap() error { return e.err }
+
+// compareRunAll runs every simulation on up to jobs goroutines (each simulation has its own
+// engine, so they share nothing) and returns the results in input order, whatever order they
+// finish in. The first failure (lowest index among those that ran) stops new work.
+func compareRunAll(ctx context.Context, runs []func() (report.Run, error), jobs int, done func()) ([]report.Run, error) {
+	results := make([]report.Run, len(runs))
+	errs := make([]error, len(runs))
+	ran := make([]bool, len(runs))
+	next := make(chan int)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range min(jobs, len(runs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				ran[i] = true
+				results[i], errs[i] = runs[i]()
+				if errs[i] != nil {
+					cancel()
+				}
+				done()
+			}
+		}()
+	}
+feed:
+	for i := range runs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, &compareError{i, err}
+		}
+	}
+	// Cancelled from outside (Ctrl-C) before every run started: say so rather than print
+	// empty columns for the ones that never ran.
+	for i := range runs {
+		if !ran[i] {
+			return nil, &compareError{i, fmt.Errorf("not run: %w", context.Cause(ctx))}
+		}
+	}
+	return results, nil
+}
+
+// compareProgress returns the function called after each simulation: a progress bar on a
+// terminal, nothing otherwise.
+func compareProgress(stderr io.Writer, terminal bool, n int) func() {
+	if !terminal {
+		return func() {}
+	}
+	bar := progressbar.NewOptions(n,
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetDescription("simulating"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+	var mu sync.Mutex
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = bar.Add(1) // a progress bar that cannot draw is not worth failing the run
+	}
+}
+
+// compareIsTerminal reports whether w is a terminal (progress bars only go there).
+func compareIsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

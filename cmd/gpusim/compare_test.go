@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/gpusim/gpusim/internal/report"
+)
+
+// fakePrepare simulates a configuration instantly: throughput is the product of the numeric
+// varied values, and "memory.mode=limit" runs out of memory. Later configurations finish first
+// so the test sees whether the output order follows the input order.
+func fakePrepare(started *atomic.Int32) comparePrepare {
+	return func(c compareConfig) (func() (report.Run, error), error) {
+		if slices.Contains(c.Sets, "batch=bad") {
+			return nil, asUsage(errors.New("--set batch=bad: batch: want an integer"))
+		}
+		return func() (report.Run, error) {
+			n := started.Add(1)
+			time.Sleep(time.Duration(10-min(n, 10)) * time.Millisecond)
+			r := report.Run{Label: c.Label, Params: c.Params}
+			if slices.Contains(c.Sets, "memory.mode=limit") {
+				r.OOM, r.OOMMessage = true, "OOM when allocating tensor"
+			} else {
+				r.Metrics = append(r.Metrics, report.RunMetric{Key: report.MetricThroughput, Name: "throughput", Unit: report.UnitSamplesPerSec, Value: float64(len(c.Label))})
+			}
+			r.Metrics = append(r.Metrics, report.RunMetric{Key: report.MetricPeakInUse, Name: "peak memory in use", Unit: report.UnitBytes, Value: float64(len(c.Sets)) * (1 << 30)})
+			r.Memory = []report.MemorySeries{{Device: "GPU:0", Limit: 4 << 30, Points: []report.MemoryPoint{{T: 0, InUse: 1 << 30, Pool: 2 << 30}, {T: 1, InUse: 2 << 30, Pool: 2 << 30}}}}
+			r.Breakdown = []report.StepShare{{Category: "forward", Seconds: 0.01}, {Category: "backward", Seconds: 0.02}}
+			if strings.Contains(c.Label, "fail") {
+				return report.Run{}, asUsage(errors.New("Memory growth cannot differ between GPU devices"))
+			}
+			return r, nil
+		}, nil
+	}
+}
+
+func runFakeCompare(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	var started atomic.Int32
+	err := compareMain(context.Background(), &out, &errb, args, fakePrepare(&started), false)
+	return out.String(), errb.String(), err
+}
+
+func TestCompareConfigs(t *testing.T) {
+	got, err := compareConfigs(nil, []string{"steps=5"}, []string{"batch=32,64", "precision=float32,mixed_float16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, c := range got {
+		labels = append(labels, c.Label+" "+strings.Join(c.Sets, " "))
+	}
+	want := []string{
+		"batch=32,precision=float32 steps=5 batch=32 precision=float32",
+		"batch=32,precision=mixed_float16 steps=5 batch=32 precision=mixed_float16",
+		"batch=64,precision=float32 steps=5 batch=64 precision=float32",
+		"batch=64,precision=mixed_float16 steps=5 batch=64 precision=mixed_float16",
+	}
+	if diff := cmp.Diff(want, labels); diff != "" {
+		t.Errorf("compareConfigs (-want +got):\n%s", diff)
+	}
+
+	got, err = compareConfigs([]string{"a/x.yaml", "y"}, nil, []string{"cuda_visible_devices=[0,1],[2,3]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels = labels[:0]
+	for _, c := range got {
+		labels = append(labels, c.Label)
+	}
+	want = []string{"x,cuda_visible_devices=[0,1]", "x,cuda_visible_devices=[2,3]", "y,cuda_visible_devices=[0,1]", "y,cuda_visible_devices=[2,3]"}
+	if diff := cmp.Diff(want, labels); diff != "" {
+		t.Errorf("compareConfigs of two scenarios (-want +got):\n%s", diff)
+	}
+}
+
+func TestCompareBadUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no vary", nil, "one configuration"},
+		{"no equals", []string{"--vary", "batch"}, "want KEY=V1,V2"},
+		{"empty value", []string{"--vary", "batch=32,,64"}, "empty value"},
+		{"unbalanced", []string{"--vary", "cuda_visible_devices=[0,1"}, "unbalanced"},
+		{"twice", []string{"--vary", "batch=1,2", "--vary", "batch=3,4"}, "varied twice"},
+		{"format", []string{"--vary", "batch=1,2", "-o", "xml"}, "want text, json or csv"},
+		{"bad set", []string{"--vary", "batch=1,bad"}, "batch: want an integer"},
+		{"unknown flag", []string{"--frobnicate"}, "unknown flag"},
+		{"run fails", []string{"--vary", "x=ok,fail"}, "x=fail: Memory growth cannot differ"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := runFakeCompare(t, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("compare %q: err = %v, want one containing %q", tt.args, err, tt.want)
+			}
+			if code := exitCode(err); code != 2 {
+				t.Errorf("compare %q: exit code %d, want 2", tt.args, code)
+			}
+		})
+	}
+}
+
+func TestCompareOrderAndOutputs(t *testing.T) {
+	dir := t.TempDir()
+	html := filepath.Join(dir, "new", "r.html") // the folder is created
+	args := []string{"--vary", "memory.mode=preallocate,growth,limit", "--vary", "batch=32,64", "-j", "4", "-o", "json", "--plot", filepath.Join(dir, "plots"), "--html", html}
+	out, stderr, err := runFakeCompare(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Base    string `json:"base"`
+		Configs []struct {
+			Label string `json:"label"`
+			OOM   bool   `json:"oom"`
+		} `json:"configs"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("-o json does not parse: %v\n%s", err, out)
+	}
+	var labels []string
+	for _, c := range got.Configs {
+		labels = append(labels, c.Label)
+	}
+	want := []string{"memory.mode=preallocate,batch=32", "memory.mode=preallocate,batch=64", "memory.mode=growth,batch=32",
+		"memory.mode=growth,batch=64", "memory.mode=limit,batch=32", "memory.mode=limit,batch=64"}
+	if diff := cmp.Diff(want, labels); diff != "" {
+		t.Errorf("configuration order (-want +got):\n%s", diff)
+	}
+	if !got.Configs[4].OOM || got.Configs[0].OOM {
+		t.Errorf("oom flags = %+v, want only the limit runs", got.Configs)
+	}
+	// Same input, same output, whatever the scheduling.
+	for range 3 {
+		again, _, err := runFakeCompare(t, args...)
+		if err != nil || again != out {
+			t.Fatalf("second run differs (err %v)", err)
+		}
+	}
+	for _, name := range []string{"breakdown.png", "sweep-memory.mode.svg", "sweep-batch.png", "memory-memory.mode=limit_batch=64.png"} {
+		p := filepath.Join(dir, "plots", name)
+		f, err := os.Open(p)
+		if err != nil {
+			t.Errorf("--plot did not write %s: %v", name, err)
+			continue
+		}
+		if strings.HasSuffix(name, ".png") {
+			if _, err := png.Decode(f); err != nil {
+				t.Errorf("%s does not decode: %v", name, err)
+			}
+		}
+		f.Close()
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte("memory.mode=limit,batch=64")) {
+		t.Error("html report lacks figures or the last configuration")
+	}
+	if strings.Contains(stderr, "simulating") {
+		t.Errorf("progress bar written when not a terminal: %q", stderr)
+	}
+}
+
+func TestCompareProgress(t *testing.T) {
+	var out, errb bytes.Buffer
+	var started atomic.Int32
+	err := compareMain(context.Background(), &out, &errb, []string{"--vary", "batch=1,2,3", "--progress", "always"}, fakePrepare(&started), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errb.String(), "simulating") {
+		t.Errorf("--progress always: stderr %q has no progress bar", errb.String())
+	}
+	if strings.Contains(out.String(), "simulating") {
+		t.Error("progress bar on stdout")
+	}
+}
+
+func TestCompareInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	var started atomic.Int32
+	err := compareMain(ctx, &out, &errb, []string{"--vary", "batch=1,2,3", "-j", "1"}, fakePrepare(&started), false)
+	if err == nil || !strings.Contains(err.Error(), "not run") {
+		t.Errorf("cancelled compare: err = %v, want not run", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("cancelled compare printed a table:\n%s", out.String())
+	}
+}
+
+// TestCompareExamples runs the examples of the usage text through the real scenario loader and
+// simulator, with --plot and --html pointed into a temporary folder.
+func TestCompareExamples(t *testing.T) {
+	dir := t.TempDir()
+	var n int
+	for _, line := range strings.Split(compareUsage, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "gpusim compare ") {
+			continue
+		}
+		n++
+		args := strings.Fields(strings.TrimPrefix(line, "gpusim compare "))
+		if slices.Contains(args, "SCENARIO.yaml") || slices.Contains(args, "[SCENARIO]") {
+			continue // the synopsis, not an example
+		}
+		for i := range args {
+			if i > 0 && (args[i-1] == "--plot" || args[i-1] == "--html") {
+				args[i] = filepath.Join(dir, args[i])
+			}
+		}
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if err := compareMain(context.Background(), &out, &errb, args, prepareScenario, false); err != nil {
+				t.Fatalf("gpusim compare %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+			}
+			if !strings.Contains(out.String(), "result") && !strings.Contains(out.String(), "configuration,") {
+				t.Errorf("no table:\n%s", out.String())
+			}
+		})
+	}
+	if n < 3 {
+		t.Errorf("found %d examples in the usage text, want at least 3", n)
+	}
+	for _, p := range []string{"plots/breakdown.png", "plots/sweep-hardware.count.svg", "report.html"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("example output missing: %v", err)
+		}
+	}
+}
+
+// TestCompareMemoryModesCLI runs the issue's headline command on the built-in default
+// scenario: three columns in --vary order, the limit column's pool capped at 4 GiB. (The table
+// itself is checked against a golden file in internal/report.)
+func TestCompareMemoryModesCLI(t *testing.T) {
+	var out, errb bytes.Buffer
+	args := []string{"default", "--vary", "memory.mode=preallocate,growth,limit", "--set", "memory.limit_mib=4096", "--set", "steps=10", "-o", "json"}
+	if err := compareMain(context.Background(), &out, &errb, args, prepareScenario, false); err != nil {
+		t.Fatalf("gpusim compare %s: %v", strings.Join(args, " "), err)
+	}
+	var got struct {
+		Configs []struct {
+			Label   string             `json:"label"`
+			Metrics map[string]float64 `json:"metrics"`
+		} `json:"configs"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Configs) != 3 || got.Configs[2].Label != "memory.mode=limit" {
+		t.Fatalf("configs = %+v, want preallocate, growth, limit", got.Configs)
+	}
+	if pool := got.Configs[2].Metrics[report.MetricPeakPool]; pool > 4096<<20 {
+		t.Errorf("limit mode peak pool = %v, want <= 4 GiB", pool)
+	}
+}

@@ -1,0 +1,106 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/gpusim/gpusim/scenarios"
+	"github.com/gpusim/gpusim/sim/train"
+)
+
+// memoryModeRuns simulates the built-in default scenario (ResNet-50, batch 64, one A100-40GB)
+// in TF's three memory modes. The limit mode gets a 4 GiB logical device, less than the step
+// needs, so it runs out of memory; the other two keep TF's defaults.
+func memoryModeRuns(t *testing.T) []Run {
+	t.Helper()
+	var runs []Run
+	for _, c := range []struct {
+		mode string
+		sets []string
+	}{
+		{"preallocate", []string{"memory.mode=preallocate"}},
+		{"growth", []string{"memory.mode=growth"}},
+		{"limit", []string{"memory.limit_mib=4096", "memory.mode=limit"}},
+	} {
+		s, err := scenarios.Resolve("default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range append([]string{"steps=20"}, c.sets...) {
+			if err := s.Set(kv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := train.Run(s.Config)
+		if err != nil {
+			t.Fatalf("train.Run(default, %v): %v", c.sets, err)
+		}
+		runs = append(runs, FromResult("memory.mode="+c.mode, []RunParam{{"memory.mode", c.mode}}, res))
+	}
+	return runs
+}
+
+func TestCompareMemoryModes(t *testing.T) {
+	runs := memoryModeRuns(t)
+	for _, w := range []struct {
+		name  string
+		write func(*CompareTable, *bytes.Buffer) error
+	}{
+		{"compare-memory-modes.txt", func(c *CompareTable, b *bytes.Buffer) error { return c.WriteText(b) }},
+		{"compare-memory-modes.json", func(c *CompareTable, b *bytes.Buffer) error { return c.WriteJSON(b) }},
+		{"compare-memory-modes.csv", func(c *CompareTable, b *bytes.Buffer) error { return c.WriteCSV(b) }},
+	} {
+		var buf bytes.Buffer
+		if err := w.write(Compare(runs), &buf); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, w.name, buf.Bytes())
+	}
+	// What the table must say whatever the cost model's numbers: only the limit run OOMs,
+	// growth holds a smaller pool than preallocation, and the limit caps the pool.
+	if runs[0].OOM || runs[1].OOM || !runs[2].OOM {
+		t.Errorf("OOM = %v %v %v, want false false true", runs[0].OOM, runs[1].OOM, runs[2].OOM)
+	}
+	pool := func(r Run) float64 { m, _ := r.Metric(MetricPeakPool); return m.Value }
+	if !(pool(runs[1]) < pool(runs[0])) || pool(runs[2]) > 4096<<20 {
+		t.Errorf("peak pools = %v %v %v, want growth < preallocate and limit <= 4 GiB", pool(runs[0]), pool(runs[1]), pool(runs[2]))
+	}
+}
+
+func TestFromResultPlotsAndTrace(t *testing.T) {
+	runs := memoryModeRuns(t)
+	figs, err := Figures(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range figs {
+		names = append(names, f.Name)
+	}
+	want := []string{"memory-memory.mode=preallocate", "memory-memory.mode=growth", "memory-memory.mode=limit", "breakdown", "sweep-memory.mode"}
+	if len(names) != len(want) {
+		t.Fatalf("figures = %q, want %q", names, want)
+	}
+	for i := range want {
+		if names[i] != want[i] {
+			t.Errorf("figure %d = %q, want %q", i, names[i], want[i])
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteTrace(&buf, &runs[2], TraceOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr := parseTrace(t, buf.Bytes())
+	var oom, counters int
+	for _, ev := range tr.TraceEvents {
+		if ev.Ph == "i" && ev.Name == "OOM" {
+			oom++
+		}
+		if ev.Ph == "C" {
+			counters++
+		}
+	}
+	if oom == 0 || counters == 0 {
+		t.Errorf("trace of the OOM run: %d OOM instants, %d counter events; want both > 0", oom, counters)
+	}
+}
