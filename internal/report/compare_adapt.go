@@ -16,6 +16,29 @@ import (
 // params. Step-time metrics are left out of a run that ran out of memory: TF raised there, so
 // the run has no throughput to compare (the table prints OOM); its memory metrics stay.
 func FromResult(label string, params []RunParam, res *train.Result) Run {
+	return fromResult(label, params, res, res)
+}
+
+// SpanSource is what a training result implements to put op-level detail into the trace:
+// Result.VisitSpans calls fn for each recorded span, in time order. device is the logical GPU
+// index (-1 for the host), track one of the Track constants, step the 0-based optimizer update
+// (-1 before the first), start and dur in seconds of virtual time. Report defines the interface
+// so that train need not import report; FromResult uses it when *train.Result has the method.
+type SpanSource interface {
+	VisitSpans(fn func(device int, track, name string, step int, start, dur float64))
+}
+
+// SeriesSource is what a training result implements to draw the utilization figure:
+// VisitUtilization calls fn for each sample of each GPU's busy fraction (0..1) over an
+// interval starting at t seconds; VisitInputBuffer for each sample of the batches waiting in
+// the tf.data prefetch buffer.
+type SeriesSource interface {
+	VisitUtilization(fn func(device int, t, busy float64))
+	VisitInputBuffer(fn func(t, batches float64))
+}
+
+// fromResult is FromResult with the source of the optional spans and series apart, for tests.
+func fromResult(label string, params []RunParam, res *train.Result, extra any) Run {
 	r := Run{Label: label, Params: params, OOM: res.OOM != nil}
 	if res.OOM != nil {
 		r.OOMMessage = res.OOM.Message
@@ -72,6 +95,29 @@ func FromResult(label string, params []RunParam, res *train.Result) Run {
 					"pool_bytes": fmt.Sprint(g.PoolBytes), "request_bytes": fmt.Sprint(g.Request)}})
 		}
 		r.Memory = append(r.Memory, m)
+	}
+	if src, ok := extra.(SpanSource); ok {
+		src.VisitSpans(func(device int, track, name string, step int, start, dur float64) {
+			tl.Spans = append(tl.Spans, TraceSpan{Device: device, Track: track, Name: name, Step: step,
+				Start: sim.FromSeconds(start), Dur: sim.FromSeconds(dur)})
+		})
+	}
+	if src, ok := extra.(SeriesSource); ok {
+		src.VisitUtilization(func(device int, t, busy float64) {
+			for len(r.Utilization) <= device {
+				name := fmt.Sprintf("GPU:%d", len(r.Utilization))
+				if len(r.Utilization) < len(r.Memory) {
+					name = r.Memory[len(r.Utilization)].Device
+				}
+				r.Utilization = append(r.Utilization, TimeSeries{Name: name, Unit: UnitRatio})
+			}
+			u := &r.Utilization[device]
+			u.Points = append(u.Points, TimePoint{T: t, V: busy})
+		})
+		r.InputBuffer = TimeSeries{Name: "prefetch buffer", Unit: UnitBatches}
+		src.VisitInputBuffer(func(t, batches float64) {
+			r.InputBuffer.Points = append(r.InputBuffer.Points, TimePoint{T: t, V: batches})
+		})
 	}
 	if len(tl.Spans) > 0 {
 		r.Timeline = tl

@@ -104,3 +104,70 @@ func TestFromResultPlotsAndTrace(t *testing.T) {
 		t.Errorf("trace of the OOM run: %d OOM instants, %d counter events; want both > 0", oom, counters)
 	}
 }
+
+// detailedResult stands for a train.Result that records spans and series (SpanSource and
+// SeriesSource), which the adapter must carry into the trace and the utilization figure.
+type detailedResult struct{}
+
+func (detailedResult) VisitSpans(fn func(device int, track, name string, step int, start, dur float64)) {
+	for step := range 3 {
+		base := float64(step) * 0.1
+		fn(0, TrackInput, "input wait", step, base, 0.005)
+		fn(0, TrackCompute, "conv1/Conv2D", step, base+0.005, 0.04)
+		fn(0, TrackAllReduce, "all-reduce 97.5MiB", step, base+0.045, 0.01)
+	}
+}
+
+func (detailedResult) VisitUtilization(fn func(device int, t, busy float64)) {
+	for i := range 10 {
+		fn(0, float64(i)*0.03, 0.9)
+	}
+}
+
+func (detailedResult) VisitInputBuffer(fn func(t, batches float64)) {
+	for i := range 10 {
+		fn(float64(i)*0.03, float64(i%3))
+	}
+}
+
+var (
+	_ SpanSource   = detailedResult{}
+	_ SeriesSource = detailedResult{}
+)
+
+func TestFromResultOptionalDetail(t *testing.T) {
+	s, err := scenarios.Resolve("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set("steps=3"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := train.Run(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := fromResult("default", nil, res, detailedResult{})
+	if len(r.Utilization) != 1 || r.Utilization[0].Name != "GPU:0" || len(r.Utilization[0].Points) != 10 {
+		t.Errorf("utilization = %+v, want one GPU:0 series of 10 points", r.Utilization)
+	}
+	if len(r.InputBuffer.Points) != 10 {
+		t.Errorf("input buffer has %d points, want 10", len(r.InputBuffer.Points))
+	}
+	var buf bytes.Buffer
+	if err := WriteTrace(&buf, &r, TraceOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, ev := range parseTrace(t, buf.Bytes()).TraceEvents {
+		kinds[ev.Ph+" "+ev.Cat] = true
+	}
+	for _, want := range []string{"X " + TrackCompute, "X " + TrackAllReduce, "X " + TrackInput} {
+		if !kinds[want] {
+			t.Errorf("trace lacks %q events: %v", want, kinds)
+		}
+	}
+	if _, err := UtilizationFigure(&r); err != nil {
+		t.Errorf("UtilizationFigure: %v", err)
+	}
+}
