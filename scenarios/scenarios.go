@@ -177,6 +177,7 @@ func (s *Scenario) walk(file, prefix string, m *yaml.Node) error {
 				return &Error{Place: fmt.Sprintf("%s:%d", file, v.Line), Field: p, Err: err}
 			}
 			s.origin[p] = fmt.Sprintf("%s:%d", file, v.Line)
+			s.recordNested(p, v, func(n *yaml.Node) string { return fmt.Sprintf("%s:%d", file, n.Line) })
 			continue
 		}
 		if isPrefix(p) {
@@ -240,7 +241,27 @@ func (s *Scenario) Set(kv string) error {
 		return &Error{Place: place, Field: k, Err: err}
 	}
 	s.origin[k] = place
+	s.recordNested(k, n, func(*yaml.Node) string { return place })
 	return s.check("")
+}
+
+// recordNested notes where the keys inside a list or mapping value came from
+// ("processes[0].gpus"), so that validation errors point at their line.
+func (s *Scenario) recordNested(prefix string, n *yaml.Node, place func(*yaml.Node) string) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := prefix + "." + n.Content[i].Value
+			s.origin[p] = place(n.Content[i+1])
+			s.recordNested(p, n.Content[i+1], place)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s[%d]", prefix, i)
+			s.origin[p] = place(c)
+			s.recordNested(p, c, place)
+		}
+	}
 }
 
 // check validates the configuration and names the place that set the offending key.
@@ -260,11 +281,15 @@ func (s *Scenario) check(file string) error {
 			continue
 		}
 		place := s.origin[fe.Field]
-		if place == "" {
-			// A nested key (processes[0].x) is reported at the list that set it.
-			if i := strings.IndexAny(fe.Field, "[."); i > 0 {
-				place = s.origin[fe.Field[:i]]
+		for f := fe.Field; place == "" && f != ""; {
+			// A key set through its parent (memory via --set memory.x, processes[0]) is
+			// reported where the parent was set.
+			i := strings.LastIndexAny(f, "[.")
+			if i <= 0 {
+				break
 			}
+			f = f[:i]
+			place = s.origin[f]
 		}
 		if place == "" {
 			place = file

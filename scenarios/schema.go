@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpusim/gpusim/pipeline"
 	"github.com/gpusim/gpusim/sim/train"
 	"go.yaml.in/yaml/v3"
 )
@@ -55,6 +56,36 @@ var schema = []field{
 	{"input.prefetch", "int|autotune", "dataset.prefetch", func(c *train.Config, n *yaml.Node) error { return autoInt(n, &input(c).Prefetch) }},
 	{"input.map.parallel_calls", "int|autotune", "map(num_parallel_calls)", func(c *train.Config, n *yaml.Node) error { return autoInt(n, &input(c).ParallelCalls) }},
 	{"input.cache", "string", "none | memory | file", func(c *train.Config, n *yaml.Node) error { return str(n, &input(c).Cache) }},
+	{"input.records", "int", "dataset elements per epoch", func(c *train.Config, n *yaml.Node) error { return posInt(n, &input(c).Pipeline.Records) }},
+	{"input.record_bytes", "int", "bytes read from storage per element", func(c *train.Config, n *yaml.Node) error { return int64Val(n, &input(c).Pipeline.RecordBytes) }},
+	{"input.element_bytes", "int", "bytes of one element after map", func(c *train.Config, n *yaml.Node) error { return int64Val(n, &input(c).Pipeline.ElementBytes) }},
+	{"input.storage_bandwidth", "float", "storage read rate, bytes/s", func(c *train.Config, n *yaml.Node) error { return floatVal(n, &input(c).Pipeline.StorageBandwidth) }},
+	{"input.map.cost_ms", "float", "CPU time of the map function per element (ms)", func(c *train.Config, n *yaml.Node) error {
+		return msDist(n, &input(c).Pipeline.MapCost.Mean)
+	}},
+	{"input.map.cost_stddev_ms", "float", "its standard deviation (ms)", func(c *train.Config, n *yaml.Node) error {
+		d := &input(c).Pipeline.MapCost
+		if err := msDist(n, &d.Stddev); err != nil {
+			return err
+		}
+		if d.Stddev > 0 && d.Kind == "const" {
+			d.Kind = "normal"
+		}
+		return nil
+	}},
+	{"input.shuffle_buffer", "int", "shuffle(buffer_size)", func(c *train.Config, n *yaml.Node) error { return intVal(n, &input(c).Pipeline.ShuffleBuffer) }},
+	{"input.repeat", "bool", "dataset.repeat(): one iterator across epochs", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.Repeat) }},
+	{"input.prefetch_to_device", "bool", "tf.data.experimental.prefetch_to_device", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.PrefetchToDevice) }},
+	{"input.host.cores", "int", "host CPU cores for tf.data", func(c *train.Config, n *yaml.Node) error { return posInt(n, &input(c).Pipeline.Host.Cores) }},
+	{"input.host.busy_cores", "int", "cores taken by other host work", func(c *train.Config, n *yaml.Node) error { return intVal(n, &input(c).Pipeline.Host.BusyCores) }},
+	{"input.host.memory_gib", "int", "host RAM (GiB)", func(c *train.Config, n *yaml.Node) error {
+		var v int64
+		if err := int64Val(n, &v); err != nil {
+			return err
+		}
+		input(c).Pipeline.Host.MemoryBytes = v << 30
+		return nil
+	}},
 	{"env", "map", "TF/CUDA environment variables", func(c *train.Config, n *yaml.Node) error { return env(n, &c.Env) }},
 	{"processes", "list", "other processes sharing the GPUs", setProcesses},
 	{"simulator.timeline_points", "int", "samples kept per memory timeline", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.TimelinePoints) }},
@@ -98,13 +129,40 @@ func input(c *train.Config) *train.Input {
 	return c.Input
 }
 
-// defaultInput is a tf.data pipeline with no prefetch, sequential map and no cache: what a
-// dataset does when the user configures nothing.
-func defaultInput() train.Input { return train.Input{Cache: "none"} }
+// defaultInput is a tf.data pipeline with no prefetch, sequential map and no cache (what a
+// dataset does when the user configures nothing) over pipeline's default dataset and host.
+func defaultInput() train.Input {
+	return train.Input{Cache: "none", Pipeline: pipeline.DefaultConfig()}
+}
+
+// msDist reads milliseconds into seconds.
+func msDist(n *yaml.Node, dst *float64) error {
+	var ms float64
+	if err := floatVal(n, &ms); err != nil {
+		return err
+	}
+	if ms < 0 {
+		return fmt.Errorf("must not be negative, got %g", ms)
+	}
+	*dst = ms / 1e3
+	return nil
+}
+
+func intVal(n *yaml.Node, dst *int) error {
+	var v int64
+	if err := int64Val(n, &v); err != nil {
+		return err
+	}
+	if v > math.MaxInt32 {
+		return fmt.Errorf("too large: %d", v)
+	}
+	*dst = int(v)
+	return nil
+}
 
 func scalar(n *yaml.Node, want string) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("want a %s, got a %s", want, kindName(n))
+		return fmt.Errorf("want %s, got a %s", want, kindName(n))
 	}
 	return nil
 }
@@ -125,7 +183,7 @@ func kindName(n *yaml.Node) string {
 }
 
 func str(n *yaml.Node, dst *string) error {
-	if err := scalar(n, "string"); err != nil {
+	if err := scalar(n, "a string"); err != nil {
 		return err
 	}
 	if t := n.ShortTag(); t != "!!str" && t != "!!int" && t != "!!float" {
@@ -136,7 +194,7 @@ func str(n *yaml.Node, dst *string) error {
 }
 
 func boolean(n *yaml.Node, dst *bool) error {
-	if err := scalar(n, "bool"); err != nil {
+	if err := scalar(n, "true or false"); err != nil {
 		return err
 	}
 	switch strings.ToLower(n.Value) {
@@ -160,7 +218,7 @@ func boolPtr(n *yaml.Node, dst **bool) error {
 }
 
 func int64Val(n *yaml.Node, dst *int64) error {
-	if err := scalar(n, "integer"); err != nil {
+	if err := scalar(n, "an integer"); err != nil {
 		return err
 	}
 	v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
@@ -212,7 +270,7 @@ func autoInt(n *yaml.Node, dst *int) error {
 }
 
 func floatVal(n *yaml.Node, dst *float64) error {
-	if err := scalar(n, "number"); err != nil {
+	if err := scalar(n, "a number"); err != nil {
 		return err
 	}
 	if t := n.ShortTag(); t != "!!float" && t != "!!int" {

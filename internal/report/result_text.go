@@ -131,7 +131,7 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 
 	if o := res.OOM; o != nil {
 		p("\nOut of memory at step %d", o.Step)
-		if o.MicroStep > 0 {
+		if res.AccumulationSteps > 1 && o.MicroStep > 0 {
 			p(" (micro-step %d)", o.MicroStep)
 		}
 		p(", op %s, tensor %s (%s requested), fragmentation %s\n", o.Op, o.Tensor, bytes(o.Requested), pct(o.Fragmentation))

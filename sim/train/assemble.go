@@ -19,12 +19,7 @@ func (r *runner) result() *Result {
 	if res.StepTime > 0 {
 		res.Throughput = float64(cfg.Batch) / res.StepTime
 	}
-	elapsed := r.eng.Now()
-	if r.oom != nil {
-		// Time the failed step ran is not part of a completed step; utilization is over
-		// everything simulated.
-		elapsed = max(elapsed, sim.FromSeconds(r.oom.Time))
-	}
+	elapsed := r.end
 	var busy float64
 	for i, rep := range r.replicas {
 		s := rep.alloc.Stats()

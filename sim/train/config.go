@@ -2,7 +2,9 @@ package train
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/gpusim/gpusim/pipeline"
 	"sort"
 	"strings"
 )
@@ -88,6 +90,25 @@ type Input struct {
 	ParallelCalls int
 	// Cache is "none", "memory" or "file".
 	Cache string
+	// Pipeline describes everything else about the data and the host: records, their size,
+	// the map function's CPU cost, the element size, shuffle buffer, host cores and memory,
+	// the host-to-device copy. A zero value means pipeline.DefaultConfig() (ImageNet JPEGs on
+	// the H200 machine). Its Batch, Prefetch, ParallelCalls and Cache are set from the run.
+	Pipeline pipeline.Config
+}
+
+// pipelineConfig is the tf.data configuration of the run: the dataset batch is one global
+// micro-batch (the strategy splits it over the replicas).
+func (in *Input) pipelineConfig(batch, accumulation int) pipeline.Config {
+	pc := in.Pipeline
+	if pc.Records == 0 {
+		pc = pipeline.DefaultConfig()
+	}
+	pc.Batch = (batch + accumulation - 1) / accumulation
+	pc.Prefetch = pipeline.Tunable(in.Prefetch)
+	pc.ParallelCalls = pipeline.Tunable(in.ParallelCalls)
+	pc.Cache = in.Cache
+	return pc
 }
 
 // Autotune stands for tf.data.AUTOTUNE in Input fields (TF uses -1 too).
@@ -222,6 +243,14 @@ func (c *Config) Validate() error {
 			add(fieldErr("input.map.parallel_calls", "must be a count or autotune, got %d", in.ParallelCalls))
 		}
 		add(oneOf("input.cache", in.Cache, caches))
+		if in.Pipeline.Records != 0 {
+			pc := in.pipelineConfig(c.Batch, c.AccumulationSteps)
+			if err := pc.Validate(); err != nil {
+				// pipeline names the key "input.<field>: ..."
+				field, msg, _ := strings.Cut(err.Error(), ": ")
+				add(fieldErr(field, "%s", msg))
+			}
+		}
 	}
 	for i, p := range c.Processes {
 		f := fmt.Sprintf("processes[%d]", i)

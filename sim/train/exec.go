@@ -375,6 +375,9 @@ func (r *runner) endStep(rep *replica) {
 		r.skipped++
 	}
 	if r.step >= r.cfg.Steps {
+		// The input pipeline would keep prefetching; the run is over.
+		r.end = now
+		r.eng.Stop()
 		return
 	}
 	if r.cfg.FastForward && r.canFastForward() {
@@ -401,6 +404,7 @@ func (r *runner) fail(rep *replica, t models.Tensor, op string) {
 		res.Time += o.Wait.Seconds()
 	}
 	r.oom = res
+	r.end = r.eng.Now()
 	r.eng.Stop()
 }
 

@@ -86,6 +86,9 @@ func (r *runner) fastForward() {
 		if r.step < r.cfg.Steps {
 			r.step++
 			r.startStep()
+			return
 		}
+		r.end = r.eng.Now()
+		r.eng.Stop()
 	})
 }

@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 
+	"github.com/gpusim/gpusim/pipeline"
 	"github.com/gpusim/gpusim/sim"
 	"github.com/gpusim/gpusim/sim/train/lossscale"
 )
@@ -13,13 +14,20 @@ type inputSource interface {
 	Get(fn func())
 }
 
-// newInput returns the input pipeline for cfg, nil when the batches are synthetic.
+// newInput returns the tf.data pipeline for cfg on engine e, nil when the batches are
+// synthetic (already on the GPU).
 func newInput(e *sim.Engine, cfg Config) inputSource {
 	if cfg.Input == nil {
 		return nil
 	}
-	return nil
+	p := pipeline.New(e, cfg.Input.pipelineConfig(cfg.Batch, cfg.AccumulationSteps), sim.Stream(cfg.Seed, "input"))
+	return pipelineSource{p}
 }
+
+// pipelineSource adapts pipeline.Pipeline to inputSource.
+type pipelineSource struct{ p *pipeline.Pipeline }
+
+func (s pipelineSource) Get(fn func()) { s.p.Get(func(sim.Time) { fn() }) }
 
 // setupLossScale draws, for mixed_float16, which updates the LossScaleOptimizer skips (Keras'
 // dynamic loss scaling; gradients from lossscale's default gradient model, seeded by the run).

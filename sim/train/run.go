@@ -3,14 +3,13 @@ package train
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/models"
 	"github.com/gpusim/gpusim/sim"
 	"github.com/gpusim/gpusim/sim/collective"
 	"github.com/gpusim/gpusim/sim/hw"
+	"github.com/gpusim/gpusim/sim/train/visibility"
 )
 
 // Step-time categories of Result.Breakdown, in display order.
@@ -158,7 +157,8 @@ type runner struct {
 	inputWait       sim.Time // summed over replicas
 	workspaceMisses int      // cuDNN workspace requests that did not fit (not an OOM in TF)
 	configs         []allocator.LogicalConfig
-	visible         int // GPUs the training process sees
+	visible         int      // GPUs the training process sees
+	end             sim.Time // when the last step ended or the OOM happened
 }
 
 // batch is one global (micro-)batch of the input pipeline.
@@ -270,13 +270,9 @@ func (r *runner) setupDevices() error {
 		r.others = append(r.others, pr)
 	}
 	env := r.env()
-	visible, err := visibleDevices(env["CUDA_VISIBLE_DEVICES"], len(devs))
+	visible, err := r.visibleDevices(env)
 	if err != nil {
-		return &FieldError{Field: "cuda_visible_devices", Err: err}
-	}
-	if len(visible) == 0 {
-		// TF runs on the CPU when no GPU is visible; gpusim simulates GPUs only.
-		return &FieldError{Field: "cuda_visible_devices", Err: fmt.Errorf("no GPU visible (CUDA_VISIBLE_DEVICES=%q): TensorFlow would fall back to the CPU", env["CUDA_VISIBLE_DEVICES"])}
+		return err
 	}
 	vd := make([]*allocator.Device, len(visible))
 	for i, v := range visible {
@@ -306,25 +302,26 @@ func (r *runner) setupDevices() error {
 	return nil
 }
 
-// visibleDevices parses CUDA_VISIBLE_DEVICES as the CUDA driver does: comma-separated indices,
-// the list ends at the first invalid entry; unset means every device.
-func visibleDevices(v string, count int) ([]int, error) {
-	if v == "" {
-		out := make([]int, count)
-		for i := range out {
-			out[i] = i
-		}
-		return out, nil
+// visibleDevices applies CUDA_VISIBLE_DEVICES (and CUDA_DEVICE_ORDER) to the host's GPUs as
+// the CUDA driver does (sim/train/visibility).
+func (r *runner) visibleDevices(env map[string]string) ([]int, error) {
+	g := r.gpu
+	host := visibility.UniformHost(r.cfg.GPUCount, visibility.GPU{Name: g.Description, CCMajor: g.CCMajor, CCMinor: g.CCMinor, SMs: g.SMs, MemoryBytes: g.MemoryBytes})
+	var value *string
+	if v, ok := env["CUDA_VISIBLE_DEVICES"]; ok {
+		value = &v
 	}
-	var out []int
-	seen := map[int]bool{}
-	for _, f := range strings.Split(v, ",") {
-		i, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || i < 0 || i >= count || seen[i] {
-			break // the CUDA driver ignores the rest of the list
-		}
-		seen[i] = true
-		out = append(out, i)
+	parsed := visibility.ParseVisibleDevices(host, env["CUDA_DEVICE_ORDER"], value)
+	for _, n := range parsed.Notes {
+		r.notes = append(r.notes, "CUDA_VISIBLE_DEVICES: "+n)
+	}
+	if len(parsed.Devices) == 0 {
+		// TF runs on the CPU when no GPU is visible; gpusim simulates GPUs only.
+		return nil, &FieldError{Field: "cuda_visible_devices", Err: fmt.Errorf("no GPU visible (CUDA_VISIBLE_DEVICES=%q): TensorFlow would fall back to the CPU", *value)}
+	}
+	out := make([]int, len(parsed.Devices))
+	for i, d := range parsed.Devices {
+		out[i] = d.GPU
 	}
 	return out, nil
 }
@@ -340,16 +337,12 @@ func topology(g hw.GPU, n int) collective.Topology {
 	return t
 }
 
-// splitBatch splits n as tf.distribute splits a global batch over k replicas: floor(n/k)
-// each, the first n mod k get one more (tensorflow/python/distribute/input_lib.py,
-// _split_batch... via distribute_lib's rebatching).
+// splitBatch splits n as tf.distribute splits a global batch over k replicas (floor(n/k)
+// each, the first n mod k one more: visibility.SplitBatch).
 func splitBatch(n, k int) []int {
-	out := make([]int, k)
-	for i := range out {
-		out[i] = n / k
-		if i < n%k {
-			out[i]++
-		}
+	out, err := visibility.SplitBatch(n, k)
+	if err != nil {
+		panic("train: " + err.Error()) // n > 0 and k >= 1 hold after Validate
 	}
 	return out
 }

@@ -167,29 +167,44 @@ func TestSplitBatch(t *testing.T) {
 	}
 }
 
-func TestVisibleDevices(t *testing.T) {
+func TestCUDAVisibleDevices(t *testing.T) {
 	for _, tc := range []struct {
-		env   string
-		count int
-		want  []int
+		env      *string
+		replicas int
+		errField string
 	}{
-		{"", 3, []int{0, 1, 2}},
-		{"2,3", 4, []int{2, 3}},
-		{"1,x,0", 4, []int{1}}, // CUDA stops at the first invalid entry
-		{"5", 4, nil},
-		{"-1", 2, nil},
-		{"0,0", 2, []int{0}},
+		{nil, 4, ""},
+		{ptr("2,3"), 2, ""},
+		{ptr("1,x,0"), 1, ""}, // CUDA stops at the first invalid entry
+		{ptr(""), 0, "cuda_visible_devices"},
+		{ptr("5"), 0, "cuda_visible_devices"},
+		{ptr("0,0"), 0, "cuda_visible_devices"}, // a repeated device empties the list
 	} {
-		got, err := visibleDevices(tc.env, tc.count)
-		if err != nil {
-			t.Errorf("visibleDevices(%q, %d) error %v", tc.env, tc.count, err)
+		c := cfgWith(func(c *Config) {
+			c.GPUCount, c.Strategy, c.Batch, c.Steps, c.CUDAVisibleDevices = 4, "mirrored", 64, 2, tc.env
+		})
+		res, err := Run(c)
+		name := "unset"
+		if tc.env != nil {
+			name = *tc.env
+		}
+		if tc.errField != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errField+":") {
+				t.Errorf("CUDA_VISIBLE_DEVICES=%q: error %v, want one on %s", name, err, tc.errField)
+			}
 			continue
 		}
-		if !cmp.Equal(got, tc.want) {
-			t.Errorf("visibleDevices(%q, %d) = %v, want %v", tc.env, tc.count, got, tc.want)
+		if err != nil {
+			t.Errorf("CUDA_VISIBLE_DEVICES=%q: %v", name, err)
+			continue
+		}
+		if res.Replicas != tc.replicas {
+			t.Errorf("CUDA_VISIBLE_DEVICES=%q: %d replicas, want %d", name, res.Replicas, tc.replicas)
 		}
 	}
 }
+
+func ptr(s string) *string { return &s }
 
 func TestMirroredSplitsBatchAndAllReduces(t *testing.T) {
 	res := mustRun(t, cfgWith(func(c *Config) { c.GPUCount, c.Strategy, c.Batch = 4, "mirrored", 130 }))
@@ -336,4 +351,31 @@ func TestSampler(t *testing.T) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// TestInputPipeline reproduces the guide's performance pitfall: a sequential map without
+// prefetch starves the GPU (utilization well under 70%, the step waits for input); AUTOTUNE
+// map parallelism and prefetch feed it.
+func TestInputPipeline(t *testing.T) {
+	slow := mustRun(t, cfgWith(func(c *Config) {
+		c.Steps = 30
+		c.Input = &Input{Cache: "none"}
+	}))
+	fast := mustRun(t, cfgWith(func(c *Config) {
+		c.Steps = 30
+		c.Input = &Input{Cache: "none", Prefetch: Autotune, ParallelCalls: Autotune}
+	}))
+	synthetic := mustRun(t, cfgWith(func(c *Config) { c.Steps = 30 }))
+	if slow.InputStallFraction < 0.3 || slow.GPUUtilization > 0.7 {
+		t.Errorf("sequential map, no prefetch: input stall %.2f, GPU utilization %.2f; want stall >= 0.3 and utilization <= 0.7", slow.InputStallFraction, slow.GPUUtilization)
+	}
+	if fast.InputStallFraction > 0.1 || fast.GPUUtilization < 0.85 {
+		t.Errorf("AUTOTUNE map and prefetch: input stall %.2f, GPU utilization %.2f; want stall <= 0.1 and utilization >= 0.85", fast.InputStallFraction, fast.GPUUtilization)
+	}
+	if fast.StepTime < synthetic.StepTime {
+		t.Errorf("step with a real pipeline %v faster than with synthetic data %v", fast.StepTime, synthetic.StepTime)
+	}
+	if synthetic.InputStallFraction != 0 {
+		t.Errorf("synthetic data stalled %.3f of the time", synthetic.InputStallFraction)
+	}
 }

@@ -1,0 +1,218 @@
+package scenarios
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpusim/gpusim/sim/train"
+)
+
+func TestBuiltinsLoadAndValidate(t *testing.T) {
+	names := Names()
+	for _, want := range []string{"default", "resnet50-a100", "bert-base-h200", "jupyter-second-process", "growth-fragmentation"} {
+		found := false
+		for _, n := range names {
+			found = found || n == want
+		}
+		if !found {
+			t.Errorf("built-in %q missing from %v", want, names)
+		}
+	}
+	for _, n := range names {
+		s, err := Builtin(n)
+		if err != nil {
+			t.Errorf("Builtin(%q): %v", n, err)
+			continue
+		}
+		if s.Name != n || s.Config.Name != n {
+			t.Errorf("Builtin(%q) name = %q / %q, want %q", n, s.Name, s.Config.Name, n)
+		}
+		if s.Description == "" {
+			t.Errorf("Builtin(%q) has no description", n)
+		}
+	}
+}
+
+func TestDefaultScenarioIsDefaultConfig(t *testing.T) {
+	s, err := Resolve("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := train.DefaultConfig()
+	got := s.Config
+	if got.Model != want.Model || got.Batch != want.Batch || got.GPU != want.GPU || got.Steps != want.Steps || got.Precision != want.Precision {
+		t.Errorf("default scenario = %+v, want DefaultConfig's model/batch/gpu/steps/precision", got.System)
+	}
+}
+
+// TestStableKeys sets every stable key of DESIGN.md through YAML and through --set and checks
+// the configuration field it lands in.
+func TestStableKeys(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		check      func(c *train.Config) bool
+	}{
+		{"model", "bert-base", func(c *train.Config) bool { return c.Model == "bert-base" }},
+		{"batch", "512", func(c *train.Config) bool { return c.Batch == 512 }},
+		{"precision", "mixed_bfloat16", func(c *train.Config) bool { return c.Precision == "mixed_bfloat16" }},
+		{"tf32", "false", func(c *train.Config) bool { return !c.TF32 }},
+		{"xla", "true", func(c *train.Config) bool { return c.XLA }},
+		{"optimizer", "adam", func(c *train.Config) bool { return c.Optimizer == "adam" }},
+		{"steps", "7", func(c *train.Config) bool { return c.Steps == 7 }},
+		{"seed", "42", func(c *train.Config) bool { return c.Seed == 42 }},
+		{"hardware.gpu", "h200", func(c *train.Config) bool { return c.GPU == "h200" }},
+		{"hardware.count", "8", func(c *train.Config) bool { return c.GPUCount == 8 }},
+		{"cuda_visible_devices", `"2,3"`, func(c *train.Config) bool { return c.CUDAVisibleDevices != nil && *c.CUDAVisibleDevices == "2,3" }},
+		{"strategy.name", "mirrored", func(c *train.Config) bool { return c.Strategy == "mirrored" }},
+		{"strategy.num_packs", "2", func(c *train.Config) bool { return c.NumPacks == 2 }},
+		{"accumulation_steps", "4", func(c *train.Config) bool { return c.AccumulationSteps == 4 }},
+		{"memory.growth", "true", func(c *train.Config) bool { return c.Memory.Growth != nil && *c.Memory.Growth }},
+		{"memory.limit_mib", "4096", func(c *train.Config) bool { return c.Memory.LimitMiB == 4096 }},
+		{"memory.fraction", "0.5", func(c *train.Config) bool { return c.Memory.Fraction == 0.5 }},
+		{"memory.allocator", "cuda_malloc_async", func(c *train.Config) bool { return c.Memory.Allocator == "cuda_malloc_async" }},
+		{"memory.gc", "false", func(c *train.Config) bool { return c.Memory.GC != nil && !*c.Memory.GC }},
+		{"memory.mode", "growth", func(c *train.Config) bool { return c.Memory.Mode == "growth" }},
+		{"input.prefetch", "autotune", func(c *train.Config) bool { return c.Input != nil && c.Input.Prefetch == train.Autotune }},
+		{"input.map.parallel_calls", "8", func(c *train.Config) bool { return c.Input != nil && c.Input.ParallelCalls == 8 }},
+		{"input.cache", "memory", func(c *train.Config) bool { return c.Input != nil && c.Input.Cache == "memory" }},
+		{"env", "{TF_FORCE_GPU_ALLOW_GROWTH: 'true'}", func(c *train.Config) bool { return c.Env["TF_FORCE_GPU_ALLOW_GROWTH"] == "true" }},
+		{"processes", "[{name: jupyter, gpus: [0], used_mib: 100, memory: {growth: true}}]", func(c *train.Config) bool {
+			return len(c.Processes) == 1 && c.Processes[0].Name == "jupyter" && c.Processes[0].UsedBytes == 100<<20 &&
+				c.Processes[0].Memory.Growth != nil && *c.Processes[0].Memory.Growth && len(c.Processes[0].GPUs) == 1
+		}},
+	} {
+		s, err := Parse("test.yaml", []byte(yamlFor(tc.key, tc.value)))
+		if err != nil {
+			t.Errorf("YAML %s: %s: %v", tc.key, tc.value, err)
+		} else if !tc.check(&s.Config) {
+			t.Errorf("YAML %s: %s did not set the field: %+v", tc.key, tc.value, s.Config)
+		}
+		s, err = Resolve("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Set(tc.key + "=" + tc.value); err != nil {
+			t.Errorf("--set %s=%s: %v", tc.key, tc.value, err)
+		} else if !tc.check(&s.Config) {
+			t.Errorf("--set %s=%s did not set the field", tc.key, tc.value)
+		}
+	}
+}
+
+// yamlFor writes key: value as nested YAML ("a.b" becomes a mapping).
+func yamlFor(key, value string) string {
+	parts := strings.Split(key, ".")
+	var b strings.Builder
+	for i, p := range parts {
+		b.WriteString(strings.Repeat("  ", i) + p + ":")
+		if i < len(parts)-1 {
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString(" " + value + "\n")
+	return b.String()
+}
+
+func TestErrorsNameFileLineAndKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      string // substring of the error
+	}{
+		{"unknown key", "model: resnet50\nbatchsize: 32\n", "bad.yaml:2: batchsize: unknown key"},
+		{"unknown nested key", "hardware:\n  gpu: t4\n  cnt: 2\n", "bad.yaml:3: hardware.cnt: unknown key"},
+		{"wrong type", "batch: lots\n", "bad.yaml:1: batch: want an integer"},
+		{"negative batch", "model: resnet50\nbatch: -32\n", "bad.yaml:2: batch: must not be negative"},
+		{"zero steps", "steps: 0\n", "bad.yaml:1: steps: must be a positive integer"},
+		{"unknown gpu", "hardware:\n  gpu: k9000\n", "bad.yaml:2: hardware.gpu:"},
+		{"unknown model", "\nmodel: resnet51\n", "bad.yaml:2: model:"},
+		{"bad precision", "precision: fp8\n", "bad.yaml:1: precision:"},
+		{"bool as string", "xla: yes please\n", "bad.yaml:1: xla: want true or false"},
+		{"mapping for scalar", "batch:\n  size: 3\n", "bad.yaml:2: batch: want an integer, got a mapping"},
+		{"scalar for mapping", "memory: lots\n", "bad.yaml:1: memory: want a mapping"},
+		{"duplicate", "batch: 1\nbatch: 2\n", "bad.yaml:2: batch: duplicate key (first at line 1)"},
+		{"process key", "processes:\n  - name: a\n    usedmib: 3\n", "bad.yaml:3: processes[0].usedmib: unknown key"},
+		{"process gpu", "processes:\n  - name: a\n    gpus: [3]\n", "bad.yaml:3: processes[0].gpus:"},
+		{"mode contradiction", "memory:\n  mode: preallocate\n  growth: true\n", "bad.yaml:2: memory.mode:"},
+		{"syntax", "batch: [1,\n", "bad.yaml"},
+	} {
+		_, err := Parse("bad.yaml", []byte(tc.doc))
+		if err == nil {
+			t.Errorf("%s: Parse succeeded, want error containing %q", tc.name, tc.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error = %q, want it to contain %q", tc.name, err, tc.want)
+		}
+		var se *Error
+		if !errors.As(err, &se) {
+			t.Errorf("%s: error %T is not a *scenarios.Error", tc.name, err)
+		}
+	}
+}
+
+func TestSetErrorsNameTheSet(t *testing.T) {
+	for _, tc := range []struct{ kv, want string }{
+		{"batch=-1", "--set batch=-1: batch: must not be negative"},
+		{"hardware.gpu=nope", "--set hardware.gpu=nope: hardware.gpu:"},
+		{"bogus=1", "--set bogus=1: bogus: unknown key"},
+		{"memory=1", "--set memory=1: memory: is a mapping"},
+		{"batch", "--set batch: want key=value"},
+		{"tf32=maybe", "--set tf32=maybe: tf32: want true or false"},
+	} {
+		s, err := Resolve("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Set(tc.kv)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Set(%q) = %v, want an error containing %q", tc.kv, err, tc.want)
+		}
+	}
+}
+
+func TestLoadFileAndResolvePath(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mine.yaml")
+	if err := os.WriteFile(path, []byte("model: resnet50\nbatch: 16\nhardware:\n  gpu: t4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Resolve(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "mine" || s.Config.Batch != 16 || s.Config.GPU != "t4" {
+		t.Errorf("Resolve(%s) = name %q batch %d gpu %q, want mine 16 t4", path, s.Name, s.Config.Batch, s.Config.GPU)
+	}
+	if got := s.Origin("batch"); got != path+":2" {
+		t.Errorf("Origin(batch) = %q, want %s:2", got, path)
+	}
+	if _, err := Resolve("no-such-builtin"); err == nil || !strings.Contains(err.Error(), "unknown scenario") {
+		t.Errorf("Resolve(no-such-builtin) = %v, want unknown scenario", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, n := range Names() {
+		data, err := builtinFS.ReadFile("builtin/" + n + ".yaml")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("batch: -1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+				t.Errorf("error %q does not start with the file name", err)
+			}
+			return
+		}
+		if verr := s.Config.Validate(); verr != nil {
+			t.Errorf("Parse accepted a config that fails Validate: %v", verr)
+		}
+	})
+}
