@@ -2,6 +2,9 @@ package report
 
 import (
 	"bytes"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpusim/gpusim/scenarios"
@@ -169,5 +172,46 @@ func TestFromResultOptionalDetail(t *testing.T) {
 	}
 	if _, err := UtilizationFigure(&r); err != nil {
 		t.Errorf("UtilizationFigure: %v", err)
+	}
+}
+
+// TestWriteResultPlotsAndTrace is what `gpusim run --plot DIR --trace FILE` calls.
+func TestWriteResultPlotsAndTrace(t *testing.T) {
+	s, err := scenarios.Resolve("growth-fragmentation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := train.Run(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	paths, err := WriteResultPlots(dir, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+	}
+	want := []string{"memory-growth-fragmentation.png", "memory-growth-fragmentation.svg"}
+	for _, w := range want {
+		if !slices.Contains(names, w) {
+			t.Errorf("WriteResultPlots wrote %q, want %s among them", names, w)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteResultTrace(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	tr := parseTrace(t, buf.Bytes())
+	var growth int
+	for _, ev := range tr.TraceEvents {
+		if ev.Cat == TrackAllocator && strings.HasPrefix(ev.Name, "pool ") {
+			growth++
+		}
+	}
+	if growth < 2 {
+		t.Errorf("trace of a growth run has %d pool-growth events, want several", growth)
 	}
 }

@@ -187,3 +187,19 @@ func TestWriteTraceDeterministic(t *testing.T) {
 		t.Error("two traces of the same run differ")
 	}
 }
+
+// BenchmarkWriteTrace writes the trace of a 1,000-step, 8-GPU run with 50 ops per step and
+// GPU (400,000 spans in) and reports the file size and the writing speed in spans in per second.
+func BenchmarkWriteTrace(b *testing.B) {
+	r := longRun(1000, 8, 50)
+	var size int
+	for b.Loop() {
+		var buf bytes.Buffer
+		if err := WriteTrace(&buf, r, TraceOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		size = buf.Len()
+	}
+	b.ReportMetric(float64(size)/1e6, "MB/trace")
+	b.ReportMetric(float64(len(r.Timeline.Spans))*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
