@@ -119,7 +119,7 @@ func TestReproducesH200DataLoader(t *testing.T) {
 		cfg := Config{
 			Records: 1 << 20, Batch: 1, ElementBytes: int64(d.CPU.Batch) * d.CPU.ElemBytes,
 			MapCost: Const(batchCPU), ParallelCalls: Tunable(c.Workers), Prefetch: Tunable(c.Workers),
-			Host:    Host{Cores: d.Host.CPUCount, MemoryBytes: 128 << 30},
+			Host: Host{Cores: d.Host.CPUCount, MemoryBytes: 128 << 30},
 			// The measured .cuda() time stands for the copy: latency only.
 			PageableLatency: h2d[c.Workers],
 		}
