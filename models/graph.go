@@ -87,6 +87,8 @@ type record struct {
 	name    string
 	config  map[string]any
 	inbound []string
+	in      []int // input nodes
+	out     int   // output node
 }
 
 func newGraph(name string) *graph {

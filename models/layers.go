@@ -183,6 +183,9 @@ func (g *graph) input(name string, shape []int, integer bool) (int, error) {
 			return 0, layerErr(name, "InputLayer", fmt.Errorf("shape %v: every dimension but the batch must be known and positive", shape))
 		}
 	}
+	if e := prod(shape); len(shape) > 8 || e <= 0 || e > maxElems {
+		return 0, layerErr(name, "InputLayer", fmt.Errorf("shape %v: size out of range", shape))
+	}
 	if _, dup := g.byName[name]; dup {
 		return 0, layerErr(name, "InputLayer", errors.New("duplicate layer name"))
 	}
@@ -195,7 +198,7 @@ func (g *graph) input(name string, shape []int, integer bool) (int, error) {
 	if integer {
 		dt = "int32"
 	}
-	g.records = append(g.records, record{class: "InputLayer", name: name,
+	g.records = append(g.records, record{class: "InputLayer", name: name, out: x,
 		config: cfg{"batch_shape": append([]any{nil}, anyInts(shape)...), "dtype": dt, "sparse": false, "name": name}})
 	return x, nil
 }
@@ -227,6 +230,16 @@ func (g *graph) call(class, name string, c cfg, ins ...int) (int, error) {
 	if err != nil {
 		return 0, layerErr(name, class, err)
 	}
+	for _, n := range g.nodes[n0:] {
+		if n.elems <= 0 || n.elems > maxElems {
+			return 0, layerErr(name, class, fmt.Errorf("output shape %v: size out of range", n.shape))
+		}
+	}
+	for _, w := range g.weights[w0:] {
+		if w.elems < 0 || w.elems > maxElems {
+			return 0, layerErr(name, class, fmt.Errorf("weight %s shape %v: size out of range", w.name, w.shape))
+		}
+	}
 	var flops float64
 	for _, n := range g.nodes[n0:] {
 		flops += n.flops
@@ -250,7 +263,7 @@ func (g *graph) call(class, name string, c cfg, ins ...int) (int, error) {
 	g.byName[name] = len(g.layers)
 	g.layers = append(g.layers, l)
 	g.lnode = append(g.lnode, out)
-	g.records = append(g.records, record{class: class, name: name, config: c, inbound: inb})
+	g.records = append(g.records, record{class: class, name: name, config: c, inbound: inb, in: clone(ins), out: out})
 	return out, nil
 }
 
@@ -750,6 +763,10 @@ func (g *graph) apply(class, name string, c cfg, ins []int) (int, error) {
 }
 
 var errUnsupported = errors.New("unsupported layer class")
+
+// maxElems bounds one tensor's elements per sample (2^36: 256 GiB in float32), so absurd
+// shapes in an imported file are an error instead of an overflow.
+const maxElems = 1 << 36
 
 func allSame(g *graph, ins []int) bool {
 	for _, y := range ins[1:] {

@@ -1,0 +1,534 @@
+package models
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// FromKerasJSON builds a model from the JSON that model.to_json() writes: Sequential or
+// Functional, Keras 3 ("inbound_nodes": [{"args": [...], "kwargs": {...}}]) or tf.keras 2.x
+// ("inbound_nodes": [[["layer", 0, 0, {}]]]), with nested models, shared layers and
+// layer-level "trainable": false. Every dimension but the batch must be known. An unsupported
+// layer is an error naming the layer and its class.
+//
+// Under a file saved with a mixed global policy, layers whose dtype policy is "float32" keep
+// computing in float32 in the plan (the Keras mixed-precision guide's float32 output layer).
+func FromKerasJSON(r io.Reader) (*Model, error) {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	var top map[string]any
+	if err := dec.Decode(&top); err != nil {
+		return nil, fmt.Errorf("keras json: %w", err)
+	}
+	// A saved-model metadata file wraps the model in "model_config".
+	if mc, ok := top["model_config"].(map[string]any); ok {
+		top = mc
+	}
+	class, _ := top["class_name"].(string)
+	c, _ := top["config"].(map[string]any)
+	if c == nil {
+		return nil, errors.New("keras json: no \"config\" object at the top level (want the output of model.to_json())")
+	}
+	name, _ := c["name"].(string)
+	if name == "" {
+		name = "model"
+	}
+	im := &importer{g: newGraph(name)}
+	im.mixed = hasMixedPolicy(c)
+	outs, err := im.model(class, name, c, nil, "", true)
+	if err != nil {
+		return nil, fmt.Errorf("keras json: %w", err)
+	}
+	im.g.outputs = outs
+	return im.g.finish()
+}
+
+type importer struct {
+	g     *graph
+	mixed bool
+	depth int
+}
+
+type tensorRef struct {
+	layer      string
+	node, tidx int
+}
+
+// model imports a Sequential or Functional config. ins are the nodes it is called on (nil
+// at the top level: its InputLayers become model inputs). prefix qualifies the names of a
+// nested model's layers.
+func (im *importer) model(class, name string, c map[string]any, ins []int, prefix string, trainable bool) ([]int, error) {
+	im.depth++
+	defer func() { im.depth-- }()
+	if im.depth > 16 {
+		return nil, fmt.Errorf("model %q: nested more than 16 deep", name)
+	}
+	if t, ok := c["trainable"].(bool); ok && !t {
+		trainable = false
+	}
+	layers, ok := c["layers"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("model %q (%s): config has no \"layers\" list", name, class)
+	}
+	switch class {
+	case "Sequential":
+		return im.sequential(name, layers, c, ins, prefix, trainable)
+	case "Functional", "Model", "":
+		return im.functional(name, layers, c, ins, prefix, trainable)
+	}
+	return nil, fmt.Errorf("model %q: unsupported model class %q", name, class)
+}
+
+func layerFields(l any) (class, name string, c map[string]any, err error) {
+	m, ok := l.(map[string]any)
+	if !ok {
+		return "", "", nil, fmt.Errorf("layer entry %v is not an object", short(l))
+	}
+	class, _ = m["class_name"].(string)
+	c, _ = m["config"].(map[string]any)
+	if c == nil {
+		c = map[string]any{}
+	}
+	name, _ = m["name"].(string)
+	if name == "" {
+		name, _ = c["name"].(string)
+	}
+	if class == "" {
+		return "", name, nil, fmt.Errorf("layer %q: no \"class_name\"", name)
+	}
+	return class, name, c, nil
+}
+
+func short(v any) string {
+	s := fmt.Sprint(v)
+	if len(s) > 60 {
+		s = s[:60] + "..."
+	}
+	return s
+}
+
+// batchShape reads an input shape from a layer config (Keras 3 "batch_shape", tf.keras
+// "batch_input_shape", or "input_shape" without the batch).
+func batchShape(c map[string]any) ([]int, bool, error) {
+	for _, k := range []string{"batch_shape", "batch_input_shape", "input_shape"} {
+		v, ok := c[k].([]any)
+		if !ok {
+			continue
+		}
+		if k != "input_shape" {
+			if len(v) == 0 {
+				return nil, true, fmt.Errorf("field %q: empty", k)
+			}
+			v = v[1:]
+		}
+		out := make([]int, len(v))
+		for i, d := range v {
+			if d == nil {
+				return nil, true, fmt.Errorf("field %q: dimension %d is None: gpusim needs every dimension but the batch (set a fixed input size or sequence length)", k, i+1)
+			}
+			n, err := toInt(d)
+			if err != nil {
+				return nil, true, fmt.Errorf("field %q: %w", k, err)
+			}
+			out[i] = n
+		}
+		return out, true, nil
+	}
+	return nil, false, nil
+}
+
+func isInt(c map[string]any) bool {
+	dt := fmt.Sprint(c["dtype"])
+	return strings.Contains(dt, "int")
+}
+
+func (im *importer) sequential(name string, layers []any, c map[string]any, ins []int, prefix string, trainable bool) ([]int, error) {
+	var x int
+	have := len(ins) > 0
+	if have {
+		if len(ins) != 1 {
+			return nil, fmt.Errorf("sequential model %q called on %d inputs", name, len(ins))
+		}
+		x = ins[0]
+	}
+	for i, l := range layers {
+		class, lname, lc, err := layerFields(l)
+		if err != nil {
+			return nil, fmt.Errorf("model %q layer %d: %w", name, i, err)
+		}
+		if class == "InputLayer" {
+			if have {
+				continue
+			}
+			shape, ok, err := batchShape(lc)
+			if err != nil {
+				return nil, layerErr(lname, class, err)
+			}
+			if !ok {
+				return nil, layerErr(lname, class, errors.New("no batch_shape"))
+			}
+			x, err = im.g.input(prefix+lname, shape, isInt(lc))
+			if err != nil {
+				return nil, err
+			}
+			have = true
+			continue
+		}
+		if !have {
+			// tf.keras 2.x puts the input shape on the first layer, or on the model as
+			// "build_input_shape".
+			shape, ok, err := batchShape(lc)
+			if err != nil {
+				return nil, layerErr(lname, class, err)
+			}
+			if !ok {
+				if bs, ok2 := c["build_input_shape"].([]any); ok2 {
+					shape, ok, err = batchShape(map[string]any{"batch_shape": bs})
+					if err != nil {
+						return nil, fmt.Errorf("model %q: %w", name, err)
+					}
+				}
+			}
+			if !ok {
+				return nil, layerErr(lname, class, errors.New("first layer of a Sequential model without an input shape (add keras.Input or build the model before to_json)"))
+			}
+			x, err = im.g.input(prefix+name+"_input", shape, isInt(lc))
+			if err != nil {
+				return nil, err
+			}
+			have = true
+		}
+		outs, err := im.layer(class, lname, lc, []int{x}, prefix, trainable)
+		if err != nil {
+			return nil, err
+		}
+		if len(outs) != 1 {
+			return nil, layerErr(lname, class, fmt.Errorf("%d outputs in a Sequential model", len(outs)))
+		}
+		x = outs[0]
+	}
+	if !have {
+		return nil, fmt.Errorf("sequential model %q has no layers", name)
+	}
+	return []int{x}, nil
+}
+
+// layer applies one layer (or a nested model) and returns its outputs.
+func (im *importer) layer(class, name string, c map[string]any, ins []int, prefix string, trainable bool) ([]int, error) {
+	if _, isModel := c["layers"]; isModel && (class == "Sequential" || class == "Functional" || class == "Model") {
+		return im.model(class, name, c, ins, prefix+name+"/", trainable)
+	}
+	w0, n0 := len(im.g.weights), len(im.g.nodes)
+	full := prefix + name
+	y, err := im.g.call(class, full, cfg(c), ins...)
+	if err != nil {
+		return nil, err
+	}
+	lt := trainable
+	if t, ok := c["trainable"].(bool); ok && !t {
+		lt = false
+	}
+	if !lt {
+		for i := w0; i < len(im.g.weights); i++ {
+			im.g.weights[i].trainable = false
+		}
+		if li, ok := im.g.byName[full]; ok {
+			im.g.layers[li].TrainableParams = 0
+		}
+	}
+	if im.mixed && policyName(c["dtype"]) == "float32" {
+		for i := n0; i < len(im.g.nodes); i++ {
+			im.g.nodes[i].f32 = true
+		}
+	}
+	return []int{y}, nil
+}
+
+// policyName reads a layer's dtype policy: "float32", "mixed_float16", or a Keras 3
+// {"class_name": "DTypePolicy", "config": {"name": ...}}.
+func policyName(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case map[string]any:
+		if c, ok := x["config"].(map[string]any); ok {
+			if n, ok := c["name"].(string); ok {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+func (im *importer) functional(name string, layers []any, c map[string]any, ins []int, prefix string, trainable bool) ([]int, error) {
+	type entry struct {
+		class, name string
+		c           map[string]any
+		nodes       [][]tensorRef
+	}
+	entries := make([]entry, 0, len(layers))
+	for i, l := range layers {
+		class, lname, lc, err := layerFields(l)
+		if err != nil {
+			return nil, fmt.Errorf("model %q layer %d: %w", name, i, err)
+		}
+		if lname == "" {
+			return nil, fmt.Errorf("model %q layer %d (%s): no name", name, i, class)
+		}
+		m := l.(map[string]any)
+		nodes, err := inboundNodes(m["inbound_nodes"])
+		if err != nil {
+			return nil, layerErr(lname, class, err)
+		}
+		entries = append(entries, entry{class, lname, lc, nodes})
+	}
+	inputRefs, err := refList(c["input_layers"])
+	if err != nil {
+		return nil, fmt.Errorf("model %q: field \"input_layers\": %w", name, err)
+	}
+	outputRefs, err := refList(c["output_layers"])
+	if err != nil {
+		return nil, fmt.Errorf("model %q: field \"output_layers\": %w", name, err)
+	}
+	if len(outputRefs) == 0 {
+		return nil, fmt.Errorf("model %q: no output_layers", name)
+	}
+	// produced[layer][call] = node
+	produced := map[string][]int{}
+	isInput := map[string]int{}
+	for i, r := range inputRefs {
+		isInput[r.layer] = i
+	}
+	if ins != nil && len(ins) != len(inputRefs) {
+		return nil, fmt.Errorf("model %q called on %d inputs, has %d", name, len(ins), len(inputRefs))
+	}
+	done := make([]int, len(entries)) // calls applied per entry
+	remaining := 0
+	for i, e := range entries {
+		if e.class == "InputLayer" {
+			shape, ok, err := batchShape(e.c)
+			if err != nil {
+				return nil, layerErr(e.name, e.class, err)
+			}
+			if k, used := isInput[e.name]; used && ins != nil {
+				produced[e.name] = []int{ins[k]}
+			} else {
+				if !ok {
+					return nil, layerErr(e.name, e.class, errors.New("no batch_shape"))
+				}
+				x, err := im.g.input(prefix+e.name, shape, isInt(e.c))
+				if err != nil {
+					return nil, err
+				}
+				produced[e.name] = []int{x}
+			}
+			done[i] = 1
+			continue
+		}
+		remaining += len(e.nodes)
+	}
+	resolve := func(r tensorRef) (int, bool) {
+		p := produced[r.layer]
+		if len(p) == 0 {
+			return 0, false
+		}
+		if r.tidx != 0 {
+			return -1, true
+		}
+		if r.node >= 0 && r.node < len(p) {
+			return p[r.node], true
+		}
+		// Node indices count calls in every model a layer belongs to; fall back to the
+		// latest call made in this one.
+		return p[len(p)-1], true
+	}
+	for remaining > 0 {
+		progress := false
+		for i := range entries {
+			e := &entries[i]
+			for done[i] < len(e.nodes) {
+				refs := e.nodes[done[i]]
+				xs := make([]int, 0, len(refs))
+				ready := true
+				for _, r := range refs {
+					x, ok := resolve(r)
+					if !ok {
+						ready = false
+						break
+					}
+					if x < 0 {
+						return nil, layerErr(e.name, e.class, fmt.Errorf("reads output %d of layer %q: only single-output layers are supported", r.tidx, r.layer))
+					}
+					xs = append(xs, x)
+				}
+				if !ready {
+					break
+				}
+				if len(xs) == 0 {
+					return nil, layerErr(e.name, e.class, errors.New("called on no tensors"))
+				}
+				outs, err := im.layer(e.class, e.name, e.c, xs, prefix, trainable)
+				if err != nil {
+					return nil, err
+				}
+				produced[e.name] = append(produced[e.name], outs[0])
+				done[i]++
+				remaining--
+				progress = true
+			}
+		}
+		if !progress {
+			for i := range entries {
+				e := &entries[i]
+				if done[i] < len(e.nodes) {
+					for _, r := range e.nodes[done[i]] {
+						if _, ok := resolve(r); !ok {
+							return nil, layerErr(e.name, e.class, fmt.Errorf("input layer %q is not produced by any layer of model %q", r.layer, name))
+						}
+					}
+				}
+			}
+			return nil, fmt.Errorf("model %q: layers form a cycle", name)
+		}
+	}
+	outs := make([]int, 0, len(outputRefs))
+	for _, r := range outputRefs {
+		x, ok := resolve(r)
+		if !ok {
+			return nil, fmt.Errorf("model %q: output layer %q was never called", name, r.layer)
+		}
+		if x < 0 {
+			return nil, fmt.Errorf("model %q: output %d of layer %q: only single-output layers are supported", name, r.tidx, r.layer)
+		}
+		outs = append(outs, x)
+	}
+	return outs, nil
+}
+
+// refList reads [["name", node, tensor], ...] (a single ["name", 0, 0] is accepted too).
+func refList(v any) ([]tensorRef, error) {
+	l, ok := v.([]any)
+	if !ok {
+		return nil, nil
+	}
+	if len(l) > 0 {
+		if _, isName := l[0].(string); isName {
+			l = []any{l}
+		}
+	}
+	out := make([]tensorRef, 0, len(l))
+	for _, e := range l {
+		r, ok := parseRef(e)
+		if !ok {
+			return nil, fmt.Errorf("%v is not [layer, node, tensor]", short(e))
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func parseRef(v any) (tensorRef, bool) {
+	l, ok := v.([]any)
+	if !ok || len(l) < 3 {
+		return tensorRef{}, false
+	}
+	name, ok := l[0].(string)
+	if !ok {
+		return tensorRef{}, false
+	}
+	n, err1 := toInt(l[1])
+	t, err2 := toInt(l[2])
+	if err1 != nil || err2 != nil || n < 0 || t < 0 {
+		return tensorRef{}, false
+	}
+	return tensorRef{name, n, t}, true
+}
+
+// inboundNodes reads a layer's calls in either format.
+func inboundNodes(v any) ([][]tensorRef, error) {
+	if v == nil {
+		return nil, nil
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("field \"inbound_nodes\": %v is not a list", short(v))
+	}
+	out := make([][]tensorRef, 0, len(l))
+	for _, n := range l {
+		var refs []tensorRef
+		switch x := n.(type) {
+		case map[string]any: // Keras 3: {"args": [...], "kwargs": {...}}
+			collectTensors(x["args"], &refs)
+			if kw, ok := x["kwargs"].(map[string]any); ok {
+				for _, k := range []string{"value", "key"} {
+					collectTensors(kw[k], &refs)
+				}
+			}
+		case []any: // tf.keras 2.x: [["name", node, tensor, {kwargs}], ...]
+			for _, e := range x {
+				r, ok := parseRef(e)
+				if !ok {
+					return nil, fmt.Errorf("field \"inbound_nodes\": %v is not [layer, node, tensor, kwargs]", short(e))
+				}
+				refs = append(refs, r)
+				if el := e.([]any); len(el) > 3 {
+					if kw, ok := el[3].(map[string]any); ok {
+						for _, k := range []string{"value", "key"} {
+							if kr, ok := parseRef(kw[k]); ok {
+								refs = append(refs, kr)
+							}
+						}
+					}
+				}
+			}
+		default:
+			return nil, fmt.Errorf("field \"inbound_nodes\": %v is not a node", short(n))
+		}
+		out = append(out, refs)
+	}
+	return out, nil
+}
+
+// collectTensors appends, in order, every Keras 3 serialized tensor
+// ({"class_name": "__keras_tensor__", "config": {"keras_history": [name, node, tensor]}}).
+func collectTensors(v any, refs *[]tensorRef) {
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			collectTensors(e, refs)
+		}
+	case map[string]any:
+		if x["class_name"] == "__keras_tensor__" {
+			if c, ok := x["config"].(map[string]any); ok {
+				if r, ok := parseRef(c["keras_history"]); ok {
+					*refs = append(*refs, r)
+				}
+			}
+		}
+	}
+}
+
+// hasMixedPolicy reports whether any layer's dtype policy is a mixed one.
+func hasMixedPolicy(v any) bool {
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			if hasMixedPolicy(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		if strings.HasPrefix(policyName(x["dtype"]), "mixed_") {
+			return true
+		}
+		for k, e := range x {
+			if k != "dtype" && hasMixedPolicy(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
