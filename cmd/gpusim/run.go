@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -25,12 +27,13 @@ var runExamples = []string{
 	"gpusim run --set model=resnet50 --set batch=4096 --set hardware.gpu=t4",
 	"gpusim run --set model=resnet50 --set batch=4096 --set hardware.gpu=t4 --set memory.growth=true -o json",
 	"gpusim run growth-fragmentation -o csv",
+	"gpusim run mirrored-4xa100 --plot plots --trace trace.json",
 }
 
 func runUsage() string {
 	var b strings.Builder
 	b.WriteString(`Usage:
-  gpusim run [SCENARIO] [--set key=value]... [-o text|json|csv]
+  gpusim run [SCENARIO] [--set key=value]... [-o text|json|csv] [--plot DIR] [--trace FILE]
 
 Simulates a TensorFlow training run: every step's ops on the GPU, every tensor through TF's
 allocator (so growth, fragmentation and OOM happen as in TF), all-reduce between replicas, the
@@ -62,6 +65,8 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	sets := fs.StringArray("set", nil, "override a scenario `key=value` (repeatable), e.g. --set batch=128")
 	format := fs.StringP("output", "o", "text", "output format: text, json or csv")
+	plotDir := fs.String("plot", "", "also write the run's figures (memory, utilization, step breakdown) as PNG and SVG into `DIR`")
+	tracePath := fs.String("trace", "", "also write a Chrome trace (chrome://tracing, Perfetto) of the run to `FILE`")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil
@@ -101,6 +106,19 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		}
 		return fmt.Errorf("run %s: %w", sc.Name, err)
 	}
+	if *plotDir != "" {
+		paths, err := report.WriteResultPlots(*plotDir, res)
+		if err != nil {
+			return fmt.Errorf("run: plots: %w", err)
+		}
+		fmt.Fprintf(stderr, "wrote %d figure files to %s\n", len(paths), *plotDir)
+	}
+	if *tracePath != "" {
+		if err := writeFileAtomic(*tracePath, func(w io.Writer) error { return report.WriteResultTrace(w, res) }); err != nil {
+			return fmt.Errorf("run: trace: %w", err)
+		}
+		fmt.Fprintf(stderr, "wrote trace %s\n", *tracePath)
+	}
 	switch *format {
 	case "json":
 		return report.WriteResultJSON(stdout, res)
@@ -108,4 +126,33 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		return report.WriteResultCSV(stdout, res)
 	}
 	return report.WriteResultText(stdout, res)
+}
+
+// writeFileAtomic writes through a temporary file in the same directory and renames it over
+// path, so readers never see a half-written file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return err
+	}
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
 }

@@ -170,6 +170,7 @@ func TestRunBadScenarioExits2WithFileLine(t *testing.T) {
 
 // TestRunUsageExamples runs every example of gpusim run --help.
 func TestRunUsageExamples(t *testing.T) {
+	t.Chdir(t.TempDir()) // the examples write plots and traces
 	help, _, code := runCLI(t, "run", "--help")
 	if code != 0 {
 		t.Fatalf("run --help: exit %d", code)
@@ -181,6 +182,11 @@ func TestRunUsageExamples(t *testing.T) {
 		args := strings.Fields(ex)[1:]
 		if _, errs, code := runCLI(t, args...); code != 0 {
 			t.Errorf("example %q: exit %d: %s", ex, code, errs)
+		}
+	}
+	for _, f := range []string{"trace.json", "plots"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("example did not write %s: %v", f, err)
 		}
 	}
 	for _, k := range []string{"hardware.gpu", "memory.growth", "input.map.parallel_calls", "processes"} {

@@ -1,6 +1,8 @@
 package train
 
 import (
+	"sort"
+
 	"github.com/gpusim/gpusim/sim"
 )
 
@@ -14,6 +16,15 @@ func (r *runner) result() *Result {
 		StepTime: median(r.stepTimes), AllReduceTime: median(r.arTimes),
 		SkippedSteps: r.skipped, OOM: r.oom, Processes: r.others, Events: r.eng.Processed(),
 		Notes: r.notes, WorkspaceFallbacks: r.workspaceMisses,
+		Spans: sortSpans(r.spans), SpansDropped: r.spansDropped, Utilization: r.util,
+	}
+	if ps, ok := r.input.(pipelineSource); ok {
+		for _, l := range ps.p.Stats().BufferLevel {
+			if l.T >= r.end {
+				break
+			}
+			res.InputBuffer = append(res.InputBuffer, LevelPoint{T: l.T.Seconds(), Width: l.Width.Seconds(), Mean: l.Mean})
+		}
 	}
 	res.ReplicaBatches = splitBatch(cfg.Batch, len(r.replicas))
 	if res.StepTime > 0 {
@@ -73,4 +84,10 @@ func (r *runner) scalingEfficiency(res *Result) float64 {
 		return 0
 	}
 	return finite(alone / res.StepTime)
+}
+
+// sortSpans orders spans by start time (stable: at equal starts, in recording order).
+func sortSpans(s []Span) []Span {
+	sort.SliceStable(s, func(i, j int) bool { return s[i].Start < s[j].Start })
+	return s
 }

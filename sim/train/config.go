@@ -142,6 +142,9 @@ type Sim struct {
 	// TimelinePoints caps the samples kept per device memory timeline (downsampled so that a
 	// long run holds O(steps) data at most).
 	TimelinePoints int
+	// TraceSteps is how many steps keep every op in Result.Spans (later steps keep only their
+	// step, input and all-reduce spans).
+	TraceSteps int
 	// FastForward lets Run replay steps that are provably identical to the previous one
 	// instead of simulating them event by event.
 	FastForward bool
@@ -168,6 +171,7 @@ func DefaultConfig() Config {
 			Steps:          100,
 			Seed:           1,
 			TimelinePoints: 400,
+			TraceSteps:     2,
 			FastForward:    true,
 		},
 	}
@@ -270,8 +274,11 @@ func (c *Config) Validate() error {
 	if c.Steps <= 0 {
 		add(fieldErr("steps", "must be positive, got %d", c.Steps))
 	}
+	if c.TraceSteps < 0 {
+		add(fieldErr("simulator.trace_steps", "must not be negative, got %d", c.TraceSteps))
+	}
 	if c.TimelinePoints < 2 {
-		add(fieldErr("timeline_points", "must be at least 2, got %d", c.TimelinePoints))
+		add(fieldErr("simulator.timeline_points", "must be at least 2, got %d", c.TimelinePoints))
 	}
 	return errors.Join(errs...)
 }

@@ -50,6 +50,7 @@ func (r *runner) startStep() {
 	r.stepStart = r.eng.Now()
 	r.done, r.atBarrier = 0, 0
 	r.skipThis = r.skip(r.step)
+	r.droppedAtStart = r.spansDropped
 	for _, rep := range r.replicas {
 		rep.micro = 0
 		rep.optimizing = false
@@ -66,6 +67,10 @@ func (r *runner) startMicro(rep *replica) {
 	k := (r.step-1)*r.cfg.AccumulationSteps + rep.micro
 	r.whenBatch(k, func() {
 		now := r.eng.Now()
+		if now > rep.mark {
+			r.spans = append(r.spans, Span{Device: rep.id, Track: TrackInput, Name: "wait for batch", Step: r.step - 1,
+				Start: rep.mark.Seconds(), Dur: (now - rep.mark).Seconds()})
+		}
 		rep.cat[catInput] += now - rep.mark
 		r.inputWait += now - rep.mark
 		rep.mark = now
@@ -200,6 +205,12 @@ func (r *runner) opEnd(rep *replica) {
 	}
 	now := r.eng.Now()
 	op := &rep.pend
+	if r.step <= r.cfg.TraceSteps {
+		r.spans = append(r.spans, Span{Device: rep.id, Track: TrackCompute, Name: op.name, Step: r.step - 1,
+			Start: (now - op.cost.exec).Seconds(), Dur: op.cost.exec.Seconds()})
+	} else {
+		r.spansDropped++
+	}
 	rep.cat[op.cost.cat] += now - rep.mark
 	rep.mark = now
 	rep.devFree = now
@@ -276,6 +287,7 @@ func (r *runner) barrier(rep *replica) {
 		return
 	}
 	now := r.eng.Now()
+	r.arStart = now
 	ar := r.allReduce
 	arTime := sim.FromSeconds(ar.Seconds)
 	for _, rp := range r.replicas {
@@ -304,6 +316,10 @@ func (r *runner) barrier(rep *replica) {
 	}
 	if len(r.replicas) > 1 {
 		r.arTimes = append(r.arTimes, arTime.Seconds())
+		for _, rp := range r.replicas {
+			r.spans = append(r.spans, Span{Device: rp.id, Track: TrackAllReduce, Name: r.allReduce.Impl, Step: r.step - 1,
+				Start: now.Seconds(), Dur: arTime.Seconds()})
+		}
 	}
 }
 
@@ -370,6 +386,7 @@ func (r *runner) endStep(rep *replica) {
 		}
 	}
 	r.stepTimes = append(r.stepTimes, (now - r.stepStart).Seconds())
+	r.recordStepSeries(r.stepStart, now)
 	r.breakdowns = append(r.breakdowns, sum)
 	if r.skipThis {
 		r.skipped++
@@ -434,5 +451,18 @@ func (r *runner) recordMem(rep *replica, request int64) {
 			rep.dropped++
 		}
 		rep.lastPool = s.PoolBytes
+	}
+}
+
+// recordStepSeries adds the step's span and each GPU's busy fraction over it.
+func (r *runner) recordStepSeries(start, end sim.Time) {
+	for _, rp := range r.replicas {
+		r.spans = append(r.spans, Span{Device: rp.id, Track: TrackStep, Name: fmt.Sprintf("step %d", r.step), Step: r.step - 1,
+			Start: start.Seconds(), Dur: (end - start).Seconds()})
+		busy := 0.0
+		if end > start {
+			busy = float64(rp.busy-rp.busyAtStart) / float64(end-start)
+		}
+		r.util = append(r.util, UtilPoint{Device: rp.id, T: start.Seconds(), Busy: busy})
 	}
 }

@@ -17,7 +17,7 @@ type stateAppender interface {
 // the same state. The allocators, the plans and the costs are deterministic, so the same
 // state and the same requests give the same step again, forever.
 func (r *runner) canFastForward() bool {
-	if r.input != nil || r.skip(r.step) || r.skip(r.step-1) {
+	if r.input != nil || r.skip(r.step) || r.skip(r.step-1) || r.step <= r.cfg.TraceSteps {
 		return false
 	}
 	n := len(r.stepTimes)
@@ -59,6 +59,8 @@ func (r *runner) fastForward() {
 		ar = r.arTimes[len(r.arTimes)-1]
 	}
 	stepDur := r.eng.Now() - r.stepStart
+	arOffset := r.arStart - r.stepStart
+	dropped := r.spansDropped - r.droppedAtStart
 	start := r.eng.Now()
 	for _, rep := range r.replicas {
 		rep.stepBusy = rep.busy - rep.busyAtStart
@@ -70,14 +72,25 @@ func (r *runner) fastForward() {
 		if len(r.replicas) > 1 {
 			r.arTimes = append(r.arTimes, ar)
 		}
+		r.step = s
+		stepStart := start
 		for _, rep := range r.replicas {
+			rep.busyAtStart = rep.busy
 			rep.busy += rep.stepBusy
 			// The trace of the last step is in prevTrace after canFastForward's swap.
 			for _, m := range rep.prevTrace {
 				rep.sampler.record(start+m.at, m.inUse, m.pool)
 			}
 		}
+		if len(r.replicas) > 1 {
+			for _, rp := range r.replicas {
+				r.spans = append(r.spans, Span{Device: rp.id, Track: TrackAllReduce, Name: r.allReduce.Impl, Step: s - 1,
+					Start: (stepStart + arOffset).Seconds(), Dur: ar})
+			}
+		}
+		r.spansDropped += dropped
 		start += stepDur
+		r.recordStepSeries(stepStart, start)
 		r.ffSteps++
 	}
 	// Move the clock over the replayed steps; a step the loss scale skips is simulated again.

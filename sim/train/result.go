@@ -51,10 +51,69 @@ type Result struct {
 	// WorkspaceFallbacks counts cuDNN workspace requests that did not fit; TF does not fail
 	// on them (the autotuner picks an algorithm that needs less).
 	WorkspaceFallbacks int
+	// Spans is the run's timeline for traces, bounded: every op of the first Config.TraceSteps
+	// steps, and for every step the step itself, its input wait and its all-reduce.
+	Spans []Span
+	// SpansDropped counts op spans left out after the first TraceSteps steps.
+	SpansDropped int
+	// Utilization is each GPU's busy fraction per step (O(steps) samples).
+	Utilization []UtilPoint
+	// InputBuffer is the tf.data prefetch buffer's level over time (downsampled by pipeline);
+	// empty without an input pipeline.
+	InputBuffer []LevelPoint
 	// Events is the number of engine events the run processed.
 	Events uint64
 	// Notes are facts worth telling the user (an environment variable overriding a setting).
 	Notes []string
+}
+
+// Span tracks, as report's trace names them.
+const (
+	TrackCompute   = "compute"
+	TrackAllReduce = "all-reduce"
+	TrackInput     = "input"
+	TrackStep      = "step"
+)
+
+// Span is one interval of the timeline: an op, an all-reduce, an input wait or a whole step.
+type Span struct {
+	Device     int    // replica / logical GPU index
+	Track      string // one of the Track constants
+	Name       string
+	Step       int     // 0-based optimizer update
+	Start, Dur float64 // seconds
+}
+
+// UtilPoint is one GPU's busy fraction over one step starting at T.
+type UtilPoint struct {
+	Device  int
+	T, Busy float64
+}
+
+// LevelPoint is the mean number of batches in the prefetch buffer over [T, T+Width).
+type LevelPoint struct {
+	T, Width, Mean float64
+}
+
+// VisitSpans calls fn for each span in time order (report.SpanSource).
+func (r *Result) VisitSpans(fn func(device int, track, name string, step int, start, dur float64)) {
+	for _, s := range r.Spans {
+		fn(s.Device, s.Track, s.Name, s.Step, s.Start, s.Dur)
+	}
+}
+
+// VisitUtilization calls fn for each per-step busy sample of each GPU (report.SeriesSource).
+func (r *Result) VisitUtilization(fn func(device int, t, busy float64)) {
+	for _, u := range r.Utilization {
+		fn(u.Device, u.T, u.Busy)
+	}
+}
+
+// VisitInputBuffer calls fn for each sample of the prefetch buffer's level (report.SeriesSource).
+func (r *Result) VisitInputBuffer(fn func(t, batches float64)) {
+	for _, p := range r.InputBuffer {
+		fn(p.T, p.Mean)
+	}
 }
 
 // Share is one category of a step's time.

@@ -159,6 +159,11 @@ type runner struct {
 	configs         []allocator.LogicalConfig
 	visible         int      // GPUs the training process sees
 	end             sim.Time // when the last step ended or the OOM happened
+	spans           []Span
+	spansDropped    int
+	droppedAtStart  int      // spansDropped when the step started
+	arStart         sim.Time // when the step's all-reduce started
+	util            []UtilPoint
 }
 
 // batch is one global (micro-)batch of the input pipeline.
