@@ -175,7 +175,7 @@ func (g *graph) finish() (*Model, error) {
 		default:
 			m.OtherFLOPsPerSample += n.flops
 		}
-		if n.kind == Norm && strings.Contains(n.name, "batch") {
+		if n.kind == Norm && strings.HasSuffix(n.name, "/FusedBatchNormV3") {
 			m.HasBatchNorm = true
 		}
 	}

@@ -105,3 +105,16 @@ func TestFLOPs(t *testing.T) {
 		}
 	}
 }
+
+func TestHasBatchNorm(t *testing.T) {
+	for name, want := range map[string]bool{"resnet50": true, "mobilenetv2": true, "inceptionv3": true,
+		"vgg16": false, "bert-base": false, "mlp": false, "lstm": false} {
+		m, err := Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.HasBatchNorm != want {
+			t.Errorf("%s HasBatchNorm = %v, want %v", name, m.HasBatchNorm, want)
+		}
+	}
+}

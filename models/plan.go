@@ -355,7 +355,7 @@ func (pl *planner) forward() {
 	g := pl.g
 	// The input batch: tf.data hands the step a batch already on the GPU (a host-to-device
 	// copy per tensor: features and labels).
-	in := Op{Name: "input", Phase: Forward, Kind: Copy, DType: Float32}
+	in := Op{Name: "input", Phase: Forward, Kind: HostToDevice, DType: Float32}
 	var labels int64
 	for _, o := range g.outputs {
 		s := g.nodes[o].shape

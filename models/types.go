@@ -121,10 +121,11 @@ const (
 	Copy
 	KindOptimizer // named Kind... because Phase Optimizer takes the plain name
 	Recurrent
+	HostToDevice // the input batch copied from host memory (priced over PCIe)
 )
 
 var kindNames = [...]string{"matmul", "conv", "elementwise", "norm", "reduction", "pool",
-	"embedding", "attention", "cast", "copy", "optimizer", "recurrent"}
+	"embedding", "attention", "cast", "copy", "optimizer", "recurrent", "h2d"}
 
 // String is the lower-case kind name sim/hw expects in hw.Work.Kind.
 func (k OpKind) String() string {
