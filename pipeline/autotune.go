@@ -54,26 +54,19 @@ func (t *prefetchTuner) recordEmpty(freeBytes, elementBytes int64) {
 	t.upswing = true
 }
 
-// scheduleTick schedules the next run of the autotuning model's optimization. TF runs it after
-// 10 ms, then doubles the period up to 60 s (Model::OptimizeLoop, kOptimizationPeriodMinMs and
-// kOptimizationPeriodMaxMs in tensorflow/core/framework/model.h). Ticks stop while the
-// pipeline is idle, so that a finished run leaves no events behind, and resume with it.
-func (p *Pipeline) scheduleTick() {
-	gen := p.gen
-	p.tickPending = true
-	p.activity = 0
-	p.e.After(p.tickPeriod, func() {
-		if gen != p.gen {
-			return // the iterator this tick belonged to is gone
-		}
-		p.tickPending = false
-		p.optimize()
-		p.tickPeriod = min(2*p.tickPeriod, 60*sim.Second)
-		if p.activity > 0 {
-			p.scheduleTick()
-		}
-		p.pump()
-	})
+// maybeOptimize runs the autotuning model's optimization when it is due. TF runs it on a
+// background thread 10 ms after the iterator starts, then doubles the period up to 60 s
+// (Model::OptimizeLoop; kOptimizationPeriodMinMs and kOptimizationPeriodMaxMs in
+// tensorflow/core/framework/model.h). Here it runs at the pipeline's first event at or after
+// the due time: the same decision, at most one event late, and no timer events that would
+// keep a finished run's engine going.
+func (p *Pipeline) maybeOptimize() {
+	if p.cfg.ParallelCalls != Autotune || !p.started || p.e.Now() < p.nextTick {
+		return
+	}
+	p.optimize()
+	p.tickPeriod = min(2*p.tickPeriod, 60*sim.Second)
+	p.nextTick = p.e.Now() + p.tickPeriod
 }
 
 // optimize is Model::OptimizeHillClimb (tensorflow/core/framework/model.cc) on the one tunable

@@ -68,10 +68,8 @@ type Pipeline struct {
 
 	pumping, again bool
 
-	// autotune of map parallelism
-	tickPending bool
-	tickPeriod  sim.Time
-	activity    int
+	// autotune of map parallelism: the next optimization is due at nextTick
+	tickPeriod, nextTick sim.Time
 
 	st     Stats
 	level  series
@@ -191,8 +189,7 @@ func (p *Pipeline) startIterator() {
 		// value is min(16, runner_threadpool_size), the pool having one thread per core.
 		p.setPar(min(16, p.cfg.Host.Cores), "initial")
 		p.tickPeriod = 10 * sim.Millisecond // Model::kOptimizationPeriodMinMs (model.h)
-		p.tickPending = false
-		p.scheduleTick()
+		p.nextTick = now + p.tickPeriod
 	default:
 		p.setPar(int(p.cfg.ParallelCalls), "")
 	}
@@ -244,6 +241,7 @@ func (p *Pipeline) pump() {
 		return
 	}
 	p.pumping = true
+	p.maybeOptimize()
 	for {
 		p.again = false
 		p.fillMap()
@@ -254,9 +252,6 @@ func (p *Pipeline) pump() {
 		}
 	}
 	p.pumping = false
-	if p.cfg.ParallelCalls == Autotune && !p.tickPending && p.activity > 0 {
-		p.scheduleTick()
-	}
 }
 
 // fillMap keeps ParallelMapDataset's invariant: calls in flight plus results not yet taken
@@ -277,7 +272,6 @@ func (p *Pipeline) fillMap() {
 // issue starts one element: read (or cache read), then the map's CPU work.
 func (p *Pipeline) issue(slot int) {
 	p.issued++
-	p.activity++
 	now := p.e.Now()
 	ready := now
 	needMap := true
@@ -353,7 +347,6 @@ func (p *Pipeline) coreDone(t coreTask) {
 }
 
 func (p *Pipeline) markDone(slot int) {
-	p.activity++
 	if slot < 0 {
 		p.seqState = 2
 		return

@@ -496,3 +496,28 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*c.Steps)/b.Elapsed().Seconds(), "steps/s")
 }
+
+func TestFinishedRunLeavesNoTimers(t *testing.T) {
+	cfg := small()
+	cfg.ParallelCalls = Autotune
+	cfg.Prefetch = Autotune
+	e := sim.NewEngine()
+	p := New(e, cfg, sim.Stream(1, "input"))
+	var last sim.Time
+	n := 0
+	var next func()
+	next = func() {
+		p.Get(func(ready sim.Time) {
+			last = ready
+			if n++; n < 50 {
+				e.After(5*sim.Millisecond, next)
+			}
+		})
+	}
+	next()
+	e.Run(-1)
+	// After the last Get the pipeline only tops up its buffers (a batch: 4 ms on 16 workers).
+	if d := e.Now() - last; d > 50*sim.Millisecond {
+		t.Errorf("engine ran %v past the last batch: the pipeline left events behind", d)
+	}
+}
