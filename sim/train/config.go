@@ -39,6 +39,9 @@ type System struct {
 	GPU string
 	// GPUCount is how many physical GPUs the host has.
 	GPUCount int
+	// HostCores is the host's schedulable CPU cores, used by the input pipeline (0 = the
+	// pipeline's host: Input.Pipeline.Host.Cores).
+	HostCores int
 	// CUDAVisibleDevices is the CUDA_VISIBLE_DEVICES value the process starts with; nil means
 	// unset (every GPU visible). Env["CUDA_VISIBLE_DEVICES"] sets it too.
 	CUDAVisibleDevices *string
@@ -99,10 +102,13 @@ type Input struct {
 
 // pipelineConfig is the tf.data configuration of the run: the dataset batch is one global
 // micro-batch (the strategy splits it over the replicas).
-func (in *Input) pipelineConfig(batch, accumulation int) pipeline.Config {
+func (in *Input) pipelineConfig(batch, accumulation, hostCores int) pipeline.Config {
 	pc := in.Pipeline
 	if pc.Records == 0 {
 		pc = pipeline.DefaultConfig()
+	}
+	if hostCores > 0 {
+		pc.Host.Cores = hostCores
 	}
 	pc.Batch = (batch + accumulation - 1) / accumulation
 	pc.Prefetch = pipeline.Tunable(in.Prefetch)
@@ -228,6 +234,9 @@ func (c *Config) Validate() error {
 	if c.GPU == "" {
 		add(fieldErr("hardware.gpu", "must be set"))
 	}
+	if c.HostCores < 0 {
+		add(fieldErr("hardware.host.cores", "must not be negative, got %d", c.HostCores))
+	}
 	if c.GPUCount <= 0 {
 		add(fieldErr("hardware.count", "must be positive, got %d", c.GPUCount))
 	}
@@ -248,7 +257,7 @@ func (c *Config) Validate() error {
 		}
 		add(oneOf("input.cache", in.Cache, caches))
 		if in.Pipeline.Records != 0 {
-			pc := in.pipelineConfig(c.Batch, c.AccumulationSteps)
+			pc := in.pipelineConfig(c.Batch, c.AccumulationSteps, c.HostCores)
 			if err := pc.Validate(); err != nil {
 				// pipeline names the key "input.<field>: ..."
 				field, msg, _ := strings.Cut(err.Error(), ": ")

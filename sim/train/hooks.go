@@ -20,7 +20,7 @@ func newInput(e *sim.Engine, cfg Config) inputSource {
 	if cfg.Input == nil {
 		return nil
 	}
-	p := pipeline.New(e, cfg.Input.pipelineConfig(cfg.Batch, cfg.AccumulationSteps), sim.Stream(cfg.Seed, "input"))
+	p := pipeline.New(e, cfg.Input.pipelineConfig(cfg.Batch, cfg.AccumulationSteps, cfg.HostCores), sim.Stream(cfg.Seed, "input"))
 	return pipelineSource{p}
 }
 

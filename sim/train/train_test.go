@@ -89,7 +89,8 @@ func TestOOMOnT4WithTFMessage(t *testing.T) {
 	if res.OOM == nil {
 		t.Fatal("ResNet-50 batch 4096 on a T4 did not OOM")
 	}
-	for _, want := range []string{"ResourceExhaustedError: OOM when allocating tensor with shape[", "by allocator GPU_0_bfc", "/device:GPU:0"} {
+	// The shape is the failing layer output's, batch first, as TF prints a TensorShape.
+	for _, want := range []string{"ResourceExhaustedError: OOM when allocating tensor with shape[4096,", "and type float on", "by allocator GPU_0_bfc", "/device:GPU:0"} {
 		if !strings.Contains(res.OOM.Message, want) {
 			t.Errorf("OOM message %q does not contain %q", res.OOM.Message, want)
 		}
@@ -377,5 +378,15 @@ func TestInputPipeline(t *testing.T) {
 	}
 	if synthetic.InputStallFraction != 0 {
 		t.Errorf("synthetic data stalled %.3f of the time", synthetic.InputStallFraction)
+	}
+}
+
+// TestEnvForcesGrowth checks that TF_FORCE_GPU_ALLOW_GROWTH=true turns preallocation into
+// growth (gpu_bfc_allocator.cc reads it over the session config).
+func TestEnvForcesGrowth(t *testing.T) {
+	res := mustRun(t, cfgWith(func(c *Config) { c.Env = map[string]string{"TF_FORCE_GPU_ALLOW_GROWTH": "true"} }))
+	d := res.Devices[0]
+	if len(d.Growth) < 2 || d.Growth[0].RegionBytes != 2<<20 || d.PeakPoolBytes >= d.BytesLimit {
+		t.Errorf("with TF_FORCE_GPU_ALLOW_GROWTH=true: pool changes %+v, peak pool %d of limit %d; want growth from 2 MiB, below the limit", d.Growth, d.PeakPoolBytes, d.BytesLimit)
 	}
 }
