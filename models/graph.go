@@ -41,15 +41,20 @@ type node struct {
 	saveIn           uint32 // bit i: input i is an input of the gradient op (TF keeps it)
 	saveOut          bool   // the output is an input of the gradient op (Relu, Softmax, MaxPool)
 	maskElems        int64  // elements per sample of an extra saved tensor (dropout mask, RNN reserve space)
-	alias            bool   // the output is a view of input 0 (Reshape, Flatten): no buffer
-	ew               bool   // element-wise: XLA fuses it into its producer
-	f32              bool   // computes in float32 even under a mixed policy
-	intOut           bool   // int32 output (token ids)
-	input            bool   // a model input (Keras InputLayer)
-	workspace        bool   // a cuDNN convolution that takes scratch memory (kernel larger than 1x1)
-	kF, kB           int    // kernel launches forward and backward (non-XLA)
-	noGradIn         uint32 // bit i: input i receives no gradient (indices, shapes)
-	bwdShareDy       bool   // the gradient of every input is dy itself (Add): no kernel, no buffer
+	// composite: elements per sample of intermediates that TF's composite implementation of
+	// the op keeps for backward (tf.nn.gelu's erf input and product operands; Keras
+	// LayerNormalization's normalized tensor before scale and offset). Under XLA the chain
+	// is one fusion and only the op's input is kept.
+	composite  int64
+	alias      bool   // the output is a view of input 0 (Reshape, Flatten): no buffer
+	ew         bool   // element-wise: XLA fuses it into its producer
+	f32        bool   // computes in float32 even under a mixed policy
+	intOut     bool   // int32 output (token ids)
+	input      bool   // a model input (Keras InputLayer)
+	workspace  bool   // a cuDNN convolution that takes scratch memory (kernel larger than 1x1)
+	kF, kB     int    // kernel launches forward and backward (non-XLA)
+	noGradIn   uint32 // bit i: input i receives no gradient (indices, shapes)
+	bwdShareDy bool   // the gradient of every input is dy itself (Add): no kernel, no buffer
 }
 
 // Layer is one Keras layer as model.summary() prints it.
@@ -61,6 +66,10 @@ type Layer struct {
 	Params          int64
 	TrainableParams int64
 	FLOPs           float64 // forward FLOPs per sample of the layer's ops
+	// BackwardFLOPs per sample when every gradient is needed (input and weights).
+	BackwardFLOPs float64
+	// Kernel launches of the layer's ops without XLA, forward and backward.
+	ForwardKernels, BackwardKernels int
 }
 
 // graph is the model under construction.
@@ -212,33 +221,37 @@ func convOut(n, k, stride, dilation int, padding string) int {
 // (TF's registered gradients: _ReluGrad/_SigmoidGrad/_TanhGrad/_SoftmaxGrad/_EluGrad use
 // op.outputs[0]; gelu, swish/silu, softplus, selu, hard activations differentiate from the input).
 type actInfo struct {
-	flops   float64
-	saveOut bool
-	kernels int
+	flops     float64
+	saveOut   bool
+	kernels   int
+	composite int // extra tensors of the input's size a composite TF implementation keeps
 }
 
 var activations = map[string]actInfo{
-	"linear":         {0, false, 0},
-	"relu":           {1, true, 1},
-	"relu6":          {2, true, 1},
-	"elu":            {4, true, 1},
-	"selu":           {5, false, 1},
-	"sigmoid":        {4, true, 1},
-	"hard_sigmoid":   {3, false, 1},
-	"tanh":           {4, true, 1},
-	"softmax":        {5, true, 1},
-	"log_softmax":    {5, true, 1},
-	"gelu":           {8, false, 1},
-	"swish":          {5, false, 1},
-	"silu":           {5, false, 1},
-	"hard_swish":     {4, false, 1},
-	"hard_silu":      {4, false, 1},
-	"softplus":       {4, false, 1},
-	"softsign":       {3, false, 1},
-	"exponential":    {2, true, 1},
-	"mish":           {8, false, 1},
-	"leaky_relu":     {2, false, 1},
-	"relu_max_value": {2, true, 1},
+	"linear":       {0, false, 0, 0},
+	"relu":         {1, true, 1, 0},
+	"relu6":        {2, true, 1, 0},
+	"elu":          {4, true, 1, 0},
+	"selu":         {5, false, 1, 0},
+	"sigmoid":      {4, true, 1, 0},
+	"hard_sigmoid": {3, false, 1, 0},
+	"tanh":         {4, true, 1, 0},
+	"softmax":      {5, true, 1, 0},
+	"log_softmax":  {5, true, 1, 0},
+	// tf.nn.gelu (nn_ops.py): 0.5 * x * (1 + erf(x / sqrt(2))) as separate ops; the gradients
+	// of Erf and of the final Mul keep x/sqrt(2), 0.5*x and 1+erf: three tensors where x
+	// alone would do (counted here as x plus two composite intermediates).
+	"gelu":           {8, false, 1, 2},
+	"swish":          {5, false, 1, 0},
+	"silu":           {5, false, 1, 0},
+	"hard_swish":     {4, false, 1, 0},
+	"hard_silu":      {4, false, 1, 0},
+	"softplus":       {4, false, 1, 0},
+	"softsign":       {3, false, 1, 0},
+	"exponential":    {2, true, 1, 0},
+	"mish":           {8, false, 1, 0},
+	"leaky_relu":     {2, false, 1, 0},
+	"relu_max_value": {2, true, 1, 0},
 }
 
 // act appends an activation node; "linear" returns x unchanged.
@@ -253,7 +266,7 @@ func (g *graph) act(name, fn string, x int) (int, error) {
 	s := g.shape(x)
 	e := float64(prod(s))
 	n := node{name: name + "/" + fn, kind: Elementwise, in: []int{x}, shape: clone(s), flops: a.flops * e,
-		dxFLOPs: a.flops * e, ew: true, saveOut: a.saveOut}
+		dxFLOPs: a.flops * e, ew: true, saveOut: a.saveOut, composite: int64(a.composite) * prod(s)}
 	if !a.saveOut {
 		n.saveIn = 1
 	}
@@ -310,8 +323,11 @@ func (g *graph) batchNorm(name string, x int, ws []int) int {
 func (g *graph) layerNorm(name string, x int, ws []int) int {
 	s := g.shape(x)
 	e := float64(prod(s))
+	// tf.keras LayerNormalization (layer_normalization.py) normalizes with
+	// nn.fused_batch_norm on a reshaped input, then multiplies by gamma and adds beta: the
+	// Mul's gradient keeps the normalized tensor besides the input.
 	return g.addNode(node{name: name + "/LayerNorm", kind: Norm, in: []int{x}, shape: clone(s), flops: 8 * e,
-		dxFLOPs: 16 * e, weights: ws, saveIn: 1, kF: 3, kB: 3})
+		dxFLOPs: 16 * e, weights: ws, saveIn: 1, kF: 3, kB: 3, composite: prod(s)})
 }
 
 // pool appends a pooling window node. Max pooling's gradient (MaxPoolGrad) reads the input

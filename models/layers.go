@@ -240,15 +240,24 @@ func (g *graph) call(class, name string, c cfg, ins ...int) (int, error) {
 			return 0, layerErr(name, class, fmt.Errorf("weight %s shape %v: size out of range", w.name, w.shape))
 		}
 	}
-	var flops float64
+	var flops, bflops float64
+	var kf, kb int
 	for _, n := range g.nodes[n0:] {
 		flops += n.flops
+		bflops += n.dxFLOPs + n.dwFLOPs
+		kf += n.kF
+		kb += n.kB
 	}
 	if shared {
-		g.layers[li].FLOPs += flops
+		l := &g.layers[li]
+		l.FLOPs += flops
+		l.BackwardFLOPs += bflops
+		l.ForwardKernels += kf
+		l.BackwardKernels += kb
 		return out, nil
 	}
-	l := Layer{Name: name, Class: class, OutputShape: clone(g.nodes[out].shape), FLOPs: flops}
+	l := Layer{Name: name, Class: class, OutputShape: clone(g.nodes[out].shape), FLOPs: flops, BackwardFLOPs: bflops,
+		ForwardKernels: kf, BackwardKernels: kb}
 	for _, w := range g.weights[w0:] {
 		l.Params += w.elems
 		if w.trainable {

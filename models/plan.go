@@ -453,10 +453,17 @@ func (pl *planner) forward() {
 			}
 			if n.maskElems > 0 {
 				mdt := p.dt
-				if n.kind == Recurrent {
-					mdt = p.dt
-				}
 				t := pl.tensor(n.name+"/mask", n.maskElems*pl.B*mdt.Size(), Activation, mdt)
+				op.Alloc = append(op.Alloc, t)
+				op.Bytes += float64(pl.p.Tensors[t].Bytes)
+				if p.needGrad {
+					pl.keep[i] = append(pl.keep[i], t)
+				} else {
+					after = append(after, t)
+				}
+			}
+			if n.composite > 0 && !pl.o.XLA {
+				t := pl.tensor(n.name+"/intermediates", n.composite*pl.B*p.dt.Size(), Activation, p.dt)
 				op.Alloc = append(op.Alloc, t)
 				op.Bytes += float64(pl.p.Tensors[t].Bytes)
 				if p.needGrad {
