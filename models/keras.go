@@ -462,8 +462,10 @@ func inboundNodes(v any) ([][]tensorRef, error) {
 		switch x := n.(type) {
 		case map[string]any: // Keras 3: {"args": [...], "kwargs": {...}}
 			collectTensors(x["args"], &refs)
+			// Tensors passed by keyword, in the order the layers take them
+			// (MultiHeadAttention(query, value, key)).
 			if kw, ok := x["kwargs"].(map[string]any); ok {
-				for _, k := range []string{"value", "key"} {
+				for _, k := range []string{"inputs", "query", "value", "key"} {
 					collectTensors(kw[k], &refs)
 				}
 			}

@@ -257,3 +257,27 @@ func FuzzFromKerasJSON(f *testing.F) {
 		checkPlan(t, "fuzz", p)
 	})
 }
+
+// TestImportKwargsTensors: Keras 3 layers called with tensors as keywords
+// (mha(query=x, value=y)) are wired in the layer's argument order.
+func TestImportKwargsTensors(t *testing.T) {
+	js := `{"class_name": "Functional", "config": {"name": "kw", "layers": [
+	{"class_name": "InputLayer", "name": "q", "config": {"batch_shape": [null, 4, 8], "name": "q"}, "inbound_nodes": []},
+	{"class_name": "InputLayer", "name": "v", "config": {"batch_shape": [null, 6, 16], "name": "v"}, "inbound_nodes": []},
+	{"class_name": "MultiHeadAttention", "name": "mha", "config": {"name": "mha", "num_heads": 2, "key_dim": 4},
+	 "inbound_nodes": [{"args": [], "kwargs": {
+	   "value": {"class_name": "__keras_tensor__", "config": {"shape": [null, 6, 16], "dtype": "float32", "keras_history": ["v", 0, 0]}},
+	   "query": {"class_name": "__keras_tensor__", "config": {"shape": [null, 4, 8], "dtype": "float32", "keras_history": ["q", 0, 0]}}}}]}],
+	"input_layers": [["q", 0, 0], ["v", 0, 0]], "output_layers": [["mha", 0, 0]]}}`
+	m, err := FromKerasJSON(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// query 8*2*4+8, key and value 16*2*4+8 each, output 2*4*8+8.
+	if want := int64(72 + 136 + 136 + 72); m.Params != want {
+		t.Errorf("params = %d, want %d", m.Params, want)
+	}
+	if got, want := m.OutputShapes[0], []int{4, 8}; !equal(got, want) {
+		t.Errorf("output shape = %v, want %v", got, want)
+	}
+}

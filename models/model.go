@@ -58,3 +58,19 @@ func shapeString(s []int) string {
 	}
 	return out + ")"
 }
+
+// Precisions lists the policy names Plan accepts.
+func Precisions() []Precision { return []Precision{PrecisionFloat32, MixedFloat16, MixedBFloat16} }
+
+// ParsePrecision checks a policy name ("" is float32).
+func ParsePrecision(s string) (Precision, error) {
+	if s == "" {
+		return PrecisionFloat32, nil
+	}
+	for _, p := range Precisions() {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("unknown precision %q (float32, mixed_float16, mixed_bfloat16)", s)
+}

@@ -233,3 +233,16 @@ func BenchmarkGetResNet50(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "models/s")
 }
+
+func TestParsePrecision(t *testing.T) {
+	for in, want := range map[string]Precision{"": PrecisionFloat32, "float32": PrecisionFloat32,
+		"mixed_float16": MixedFloat16, "mixed_bfloat16": MixedBFloat16} {
+		got, err := ParsePrecision(in)
+		if err != nil || got != want {
+			t.Errorf("ParsePrecision(%q) = %q, %v, want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParsePrecision("float16"); err == nil {
+		t.Errorf("ParsePrecision(\"float16\") = nil error, want one")
+	}
+}
