@@ -166,6 +166,10 @@ type Config struct {
 	// PrefetchToDevice copies each batch as it enters the prefetch buffer
 	// (tf.data.experimental.prefetch_to_device) instead of when the step takes it.
 	PrefetchToDevice bool `yaml:"prefetch_to_device"`
+	// Replicas is how many GPUs each global batch is split over (MirroredStrategy's
+	// distributed dataset): each copies its share, ceil(batch/replicas) elements, over its own
+	// link at the same time. 0 or 1 is one GPU.
+	Replicas int `yaml:"replicas"`
 	// DeliverOverhead is host time the consumer spends receiving each batch before the copy
 	// (the iterator call; a PyTorch DataLoader's unpickling).
 	DeliverOverhead float64 `yaml:"deliver_overhead"`
@@ -238,6 +242,8 @@ func (c Config) Validate() error {
 		return bad("map.parallel_calls", "%d: want >= 0 or autotune", c.ParallelCalls)
 	case c.Prefetch < Autotune:
 		return bad("prefetch", "%d: want >= 0 or autotune", c.Prefetch)
+	case c.Replicas < 0:
+		return bad("replicas", "%d: want >= 0", c.Replicas)
 	case c.Host.Cores <= 0:
 		return bad("host.cores", "%d: want > 0", c.Host.Cores)
 	case c.Host.BusyCores < 0 || c.Host.BusyCores >= c.Host.Cores:

@@ -481,6 +481,9 @@ func (p *Pipeline) emit(elems int) {
 }
 
 func (p *Pipeline) copyTime(elems int) sim.Time {
+	if r := p.cfg.Replicas; r > 1 {
+		elems = (elems + r - 1) / r // the largest replica's share; the links copy in parallel
+	}
 	bytes := int64(elems) * p.cfg.ElementBytes
 	if p.cfg.Pinned {
 		return transfer(bytes, p.cfg.H2DBandwidth, p.cfg.H2DLatency)

@@ -521,3 +521,19 @@ func TestFinishedRunLeavesNoTimers(t *testing.T) {
 		t.Errorf("engine ran %v past the last batch: the pipeline left events behind", d)
 	}
 }
+
+func TestReplicasCopyTheirSharesInParallel(t *testing.T) {
+	cfg := small()
+	cfg.Pinned = true
+	cfg.ElementBytes = 10 << 20 // a 320 MiB batch: the copy dominates
+	cfg.MapCost = Const(0)
+	cfg.ParallelCalls, cfg.Prefetch = 4, 2
+	c := Consumer{Steps: 30, Warmup: 5, GPUFixed: 1e-3}
+	one, _ := Simulate(cfg, 1, c)
+	cfg.Replicas = 4
+	four, _ := Simulate(cfg, 1, c)
+	per := func(r *Run) float64 { return r.Stats.H2DTime.Seconds() / float64(r.Stats.Batches) }
+	if got := per(one) / per(four); math.Abs(got-4) > 0.05 {
+		t.Errorf("copy time per batch, 1 GPU / 4 GPUs = %.3f, want ~4", got)
+	}
+}
