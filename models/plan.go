@@ -188,7 +188,7 @@ func (pl *planner) expand() {
 			continue
 		}
 		prev := &pl.pn[i-1]
-		if prev.isLoss || (prev.n != nil && prev.n.input) {
+		if prev.isLoss || (prev.n != nil && (prev.n.input || prev.n.alias)) {
 			continue
 		}
 		for _, x := range p.in {
@@ -480,7 +480,9 @@ func (pl *planner) forward() {
 			}
 		}
 		for _, x := range p.in {
-			op.Bytes += pl.bytesOf(pl.pn[x].buf)
+			if p.n == nil || !p.n.alias {
+				op.Bytes += pl.bytesOf(pl.pn[x].buf)
+			}
 		}
 		if p.buf >= 0 && !(p.n != nil && p.n.alias) {
 			if pl.bufs[p.buf].material {

@@ -246,3 +246,38 @@ func TestParsePrecision(t *testing.T) {
 		t.Errorf("ParsePrecision(\"float16\") = nil error, want one")
 	}
 }
+
+// TestXLAAfterReshape: an element-wise op after a view (Flatten) is not fused into the
+// view's empty op; it keeps its own kernel.
+func TestXLAAfterReshape(t *testing.T) {
+	g := newGraph("t")
+	x, _ := g.input("x", []int{4, 4, 2}, false)
+	y, err := g.call("Flatten", "flat", cfg{}, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, _ = g.call("Activation", "act", cfg{"activation": "relu"}, y)
+	y, _ = g.call("Dense", "d", cfg{"units": 3}, y)
+	g.outputs = []int{y}
+	m, err := g.finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Plan(PlanOptions{Batch: 2, XLA: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range p.Ops {
+		switch op.Name {
+		case "flat/Reshape":
+			if op.Kernels != 0 || op.Bytes != 0 {
+				t.Errorf("flat/Reshape kernels %d bytes %v, want 0 0 (a view)", op.Kernels, op.Bytes)
+			}
+		case "act/relu":
+			if op.Kernels != 1 {
+				t.Errorf("act/relu kernels = %d, want 1", op.Kernels)
+			}
+		}
+	}
+	checkPlan(t, "flatten-relu", p)
+}
