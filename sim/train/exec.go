@@ -8,7 +8,6 @@ import (
 	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/models"
 	"github.com/gpusim/gpusim/sim"
-	"github.com/gpusim/gpusim/sim/collective"
 	"github.com/gpusim/gpusim/sim/hw"
 )
 
@@ -216,12 +215,18 @@ func (r *runner) opEnd(rep *replica) {
 	rep.cat[op.cost.cat] += now - rep.mark
 	rep.mark = now
 	rep.devFree = now
+	freed := false
 	for _, ti := range op.free {
 		if rep.isLive[ti] {
 			rep.alloc.Free(rep.live[ti])
 			rep.isLive[ti] = false
-			r.recordMem(rep, 0)
+			freed = true
 		}
+	}
+	if freed {
+		// Frees only lower the bytes in use (and never change the pool): one sample after
+		// them keeps the timeline's maxima.
+		r.recordMem(rep, 0)
 	}
 	if then := op.then; then != nil {
 		op.then = nil
@@ -266,17 +271,20 @@ func (r *runner) endBackward(rep *replica) {
 }
 
 func (r *runner) freeStepTensors(rep *replica) {
+	freed := len(rep.extra) > 0
 	for _, h := range rep.extra {
 		rep.alloc.Free(h)
-		r.recordMem(rep, 0)
 	}
 	rep.extra = rep.extra[:0]
 	for ti, l := range rep.isLive {
 		if l {
 			rep.alloc.Free(rep.live[ti])
 			rep.isLive[ti] = false
-			r.recordMem(rep, 0)
+			freed = true
 		}
+	}
+	if freed {
+		r.recordMem(rep, 0)
 	}
 }
 
@@ -329,43 +337,43 @@ func (r *runner) barrier(rep *replica) {
 // The buffers left at the end (the reduced gradients) are freed with the step's tensors.
 func (r *runner) runPackStages(rep *replica) bool {
 	p := r.plan(rep)
-	bufs := map[string]allocator.Handle{}
-	for _, st := range r.allReduce.Pack.Stages {
-		for _, b := range st.Alloc {
-			h, ok := rep.alloc.Allocate(b.Bytes)
+	bufs := rep.packBufs[:0]
+	for range r.packBufs {
+		bufs = append(bufs, -1)
+	}
+	rep.packBufs = bufs
+	for _, st := range r.packStages {
+		for _, b := range st.alloc {
+			h, ok := rep.alloc.Allocate(r.packBufs[b].Bytes)
 			if !ok {
-				r.fail(rep, models.Tensor{Name: b.Name, Bytes: b.Bytes, DType: models.Float32}, "NcclAllReduce/"+st.Name)
+				r.fail(rep, models.Tensor{Name: r.packBufs[b].Name, Bytes: r.packBufs[b].Bytes, DType: models.Float32}, "NcclAllReduce/"+st.name)
 				return false
 			}
-			bufs[b.Name] = h
-			r.recordMem(rep, b.Bytes)
+			bufs[b] = h
+			r.recordMem(rep, r.packBufs[b].Bytes)
 		}
-		for _, name := range st.Free {
-			if name == collective.GradientsName {
+		for _, b := range st.free {
+			if b < 0 {
 				for _, ti := range p.Gradients {
 					if rep.isLive[ti] {
 						rep.alloc.Free(rep.live[ti])
 						rep.isLive[ti] = false
-						r.recordMem(rep, 0)
 					}
 				}
-				continue
-			}
-			if h, ok := bufs[name]; ok {
-				rep.alloc.Free(h)
-				delete(bufs, name)
-				r.recordMem(rep, 0)
+			} else if bufs[b] >= 0 {
+				rep.alloc.Free(bufs[b])
+				bufs[b] = -1
 			}
 		}
+		if len(st.free) > 0 {
+			r.recordMem(rep, 0)
+		}
 	}
-	// The reduced gradients stay until the end of the step; free them in allocation order.
+	// The reduced gradients stay until the end of the step; freed in allocation order.
 	rep.extra = rep.extra[:0]
-	for _, st := range r.allReduce.Pack.Stages {
-		for _, b := range st.Alloc {
-			if h, ok := bufs[b.Name]; ok {
-				rep.extra = append(rep.extra, h)
-				delete(bufs, b.Name)
-			}
+	for _, h := range bufs {
+		if h >= 0 {
+			rep.extra = append(rep.extra, h)
 		}
 	}
 	return true
@@ -399,7 +407,7 @@ func (r *runner) endStep(rep *replica) {
 		r.eng.Stop()
 		return
 	}
-	if r.cfg.FastForward && r.canFastForward() {
+	if r.canFastForward() {
 		r.fastForward()
 		return
 	}
@@ -443,7 +451,9 @@ func (r *runner) recordMem(rep *replica, request int64) {
 	s := rep.alloc.Stats()
 	now := r.eng.Now()
 	rep.sampler.record(now, s.BytesInUse, s.PoolBytes)
-	rep.trace = append(rep.trace, memEvent{at: now - r.stepStart, inUse: s.BytesInUse, pool: s.PoolBytes})
+	if r.ffPossible {
+		rep.trace = append(rep.trace, memEvent{at: now - r.stepStart, inUse: s.BytesInUse, pool: s.PoolBytes})
+	}
 	if s.PoolBytes != rep.lastPool {
 		if len(rep.growth) < maxGrowth {
 			rep.growth = append(rep.growth, PoolChange{Time: now.Seconds(), Step: r.step, PoolBytes: s.PoolBytes,

@@ -17,7 +17,7 @@ type stateAppender interface {
 // the same state. The allocators, the plans and the costs are deterministic, so the same
 // state and the same requests give the same step again, forever.
 func (r *runner) canFastForward() bool {
-	if r.input != nil || r.skip(r.step) || r.skip(r.step-1) || r.step <= r.cfg.TraceSteps {
+	if !r.ffPossible || r.skip(r.step) || r.skip(r.step-1) || r.step <= r.cfg.TraceSteps {
 		return false
 	}
 	n := len(r.stepTimes)

@@ -111,6 +111,7 @@ type replica struct {
 	lastPool int64
 	trace    []memEvent         // this step's memory changes, for fast-forward replay
 	extra    []allocator.Handle // all-reduce output buffers, freed at the end of the step
+	packBufs []allocator.Handle // live all-reduce buffers by index into runner.packBufs (-1: none)
 
 	// fast-forward bookkeeping
 	prevTrace             []memEvent
@@ -128,15 +129,17 @@ type memEvent struct {
 const maxGrowth = 64
 
 type runner struct {
-	cfg       Config
-	eng       *sim.Engine
-	gpu       hw.GPU
-	model     *models.Model
-	replicas  []*replica
-	others    []ProcessResult
-	notes     []string
-	topo      collective.Topology
-	allReduce collective.GradientAllReduce
+	cfg        Config
+	eng        *sim.Engine
+	gpu        hw.GPU
+	model      *models.Model
+	replicas   []*replica
+	others     []ProcessResult
+	notes      []string
+	topo       collective.Topology
+	allReduce  collective.GradientAllReduce
+	packBufs   []collective.Buffer // every buffer the all-reduce stages allocate
+	packStages []packStage         // the stages with buffer names resolved to indices
 
 	step      int // optimizer update being run, 1-based
 	stepStart sim.Time
@@ -160,6 +163,7 @@ type runner struct {
 	visible         int      // GPUs the training process sees
 	end             sim.Time // when the last step ended or the OOM happened
 	spans           []Span
+	ffPossible      bool // fast-forward is on and every allocator can show its state
 	spansDropped    int
 	droppedAtStart  int      // spansDropped when the step started
 	arStart         sim.Time // when the step's all-reduce started
@@ -189,6 +193,12 @@ func newRunner(cfg Config) (*runner, error) {
 		return nil, err
 	}
 	r.input = newInput(r.eng, cfg)
+	r.ffPossible = cfg.FastForward && r.input == nil
+	for _, rep := range r.replicas {
+		if _, ok := rep.alloc.(stateAppender); !ok {
+			r.ffPossible = false
+		}
+	}
 	if err := r.setupLossScale(); err != nil {
 		return nil, err
 	}
@@ -381,6 +391,13 @@ func (r *runner) setupPlans() error {
 	return nil
 }
 
+// packStage is one stage of the packed all-reduce: buffers (indices into runner.packBufs) to
+// allocate, then to free (-1 = the gradients).
+type packStage struct {
+	name        string
+	alloc, free []int
+}
+
 // setupAllReduce prices the gradient all-reduce once (every update moves the same bytes) with
 // the cross-device ops MirroredStrategy selects.
 func (r *runner) setupAllReduce() error {
@@ -406,6 +423,23 @@ func (r *runner) setupAllReduce() error {
 		return fmt.Errorf("plan all-reduce: %w", err)
 	}
 	r.allReduce = ar
+	index := map[string]int{collective.GradientsName: -1}
+	for _, st := range ar.Pack.Stages {
+		ps := packStage{name: st.Name}
+		for _, b := range st.Alloc {
+			index[b.Name] = len(r.packBufs)
+			ps.alloc = append(ps.alloc, len(r.packBufs))
+			r.packBufs = append(r.packBufs, b)
+		}
+		for _, name := range st.Free {
+			i, ok := index[name]
+			if !ok {
+				return fmt.Errorf("plan all-reduce: stage %s frees unknown buffer %q", st.Name, name)
+			}
+			ps.free = append(ps.free, i)
+		}
+		r.packStages = append(r.packStages, ps)
+	}
 	for _, w := range ar.Warnings {
 		r.notes = append(r.notes, "all-reduce: "+w)
 	}

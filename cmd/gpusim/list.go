@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gpusim/gpusim/internal/report"
+	"github.com/gpusim/gpusim/models"
+	"github.com/gpusim/gpusim/scenarios"
+	"github.com/gpusim/gpusim/sim/hw"
+)
+
+func init() {
+	register(command{name: "list", summary: "list models, GPU profiles or built-in scenarios", run: runList})
+}
+
+// listExamples are the usage examples of gpusim list; a test runs each of them.
+var listExamples = []string{
+	"gpusim list models",
+	"gpusim list models -o json",
+	"gpusim list devices",
+	"gpusim list scenarios",
+	"gpusim list models --file model.json",
+}
+
+func listUsage() string {
+	s := `Usage:
+  gpusim list models|devices|scenarios [-o text|json] [--file MODEL.json]
+
+Lists the model zoo (Keras names in lower case), the GPU profiles (hardware.gpu) or the
+built-in scenarios. --file imports a Keras model JSON (model.to_json()) and lists that model.
+
+Examples:
+`
+	for _, e := range listExamples {
+		s += "  " + e + "\n"
+	}
+	return s
+}
+
+// modelJSON is one entry of gpusim list models -o json.
+type modelJSON struct {
+	Name                     string  `json:"name"`
+	Params                   int64   `json:"params"`
+	TrainableParams          int64   `json:"trainable_params"`
+	FLOPsPerSample           float64 `json:"flops_per_sample"`
+	ActivationBytesPerSample float64 `json:"activation_bytes_per_sample"`
+}
+
+type deviceJSON struct {
+	Name            string  `json:"name"`
+	Description     string  `json:"description"`
+	MemoryBytes     int64   `json:"memory_bytes"`
+	ComputeCap      string  `json:"compute_capability"`
+	SMs             int     `json:"sms"`
+	MemBandwidth    float64 `json:"mem_bandwidth_bytes_per_s"`
+	PeakFP32        float64 `json:"peak_fp32_flops"`
+	PeakTF32        float64 `json:"peak_tf32_flops"`
+	PeakFP16        float64 `json:"peak_fp16_flops"`
+	PeakBF16        float64 `json:"peak_bf16_flops"`
+	NVLinkBandwidth float64 `json:"nvlink_bandwidth_bytes_per_s"`
+}
+
+type scenarioJSON struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Model       string `json:"model"`
+	GPU         string `json:"gpu"`
+	GPUs        int    `json:"gpus"`
+	Batch       int    `json:"batch"`
+}
+
+func runList(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := pflag.NewFlagSet("list", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stdout, listUsage()+"\nFlags:\n")
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+	}
+	format := fs.StringP("output", "o", "text", "output format: text or json")
+	file := fs.String("file", "", "list the model of a Keras JSON `file` instead of the zoo (models only)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return asUsage(fmt.Errorf("list: %w", err))
+	}
+	if fs.NArg() != 1 {
+		return usagef("list: want one of models, devices, scenarios")
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("list: -o %q: want text or json", *format)
+	}
+	what := fs.Arg(0)
+	if *file != "" && what != "models" {
+		return usagef("list: --file applies to models only")
+	}
+	var rows any
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	switch what {
+	case "models":
+		var ms []*models.Model
+		if *file != "" {
+			f, err := os.Open(*file)
+			if err != nil {
+				return asUsage(fmt.Errorf("list models: %w", err))
+			}
+			m, err := models.FromKerasJSON(f)
+			f.Close()
+			if err != nil {
+				return asUsage(fmt.Errorf("list models: %s: %w", *file, err))
+			}
+			ms = append(ms, m)
+		} else {
+			for _, n := range models.Names() {
+				m, err := models.Get(n)
+				if err != nil {
+					return fmt.Errorf("list models: %w", err)
+				}
+				ms = append(ms, m)
+			}
+		}
+		var out []modelJSON
+		fmt.Fprintln(tw, "NAME\tPARAMS\tTRAINABLE\tFLOPS/SAMPLE\tACTIVATIONS/SAMPLE")
+		for _, m := range ms {
+			out = append(out, modelJSON{m.Name, m.Params, m.TrainableParams, m.FLOPsPerSample, m.ActivationBytesPerSample})
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", m.Name, m.Params, m.TrainableParams, report.FormatValue(m.FLOPsPerSample, "FLOP"), report.FormatBytes(m.ActivationBytesPerSample))
+		}
+		rows = out
+	case "devices":
+		var out []deviceJSON
+		fmt.Fprintln(tw, "NAME\tMEMORY\tCC\tFP32\tTF32\tFP16\tBF16\tMEM BW\tDESCRIPTION")
+		for _, n := range hw.GPUNames() {
+			g, err := hw.LookupGPU(n)
+			if err != nil {
+				return fmt.Errorf("list devices: %w", err)
+			}
+			cc := fmt.Sprintf("%d.%d", g.CCMajor, g.CCMinor)
+			out = append(out, deviceJSON{g.Name, g.Description, g.MemoryBytes, cc, g.SMs, g.MemBandwidth,
+				g.PeakFP32, g.PeakTF32, g.PeakFP16, g.PeakBF16, g.NVLinkBandwidth})
+			tf := func(v float64) string {
+				if v == 0 {
+					return "-"
+				}
+				return fmt.Sprintf("%.1fT", v/1e12)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0fGB/s\t%s\n", g.Name, report.FormatBytes(float64(g.MemoryBytes)), cc,
+				tf(g.PeakFP32), tf(g.PeakTF32), tf(g.PeakFP16), tf(g.PeakBF16), g.MemBandwidth/1e9, g.Description)
+		}
+		rows = out
+	case "scenarios":
+		var out []scenarioJSON
+		fmt.Fprintln(tw, "NAME\tMODEL\tGPUS\tBATCH\tDESCRIPTION")
+		for _, n := range scenarios.Names() {
+			s, err := scenarios.Builtin(n)
+			if err != nil {
+				return fmt.Errorf("list scenarios: %w", err)
+			}
+			c := s.Config
+			out = append(out, scenarioJSON{n, s.Description, c.Model, c.GPU, c.GPUCount, c.Batch})
+			fmt.Fprintf(tw, "%s\t%s\t%d x %s\t%d\t%s\n", n, c.Model, c.GPUCount, c.GPU, c.Batch, s.Description)
+		}
+		rows = out
+	default:
+		return usagef("list: unknown list %q: want models, devices or scenarios", what)
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	return tw.Flush()
+}
