@@ -45,8 +45,11 @@ type Predictor func(Params) (Prediction, error)
 type Observation struct {
 	Name        string
 	StepTime    float64 // seconds; 0 = not observed
-	MemoryBytes float64 // 0 = not observed
-	Predict     Predictor
+	MemoryBytes float64 // the memory plateau; 0 = not observed
+	// ContextBytes is the CUDA context the recording shows (its first memory level); it is
+	// compared with the context_bytes parameter itself. 0 = not observed.
+	ContextBytes float64
+	Predict      Predictor
 }
 
 // FitConfig tunes [Fit].
@@ -73,7 +76,7 @@ func DefaultBounds() (lo, hi Params) {
 // Residual compares one observed quantity with the simulator before and after the fit.
 type Residual struct {
 	Observation string  `json:"observation"`
-	Quantity    string  `json:"quantity"` // step_time_s or memory_bytes
+	Quantity    string  `json:"quantity"` // step_time_s, memory_bytes or context_bytes
 	Observed    float64 `json:"observed"`
 	Before      float64 `json:"before"`
 	After       float64 `json:"after"`
@@ -159,6 +162,9 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 			if o.MemoryBytes > 0 {
 				sum += sqLogRatio(p.MemoryBytes, o.MemoryBytes)
 			}
+			if o.ContextBytes > 0 {
+				sum += sqLogRatio(v[3], o.ContextBytes)
+			}
 		}
 		for i := range x {
 			// Bounds: a parameter pushed past its limit costs as if it were there, plus the excess.
@@ -189,6 +195,9 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		}
 		if o.MemoryBytes > 0 {
 			out.Residuals = append(out.Residuals, Residual{Observation: o.Name, Quantity: "memory_bytes", Observed: o.MemoryBytes, Before: before[i].MemoryBytes, After: p.MemoryBytes})
+		}
+		if o.ContextBytes > 0 {
+			out.Residuals = append(out.Residuals, Residual{Observation: o.Name, Quantity: "context_bytes", Observed: o.ContextBytes, Before: prior[3], After: best[3]})
 		}
 	}
 	return out, nil

@@ -118,3 +118,23 @@ func TestFitBoundsAndErrors(t *testing.T) {
 		t.Errorf("Fit(failing predictor) = %v, want it wrapped", err)
 	}
 }
+
+func TestFitContextObservation(t *testing.T) {
+	prior := Params{ComputeScale: 1, MemoryScale: 1, LaunchOverhead: 6e-6, ContextBytes: 528 << 20}
+	truth := prior
+	truth.ContextBytes = 621 << 20 // PyTorch's context on the H200 here (REFERENCE.md)
+	m := rooflineModel{flops: 1e14, bytes: 1e10, kernels: 500, pool: 1e9}
+	o := observe("torch", m, truth)
+	o.MemoryBytes, o.ContextBytes = 0, truth.ContextBytes
+	res, err := Fit([]Observation{o}, FitConfig{Prior: prior})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Params.ContextBytes; math.Abs(got-truth.ContextBytes) > 1<<20 {
+		t.Errorf("fitted context = %.0f MiB, want %d MiB (observed)", got/(1<<20), 621)
+	}
+	last := res.Residuals[len(res.Residuals)-1]
+	if last.Quantity != "context_bytes" || last.Before != prior.ContextBytes {
+		t.Errorf("last residual = %+v, want context_bytes from the prior %g", last, prior.ContextBytes)
+	}
+}

@@ -1,6 +1,8 @@
 package calibrate
 
 import (
+	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -87,14 +89,24 @@ func ReadTrace(r io.Reader) (*Trace, error) {
 	return &t, nil
 }
 
-// LoadTrace reads a trace file.
+// LoadTrace reads a trace file, gzip-compressed or not.
 func LoadTrace(path string) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	t, err := ReadTrace(f)
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	t, err := ReadTrace(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
