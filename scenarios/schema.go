@@ -51,6 +51,7 @@ var schema = []field{
 	{"memory.mode", "string", "preallocate | growth | limit", memorySetter("mode")},
 	{"memory.growth", "bool", "set_memory_growth", memorySetter("growth")},
 	{"memory.limit_mib", "int", "logical device memory_limit (MiB)", memorySetter("limit_mib")},
+	{"memory.logical_devices_mib", "list", "split each GPU into logical GPUs of these memory_limits (MiB)", memorySetter("logical_devices_mib")},
 	{"memory.fraction", "float", "per_process_gpu_memory_fraction", memorySetter("fraction")},
 	{"memory.allocator", "string", "bfc | cuda_malloc_async | platform", memorySetter("allocator")},
 	{"memory.gc", "bool", "TF_ENABLE_GPU_GARBAGE_COLLECTION", memorySetter("gc")},
@@ -338,11 +339,25 @@ var memoryFields = map[string]func(m *train.Memory, n *yaml.Node) error{
 	"growth":    func(m *train.Memory, n *yaml.Node) error { return boolPtr(n, &m.Growth) },
 	"limit_mib": func(m *train.Memory, n *yaml.Node) error { return int64Val(n, &m.LimitMiB) },
 	"fraction":  func(m *train.Memory, n *yaml.Node) error { return floatVal(n, &m.Fraction) },
+	"logical_devices_mib": func(m *train.Memory, n *yaml.Node) error {
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("want a list of memory limits in MiB, got a %s", kindName(n))
+		}
+		m.LogicalMiB = m.LogicalMiB[:0]
+		for _, c := range n.Content {
+			var v int64
+			if err := int64Val(c, &v); err != nil {
+				return err
+			}
+			m.LogicalMiB = append(m.LogicalMiB, v)
+		}
+		return nil
+	},
 	"allocator": func(m *train.Memory, n *yaml.Node) error { return str(n, &m.Allocator) },
 	"gc":        func(m *train.Memory, n *yaml.Node) error { return boolPtr(n, &m.GC) },
 }
 
-var memoryKeys = []string{"mode", "growth", "limit_mib", "fraction", "allocator", "gc"}
+var memoryKeys = []string{"mode", "growth", "limit_mib", "logical_devices_mib", "fraction", "allocator", "gc"}
 
 func memorySetter(key string) func(c *train.Config, n *yaml.Node) error {
 	return func(c *train.Config, n *yaml.Node) error { return memoryFields[key](&c.Memory, n) }

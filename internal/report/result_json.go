@@ -26,6 +26,7 @@ type ResultJSON struct {
 	Devices               []DeviceJSON `json:"devices"`
 
 	Replicas           int           `json:"replicas"`
+	GPUs               int           `json:"gpus"`
 	ScalingEfficiency  float64       `json:"scaling_efficiency"`
 	Model              string        `json:"model"`
 	GPU                string        `json:"gpu"`
@@ -112,7 +113,7 @@ func NewResultJSON(res *train.Result) ResultJSON {
 		Scenario: res.Scenario, OOM: res.OOM != nil, StepTimeS: res.StepTime,
 		ThroughputSamplesPerS: finite(res.Throughput), GPUUtilization: finite(res.GPUUtilization),
 		InputStallFraction: finite(res.InputStallFraction), AllReduceTimeS: res.AllReduceTime,
-		SkippedSteps: res.SkippedSteps, Replicas: res.Replicas, ScalingEfficiency: finite(res.ScalingEfficiency),
+		SkippedSteps: res.SkippedSteps, Replicas: res.Replicas, GPUs: res.GPUs, ScalingEfficiency: finite(res.ScalingEfficiency),
 		Model: res.Model, GPU: res.GPU, Precision: res.Precision, GlobalBatch: res.GlobalBatch,
 		ReplicaBatches: res.ReplicaBatches, AccumulationSteps: res.AccumulationSteps,
 		Steps: res.StepsRequested, StepsCompleted: len(res.StepTimes), FastForwardedSteps: res.FastForwarded,

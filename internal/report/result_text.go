@@ -27,7 +27,15 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 	if res.Replicas > 1 {
 		batches = fmt.Sprintf(" (per replica %s)", joinInts(res.ReplicaBatches))
 	}
-	p("  %s on %d x %s, global batch %d%s, %s", res.Model, res.Replicas, res.GPU, res.GlobalBatch, batches, res.Precision)
+	gpus := res.GPUs
+	if res.Replicas < gpus {
+		gpus = res.Replicas // the default strategy uses the first visible GPU
+	}
+	p("  %s on %d x %s", res.Model, gpus, res.GPU)
+	if res.Replicas > gpus {
+		p(" (%d replicas on logical GPUs)", res.Replicas)
+	}
+	p(", global batch %d%s, %s", res.GlobalBatch, batches, res.Precision)
 	if res.AccumulationSteps > 1 {
 		p(", %d accumulation steps", res.AccumulationSteps)
 	}

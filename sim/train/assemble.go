@@ -11,7 +11,7 @@ func (r *runner) result() *Result {
 	cfg := r.cfg
 	res := &Result{
 		Scenario: cfg.Name, Model: cfg.Model, GPU: r.gpu.Name, Precision: cfg.Precision,
-		Replicas: len(r.replicas), GlobalBatch: cfg.Batch, AccumulationSteps: cfg.AccumulationSteps,
+		Replicas: len(r.replicas), GPUs: r.visible, GlobalBatch: cfg.Batch, AccumulationSteps: cfg.AccumulationSteps,
 		StepsRequested: cfg.Steps, StepTimes: r.stepTimes, FastForwarded: r.ffSteps,
 		StepTime: median(r.stepTimes), AllReduceTime: median(r.arTimes),
 		SkippedSteps: r.skipped, OOM: r.oom, Processes: r.others, Events: r.eng.Processed(),

@@ -77,6 +77,10 @@ type Memory struct {
 	// LimitMiB is set_logical_device_configuration(gpu, [LogicalDeviceConfiguration(
 	// memory_limit=LimitMiB)]) on every visible GPU; 0 = not called.
 	LimitMiB int64
+	// LogicalMiB splits every visible GPU into several logical GPUs (virtual devices):
+	// set_logical_device_configuration(gpu, [LogicalDeviceConfiguration(memory_limit=m) for m
+	// in LogicalMiB]). Replicas on one card share its compute. Exclusive with LimitMiB.
+	LogicalMiB []int64
 	// Fraction is per_process_gpu_memory_fraction (0 = unset).
 	Fraction float64
 	// Allocator is "bfc" (default), "cuda_malloc_async" or "platform".
@@ -302,6 +306,15 @@ func (m *Memory) validate(prefix string) error {
 	if m.LimitMiB < 0 {
 		errs = append(errs, fieldErr(prefix+".limit_mib", "must not be negative, got %d", m.LimitMiB))
 	}
+	for _, l := range m.LogicalMiB {
+		if l <= 0 {
+			errs = append(errs, fieldErr(prefix+".logical_devices_mib", "every memory_limit must be positive, got %d", l))
+			break
+		}
+	}
+	if len(m.LogicalMiB) > 0 && m.LimitMiB > 0 {
+		errs = append(errs, fieldErr(prefix+".logical_devices_mib", "set either limit_mib or logical_devices_mib"))
+	}
 	if m.Fraction < 0 || m.Fraction > 1 {
 		// TF accepts fractions above 1 (unified memory); gpusim does not simulate that.
 		errs = append(errs, fieldErr(prefix+".fraction", "must be in [0, 1], got %g", m.Fraction))
@@ -317,7 +330,7 @@ func (m *Memory) validate(prefix string) error {
 			errs = append(errs, fieldErr(prefix+".mode", "growth contradicts %s.growth=false", prefix))
 		}
 	case "limit":
-		if m.LimitMiB == 0 {
+		if m.LimitMiB == 0 && len(m.LogicalMiB) == 0 {
 			errs = append(errs, fieldErr(prefix+".mode", "limit needs %s.limit_mib", prefix))
 		}
 	case "preallocate":

@@ -156,6 +156,9 @@ type pendingOp struct {
 // issue issues rep.pend: the host spends its issue time, the GPU starts it when it is free and
 // the op has been issued. Allocations happen at the start, frees at the end.
 func (r *runner) issue(rep *replica) {
+	// Logical GPUs carved from one physical GPU share its SMs: with k replicas on the card
+	// running the same step in lockstep, each op takes k times as long.
+	rep.pend.cost.exec *= sim.Time(rep.share)
 	rep.hostT += rep.pend.cost.issue
 	start := max(rep.devFree, rep.hostT)
 	if start > r.eng.Now() {

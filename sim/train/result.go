@@ -14,6 +14,9 @@ type Result struct {
 	Model, GPU, Precision string
 	// Replicas is the number of model replicas (1 for the default strategy).
 	Replicas int
+	// GPUs is the number of physical GPUs the training process sees (after
+	// CUDA_VISIBLE_DEVICES); several replicas share one when logical devices split it.
+	GPUs int
 	// GlobalBatch is the batch per optimizer update; ReplicaBatches the per-replica share as
 	// MirroredStrategy splits it; AccumulationSteps the micro-steps per update.
 	GlobalBatch       int

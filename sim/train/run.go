@@ -94,6 +94,7 @@ type replica struct {
 	slotsDone  bool
 
 	opIdx      int
+	share      int  // replicas on this replica's physical GPU (virtual devices)
 	optimizing bool // past the all-reduce: running optimizer ops
 	pend       pendingOp
 	onStart    func()   // r.opStart(rep), allocated once
@@ -236,10 +237,14 @@ func memoryOptions(m Memory, framework string, visible int, env map[string]strin
 		f := false
 		o.Growth = &f
 	}
-	if m.LimitMiB > 0 {
+	if m.LimitMiB > 0 || len(m.LogicalMiB) > 0 {
+		limits := m.LogicalMiB
+		if len(limits) == 0 {
+			limits = []int64{m.LimitMiB}
+		}
 		o.LogicalDevices = map[int][]int64{}
 		for i := 0; i < visible; i++ {
-			o.LogicalDevices[i] = []int64{m.LimitMiB}
+			o.LogicalDevices[i] = limits
 		}
 	}
 	return o
@@ -307,6 +312,11 @@ func (r *runner) setupDevices() error {
 		rep := &replica{
 			id: i, device: r.configs[i].Device,
 			alloc: allocs[i], sampler: newSampler(r.cfg.TimelinePoints),
+		}
+		for _, c := range r.configs[:n] {
+			if c.Physical == r.configs[i].Physical {
+				rep.share++
+			}
 		}
 		rep.onStart = func() { r.opStart(rep) }
 		rep.onEnd = func() { r.opEnd(rep) }
@@ -388,6 +398,11 @@ func (r *runner) setupPlans() error {
 		rep.isLive = make([]bool, n)
 	}
 	r.gradBytes = r.replicas[0].plans[0].GradientBytes()
+	if r.cfg.AccumulationSteps > 1 && r.model.HasBatchNorm {
+		// Seed guide, gradient accumulation: BatchNormalization normalizes each micro-batch.
+		r.notes = append(r.notes, fmt.Sprintf("%s has BatchNormalization: with %d accumulation steps its statistics see micro-batches of %d samples, not the global batch of %d",
+			r.cfg.Model, r.cfg.AccumulationSteps, r.replicas[0].plans[0].batch, r.cfg.Batch))
+	}
 	return nil
 }
 

@@ -390,3 +390,26 @@ func TestEnvForcesGrowth(t *testing.T) {
 		t.Errorf("with TF_FORCE_GPU_ALLOW_GROWTH=true: pool changes %+v, peak pool %d of limit %d; want growth from 2 MiB, below the limit", d.Growth, d.PeakPoolBytes, d.BytesLimit)
 	}
 }
+
+// TestLogicalDevicesShareTheGPU splits one GPU into two logical GPUs: MirroredStrategy runs a
+// replica on each, they share the card's compute, and TF falls back from NCCL.
+func TestLogicalDevicesShareTheGPU(t *testing.T) {
+	virtual := mustRun(t, cfgWith(func(c *Config) { c.Strategy, c.Memory.LogicalMiB = "mirrored", []int64{8192, 8192} }))
+	alone := mustRun(t, cfgWith(func(c *Config) { c.Batch = 32 }))
+	if virtual.Replicas != 2 || virtual.GPUs != 1 {
+		t.Fatalf("replicas %d on %d GPUs, want 2 on 1", virtual.Replicas, virtual.GPUs)
+	}
+	if got, want := virtual.Devices[1].BytesLimit, int64(8192<<20); got != want {
+		t.Errorf("logical GPU 1 limit = %d, want %d", got, want)
+	}
+	if virtual.StepTime < 1.8*alone.StepTime {
+		t.Errorf("two replicas of 32 on one GPU step in %v, want about twice one replica's %v", virtual.StepTime, alone.StepTime)
+	}
+	found := false
+	for _, n := range virtual.Notes {
+		found = found || strings.Contains(n, "NCCL is not supported when using virtual GPUs")
+	}
+	if !found {
+		t.Errorf("notes %q lack TF's NCCL fallback warning", virtual.Notes)
+	}
+}
