@@ -47,6 +47,9 @@ type Work struct {
 	// TF32 allows TF32 Tensor Core math for float32 matmul/conv on Ampere and newer
 	// (tf.config.experimental.enable_tensor_float_32_execution, TF's default true).
 	TF32 bool
+	// Host is the host time to issue each of the op's kernels (framework dispatch plus the
+	// launch); 0 means the GPU profile's LaunchOverhead.
+	Host float64
 }
 
 // Math paths: which arithmetic units run an op.
@@ -111,17 +114,17 @@ func dtypeSize(dtype string) float64 {
 // path's asymptotic efficiency for w's kind.
 func (g GPU) ComputeRate(w Work) float64 {
 	e := g.Efficiency
-	switch g.Path(w) {
+	switch p := g.Path(w); p {
 	case PathTF32:
-		return g.PeakTF32 * e.matrix(w.Kind, e.TF32)
+		return g.PeakTF32 * e.matrix(w.Kind, p)
 	case PathFP16TC:
-		return g.PeakFP16 * e.matrix(w.Kind, e.Half)
+		return g.PeakFP16 * e.matrix(w.Kind, p)
 	case PathBF16TC:
-		return g.PeakBF16 * e.matrix(w.Kind, e.Half)
+		return g.PeakBF16 * e.matrix(w.Kind, p)
 	case PathPseudoHalf:
-		return g.PeakFP32 * e.matrix(w.Kind, e.FP32) * e.PseudoHalf
+		return g.PeakFP32 * e.matrix(w.Kind, PathFP32) * e.PseudoHalf
 	case PathFP32:
-		return g.PeakFP32 * e.matrix(w.Kind, e.FP32)
+		return g.PeakFP32 * e.matrix(w.Kind, p)
 	}
 	// Element-wise math on the CUDA cores in the op's own dtype (Eigen's half2 intrinsics run
 	// FP16 natively on compute capability 5.3+, which is what makes FP16 slow on GP102).
@@ -141,8 +144,11 @@ func (g GPU) ComputeRate(w Work) float64 {
 
 // ByteRate returns the B/s that w's memory traffic reaches on g when large.
 func (g GPU) ByteRate(w Work) float64 {
-	if w.Kind == KindH2D {
+	switch w.Kind {
+	case KindH2D:
 		return g.PCIeBandwidth * g.Efficiency.PCIe
+	case KindFusion:
+		return g.MemBandwidth * g.Efficiency.Memory
 	}
 	return g.MemBandwidth * g.Efficiency.memory(w.Kind)
 }
@@ -168,7 +174,7 @@ func (g GPU) Cost(w Work) (OpCost, error) {
 	default:
 		return OpCost{}, fmt.Errorf("unknown dtype %q for %s work", w.DType, w.Kind)
 	}
-	if w.FLOPs < 0 || w.Bytes < 0 || w.Kernels < 0 || math.IsNaN(w.FLOPs) || math.IsNaN(w.Bytes) {
+	if w.FLOPs < 0 || w.Bytes < 0 || w.Kernels < 0 || w.Host < 0 || math.IsNaN(w.FLOPs) || math.IsNaN(w.Bytes) {
 		return OpCost{}, fmt.Errorf("negative or NaN size in %s work (flops %g, bytes %g, kernels %d)", w.Kind, w.FLOPs, w.Bytes, w.Kernels)
 	}
 	k := float64(max(w.Kernels, 1))
@@ -192,7 +198,7 @@ func (g GPU) Cost(w Work) (OpCost, error) {
 		c.Bound = "memory"
 	}
 	c.Exec = max(c.Compute, c.Memory) + k*e.KernelGap
-	c.Issue = k * g.LaunchOverhead
+	c.Issue = k * g.hostPerKernel(w)
 	return c, nil
 }
 
@@ -204,6 +210,13 @@ func (g GPU) Time(w Work) float64 {
 		panic("hw: " + err.Error())
 	}
 	return c.Exec
+}
+
+func (g GPU) hostPerKernel(w Work) float64 {
+	if w.Host > 0 {
+		return w.Host
+	}
+	return g.LaunchOverhead
 }
 
 func knownKind(k string) bool {
@@ -238,10 +251,11 @@ func (s *Stream) Enqueue(w Work) (start, end float64, err error) {
 		return 0, 0, err
 	}
 	k := max(w.Kernels, 1)
+	h := s.gpu.hostPerKernel(w)
 	// The first kernel can start once it is issued; the host issues the rest while it runs.
-	s.host += s.gpu.LaunchOverhead
+	s.host += h
 	start = max(s.host, s.dev)
-	s.host += float64(k-1) * s.gpu.LaunchOverhead
+	s.host += float64(k-1) * h
 	end = max(start+c.Exec, s.host)
 	s.dev = end
 	s.busy += c.Exec

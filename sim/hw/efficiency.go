@@ -10,9 +10,13 @@ type Efficiency struct {
 	FP32 float64 `yaml:"fp32"`
 	TF32 float64 `yaml:"tf32"`
 	Half float64 `yaml:"half"`
-	// Conv and Attention scale the GEMM fraction for convolutions (cuDNN) and unfused
-	// attention products.
-	Conv      float64 `yaml:"conv"`
+	// ConvFP32, ConvTF32 and ConvHalf are the same fractions for convolutions (cuDNN). They
+	// differ from the GEMM ones: FP32 3x3 convolutions use Winograd and reach more than the
+	// direct-convolution FLOP rate (1.2 of peak measured on the H200), TF32 convolutions less.
+	ConvFP32 float64 `yaml:"conv_fp32"`
+	ConvTF32 float64 `yaml:"conv_tf32"`
+	ConvHalf float64 `yaml:"conv_half"`
+	// Attention scales the GEMM fraction for unfused attention products.
 	Attention float64 `yaml:"attention"`
 	// PseudoHalf is the fraction of the FP32 rate left to half-precision GEMMs and convolutions
 	// on GPUs that compute them in FP32 (no fast half units): the in-kernel conversions.
@@ -35,14 +39,30 @@ type Efficiency struct {
 	PCIeLatency float64 `yaml:"pcie_latency"`
 }
 
-func (e Efficiency) matrix(kind string, base float64) float64 {
-	switch kind {
-	case KindConv:
-		return base * e.Conv
-	case KindAttention:
-		return base * e.Attention
+// matrix returns the fraction of peak for a matmul-like kind on path.
+func (e Efficiency) matrix(kind, path string) float64 {
+	if kind == KindConv {
+		switch path {
+		case PathTF32:
+			return e.ConvTF32
+		case PathFP16TC, PathBF16TC:
+			return e.ConvHalf
+		}
+		return e.ConvFP32
 	}
-	return base
+	var f float64
+	switch path {
+	case PathTF32:
+		f = e.TF32
+	case PathFP16TC, PathBF16TC:
+		f = e.Half
+	default:
+		f = e.FP32
+	}
+	if kind == KindAttention {
+		f *= e.Attention
+	}
+	return f
 }
 
 func (e Efficiency) memory(kind string) float64 {
@@ -58,21 +78,29 @@ const DefaultLaunchOverhead = 6e-6
 
 // DefaultEfficiency returns the factors fitted on the H200.
 //
+// Fitted by `go run ./tools/h200/fit` on testdata/h200 (2026-11-29, PyTorch 2.11 eager,
+// cuDNN 9.19): FP32, TF32, Half, ConvFP32, ConvTF32, ConvHalf, Memory, the norm memory
+// efficiency and the two ramps. KernelGap is the measured device time per tiny kernel replayed
+// from a CUDA graph (micro.csv kernel_gap_graph, 0.96 us). PseudoHalf is not measurable on the
+// H200: tensorflow/tensorflow#44191 reports mixed_float16 2-4x slower than float32 on a GPU
+// without Tensor Cores; 0.5 takes the low end. Vector is not fitted (element-wise math is
+// memory-bound on every GPU here except half precision on GP102).
+//
 // Sources: REFERENCE.md "Measured on a real H200": 8192^3 matmul fp32 51, tf32 383, bf16 795
 // TFLOP/s against peaks of 66.9, 494.7 and 989.4 (0.76, 0.77, 0.80); device copy 4.3 TB/s read
 // plus write in KINDS.md (0.9 of 4.8 TB/s); pinned H2D 55 GB/s of 63 (0.87).
 func DefaultEfficiency() Efficiency {
 	return Efficiency{
-		FP32: 0.76, TF32: 0.77, Half: 0.80,
-		Conv: 0.8, Attention: 0.8,
-		PseudoHalf: 0.8,
+		FP32: 0.7293, TF32: 0.5168, Half: 0.5327,
+		ConvFP32: 0.4983, ConvTF32: 0.5683, ConvHalf: 0.6409, Attention: 1,
+		PseudoHalf: 0.5,
 		Vector:     0.5,
-		Memory:     0.85,
+		Memory:     0.6285,
 		MemoryByKind: map[string]float64{
-			KindNorm: 0.6,
+			KindNorm: 0.4324,
 		},
-		ComputeRamp: 4e-6,
-		MemoryRamp:  2e-6,
+		ComputeRamp: 9.79e-6,
+		MemoryRamp:  9.39e-6,
 		KernelGap:   1e-6,
 		PCIe:        0.87, PCIeLatency: 10e-6,
 	}

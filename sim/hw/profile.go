@@ -192,11 +192,11 @@ func (g GPU) validate() error {
 	fracs := []struct {
 		key string
 		v   float64
-	}{{"fp32", e.FP32}, {"tf32", e.TF32}, {"half", e.Half}, {"conv", e.Conv}, {"attention", e.Attention},
+	}{{"fp32", e.FP32}, {"tf32", e.TF32}, {"half", e.Half}, {"conv_fp32", e.ConvFP32}, {"conv_tf32", e.ConvTF32}, {"conv_half", e.ConvHalf}, {"attention", e.Attention},
 		{"pseudo_half", e.PseudoHalf}, {"vector", e.Vector}, {"memory", e.Memory}, {"pcie", e.PCIe}}
 	for _, f := range fracs {
-		if !(f.v > 0 && f.v <= 1.5) {
-			return bad("efficiency."+f.key, fmt.Sprintf("%g: must be in (0, 1.5]", f.v))
+		if !(f.v > 0 && f.v <= 2) {
+			return bad("efficiency."+f.key, fmt.Sprintf("%g: must be in (0, 2]", f.v))
 		}
 	}
 	for _, k := range Kinds {

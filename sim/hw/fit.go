@@ -1,0 +1,314 @@
+package hw
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/optimize"
+)
+
+// HarnessHost is the host time per op of the program that made a measurement, by phase. The
+// H200 data was taken with PyTorch eager, whose Python dispatch costs far more per op than a
+// kernel launch; it is a property of that harness, not of the GPU, so the fit keeps it apart
+// from GPU.LaunchOverhead.
+type HarnessHost struct {
+	Forward, Backward, Optimizer float64
+	// NormHalf multiplies the time of half-precision BatchNorm: PyTorch runs it with its own
+	// channels-last kernels (native_batch_norm), measured slower than the cuDNN kernels it
+	// uses in float32 and that TF uses in every precision.
+	NormHalf float64
+}
+
+// harnessWork applies the harness's quirks to a Work's device time.
+func (h HarnessHost) scale(w Work) float64 {
+	if w.Kind == KindNorm && (w.DType == Float16 || w.DType == BFloat16) && h.NormHalf > 0 {
+		return h.NormHalf
+	}
+	return 1
+}
+
+// FitRow compares one measured config with the model.
+type FitRow struct {
+	Config
+	MeasuredStep, PredictedStep float64 // seconds per step
+	MeasuredBusy, PredictedBusy float64 // summed kernel time per step
+}
+
+// FitReport is the outcome of Fit or Evaluate.
+type FitReport struct {
+	Efficiency Efficiency
+	Host       HarnessHost
+	Rows       []FitRow
+	// StepMAE and BusyMAE are the mean absolute relative errors of the predicted step time and
+	// kernel time; MicroMAE that of the micro-benchmarks used (those over 50 us).
+	StepMAE, BusyMAE, MicroMAE float64
+	// Evaluations counts objective evaluations (Fit only).
+	Evaluations int
+}
+
+// microMin is the shortest micro-benchmark used: shorter ones are bound by the harness's host
+// overhead (the H200 data shows ~20 us per timed call whatever the size).
+const microMin = 50e-6
+
+type countedWork struct {
+	w Work
+	n float64
+}
+
+type fitData struct {
+	cfgs []Config
+	uniq [][]countedWork // per config, identical Works merged
+	meas []MeasuredStep
+	// group holds each config's profiled time per kind group (conv, matmul, norm, and
+	// "rest" for everything else).
+	group []map[string]float64
+	micro []struct {
+		w Work
+		t float64
+	}
+}
+
+func prepare(m *Measured) (*fitData, error) {
+	d := &fitData{}
+	for _, c := range m.Configs() {
+		s, _ := m.Step(c)
+		idx := map[Work]int{}
+		var u []countedWork
+		for _, w := range m.Works(c) {
+			if i, ok := idx[w]; ok {
+				u[i].n++
+				continue
+			}
+			idx[w] = len(u)
+			u = append(u, countedWork{w, 1})
+		}
+		d.cfgs = append(d.cfgs, c)
+		d.uniq = append(d.uniq, u)
+		d.meas = append(d.meas, s)
+		gr := map[string]float64{}
+		var known float64
+		for op, t := range m.KernelTime[c] {
+			if k := kernelGroup(op); k != "" {
+				gr[k] += t
+				known += t
+			}
+		}
+		gr["rest"] = s.BusyS - known
+		d.group = append(d.group, gr)
+	}
+	if len(d.cfgs) == 0 {
+		return nil, fmt.Errorf("fit: no config has both a step time and an op list")
+	}
+	for _, r := range m.Micro {
+		w, ok := microWork(r)
+		if ok && r.Seconds >= microMin {
+			d.micro = append(d.micro, struct {
+				w Work
+				t float64
+			}{w, r.Seconds})
+		}
+	}
+	return d, nil
+}
+
+// microWork maps a micro-benchmark row to a Work.
+func microWork(r MeasuredMicro) (Work, bool) {
+	dt := map[string]string{"fp32": Float32, "tf32": Float32, "bf16": BFloat16, "fp16": Float16}[r.Prec]
+	if dt == "" {
+		return Work{}, false
+	}
+	kind := map[string]string{"matmul": KindMatMul, "conv": KindConv, "add": KindElementwise,
+		"relu": KindElementwise, "mul_": KindElementwise, "copy": KindCopy, "cast": KindCast,
+		"sum": KindReduction, "batchnorm": KindNorm, "layernorm": KindNorm}[r.Bench]
+	if kind == "" {
+		return Work{}, false
+	}
+	return Work{Kind: kind, FLOPs: r.FLOPs, Bytes: r.Bytes, Kernels: 1, DType: dt, TF32: r.Prec == "tf32"}, true
+}
+
+func (d *fitData) busy(g GPU, h HarnessHost, i int) float64 {
+	var t float64
+	for _, cw := range d.uniq[i] {
+		c, _ := g.Cost(cw.w)
+		t += cw.n * c.Exec * h.scale(cw.w)
+	}
+	return t
+}
+
+// groups returns the predicted time per kind group of config i.
+func (d *fitData) groups(g GPU, h HarnessHost, i int) map[string]float64 {
+	gr := map[string]float64{}
+	for _, cw := range d.uniq[i] {
+		c, _ := g.Cost(cw.w)
+		k := cw.w.Kind
+		if k != KindConv && k != KindMatMul && k != KindNorm {
+			k = "rest"
+		}
+		gr[k] += cw.n * c.Exec * h.scale(cw.w)
+	}
+	return gr
+}
+
+// Evaluate compares g's predictions with the measurements, the harness taking host per op.
+func Evaluate(g GPU, m *Measured, host HarnessHost) (FitReport, error) {
+	d, err := prepare(m)
+	if err != nil {
+		return FitReport{}, err
+	}
+	return d.evaluate(g, m, host), nil
+}
+
+func (d *fitData) evaluate(g GPU, m *Measured, host HarnessHost) FitReport {
+	r := FitReport{Efficiency: g.Efficiency, Host: host}
+	for i, c := range d.cfgs {
+		pb := d.busy(g, host, i)
+		ps := harnessStep(g, m, c, host)
+		r.Rows = append(r.Rows, FitRow{Config: c, MeasuredStep: d.meas[i].StepS, PredictedStep: ps,
+			MeasuredBusy: d.meas[i].BusyS, PredictedBusy: pb})
+		r.StepMAE += math.Abs(ps/d.meas[i].StepS - 1)
+		r.BusyMAE += math.Abs(pb/d.meas[i].BusyS - 1)
+	}
+	r.StepMAE /= float64(len(d.cfgs))
+	r.BusyMAE /= float64(len(d.cfgs))
+	for _, mm := range d.micro {
+		c, _ := g.Cost(mm.w)
+		r.MicroMAE += math.Abs(c.Exec/mm.t - 1)
+	}
+	if len(d.micro) > 0 {
+		r.MicroMAE /= float64(len(d.micro))
+	}
+	return r
+}
+
+// harnessStep replays a config's op list on a Stream with the harness's host time per op.
+func harnessStep(g GPU, m *Measured, c Config, host HarnessHost) float64 {
+	s := g.NewStream()
+	for _, o := range m.Ops[c] {
+		w := o.Work(c.Prec)
+		if f := host.scale(w); f != 1 {
+			// Stretch the op by the harness factor: more bytes at the same rate.
+			w.Bytes *= f
+			w.FLOPs *= f
+		}
+		switch o.Phase {
+		case "forward":
+			w.Host = host.Forward
+		case "backward":
+			w.Host = host.Backward
+		default:
+			w.Host = host.Optimizer
+		}
+		s.Enqueue(w)
+	}
+	return s.Breakdown().Total
+}
+
+// Fit fits g's efficiency factors to the measured kernel times (each config's summed kernel
+// time from the profiler, and the micro-benchmarks over 50 us), then the harness's host time
+// per op to the step times, minimising squared log errors with Nelder-Mead (gonum/optimize).
+func Fit(g GPU, m *Measured) (FitReport, error) {
+	d, err := prepare(m)
+	if err != nil {
+		return FitReport{}, err
+	}
+	frac := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	unfrac := func(f float64) float64 { return math.Log(f / (1 - f)) }
+	e0 := g.Efficiency
+	norm0 := e0.memory(KindNorm)
+	// Fractions of peak are kept in (0, 1) by a logistic, except FP32 convolutions (Winograd
+	// can beat the direct FLOP count) in (0, 2); ramps and the harness factor are positive
+	// through exp.
+	x0 := []float64{unfrac(e0.FP32), unfrac(e0.TF32), unfrac(e0.Half), unfrac(e0.ConvFP32 / 2), unfrac(e0.ConvTF32),
+		unfrac(e0.ConvHalf), unfrac(e0.Memory), unfrac(norm0), math.Log(e0.ComputeRamp), math.Log(e0.MemoryRamp), 0}
+	apply := func(x []float64) (GPU, HarnessHost) {
+		h := g
+		e := e0
+		e.FP32, e.TF32, e.Half = frac(x[0]), frac(x[1]), frac(x[2])
+		e.ConvFP32, e.ConvTF32, e.ConvHalf = 2*frac(x[3]), frac(x[4]), frac(x[5])
+		e.Memory = frac(x[6])
+		e.MemoryByKind = map[string]float64{KindNorm: frac(x[7])}
+		e.ComputeRamp, e.MemoryRamp = math.Exp(x[8]), math.Exp(x[9])
+		h.Efficiency = e
+		return h, HarnessHost{NormHalf: math.Exp(x[10])}
+	}
+	evals := 0
+	obj := func(x []float64) float64 {
+		evals++
+		g, hh := apply(x)
+		var s float64
+		var n int
+		for i := range d.cfgs {
+			pg := d.groups(g, hh, i)
+			for k, mt := range d.group[i] {
+				// Groups under half a millisecond are dominated by a handful of tiny ops.
+				if mt < 0.5e-3 || pg[k] <= 0 {
+					continue
+				}
+				l := math.Log(pg[k] / mt)
+				s += l * l
+				n++
+			}
+		}
+		// Micro-benchmarks weighted to count half as much as the profiled groups in total.
+		var sm float64
+		for _, mm := range d.micro {
+			c, _ := g.Cost(mm.w)
+			l := math.Log(c.Exec / mm.t)
+			sm += l * l
+		}
+		if len(d.micro) > 0 {
+			s += 0.5 * sm * float64(n) / float64(len(d.micro))
+		}
+		return s
+	}
+	res, err := optimize.Minimize(optimize.Problem{Func: obj}, x0,
+		&optimize.Settings{FuncEvaluations: 12000}, &optimize.NelderMead{})
+	if err != nil && res == nil {
+		return FitReport{}, fmt.Errorf("fit efficiency: %w", err)
+	}
+	fitted, fh := apply(res.X)
+	// Host time per op by phase, given the device model.
+	hx0 := []float64{math.Log(20e-6), math.Log(8e-6), math.Log(8e-6)}
+	hostOf := func(x []float64) HarnessHost {
+		return HarnessHost{Forward: math.Exp(x[0]), Backward: math.Exp(x[1]), Optimizer: math.Exp(x[2]), NormHalf: fh.NormHalf}
+	}
+	hobj := func(x []float64) float64 {
+		evals++
+		h := hostOf(x)
+		var s float64
+		for i, c := range d.cfgs {
+			l := math.Log(harnessStep(fitted, m, c, h) / d.meas[i].StepS)
+			s += l * l
+		}
+		return s
+	}
+	hres, err := optimize.Minimize(optimize.Problem{Func: hobj}, hx0,
+		&optimize.Settings{FuncEvaluations: 600}, &optimize.NelderMead{})
+	if err != nil && hres == nil {
+		return FitReport{}, fmt.Errorf("fit host: %w", err)
+	}
+	rep := d.evaluate(fitted, m, hostOf(hres.X))
+	rep.Evaluations = evals
+	return rep, nil
+}
+
+// SortRows orders rows by model, precision and batch.
+func (r *FitReport) SortRows() {
+	sort.Slice(r.Rows, func(i, j int) bool {
+		a, b := r.Rows[i], r.Rows[j]
+		if a.Model != b.Model {
+			return a.Model < b.Model
+		}
+		if a.Prec != b.Prec {
+			return a.Prec < b.Prec
+		}
+		return a.Batch < b.Batch
+	})
+}
+
+// DefaultHarnessHost is the PyTorch-eager host time per op fitted to the H200 step times
+// (`go run ./tools/h200/fit`).
+func DefaultHarnessHost() HarnessHost {
+	return HarnessHost{Forward: 90.3e-6, Backward: 8.98e-6, Optimizer: 2.87e-6, NormHalf: 1.254}
+}

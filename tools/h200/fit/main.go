@@ -1,0 +1,56 @@
+// Command fit fits sim/hw's efficiency factors to the measurements in testdata/h200 and
+// prints them with the predicted-vs-measured table.
+//
+//	go run ./tools/h200/fit [-dir testdata/h200]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/gpusim/gpusim/sim/hw"
+)
+
+func main() {
+	dir := flag.String("dir", "testdata/h200", "measurement directory")
+	eval := flag.Bool("eval", false, "only evaluate the built-in h200 profile with hw.DefaultHarnessHost")
+	flag.Parse()
+	if err := run(*dir, *eval); err != nil {
+		fmt.Fprintln(os.Stderr, "fit:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string, eval bool) error {
+	m, err := hw.ReadMeasured(dir)
+	if err != nil {
+		return err
+	}
+	g, err := hw.LookupGPU("h200")
+	if err != nil {
+		return err
+	}
+	var rep hw.FitReport
+	if eval {
+		rep, err = hw.Evaluate(g, m, hw.DefaultHarnessHost())
+	} else {
+		rep, err = hw.Fit(g, m)
+	}
+	if err != nil {
+		return err
+	}
+	rep.SortRows()
+	fmt.Printf("%-24s %10s %10s %7s %10s %10s %7s\n", "config", "step_ms", "pred_ms", "err", "busy_ms", "pred_ms", "err")
+	for _, r := range rep.Rows {
+		fmt.Printf("%-24s %10.2f %10.2f %+6.1f%% %10.2f %10.2f %+6.1f%%\n", r.Config, r.MeasuredStep*1e3, r.PredictedStep*1e3,
+			100*(r.PredictedStep/r.MeasuredStep-1), r.MeasuredBusy*1e3, r.PredictedBusy*1e3, 100*(r.PredictedBusy/r.MeasuredBusy-1))
+	}
+	fmt.Printf("\nmean absolute error: step %.1f%%, kernel time %.1f%%, micro-benchmarks %.1f%% (%d evaluations)\n",
+		100*rep.StepMAE, 100*rep.BusyMAE, 100*rep.MicroMAE, rep.Evaluations)
+	e := rep.Efficiency
+	fmt.Printf("\nefficiency: FP32 %.4f TF32 %.4f Half %.4f ConvFP32 %.4f ConvTF32 %.4f ConvHalf %.4f Memory %.4f Norm %.4f ComputeRamp %.3g MemoryRamp %.3g\n",
+		e.FP32, e.TF32, e.Half, e.ConvFP32, e.ConvTF32, e.ConvHalf, e.Memory, e.MemoryByKind[hw.KindNorm], e.ComputeRamp, e.MemoryRamp)
+	fmt.Printf("harness host per op: forward %.3g backward %.3g optimizer %.3g; half BatchNorm x%.3f\n", rep.Host.Forward, rep.Host.Backward, rep.Host.Optimizer, rep.Host.NormHalf)
+	return nil
+}
