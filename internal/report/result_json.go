@@ -38,6 +38,7 @@ type ResultJSON struct {
 	StepsCompleted     int           `json:"steps_completed"`
 	FastForwardedSteps int           `json:"fast_forwarded_steps"`
 	StepTimesS         []float64     `json:"step_times_s"`
+	SimulatedTimeS     float64       `json:"simulated_time_s"`
 	Breakdown          []ShareJSON   `json:"breakdown"`
 	OOMDetail          *OOMJSON      `json:"oom_detail,omitempty"`
 	Processes          []ProcessJSON `json:"processes,omitempty"`
@@ -117,7 +118,7 @@ func NewResultJSON(res *train.Result) ResultJSON {
 		Model: res.Model, GPU: res.GPU, Precision: res.Precision, GlobalBatch: res.GlobalBatch,
 		ReplicaBatches: res.ReplicaBatches, AccumulationSteps: res.AccumulationSteps,
 		Steps: res.StepsRequested, StepsCompleted: len(res.StepTimes), FastForwardedSteps: res.FastForwarded,
-		StepTimesS: res.StepTimes, Notes: res.Notes, Events: res.Events, WorkspaceFallbacks: res.WorkspaceFallbacks,
+		StepTimesS: res.StepTimes, SimulatedTimeS: res.Elapsed, Notes: res.Notes, Events: res.Events, WorkspaceFallbacks: res.WorkspaceFallbacks,
 		Devices: []DeviceJSON{}, Breakdown: []ShareJSON{},
 	}
 	if j.StepTimesS == nil {

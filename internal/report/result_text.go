@@ -28,7 +28,7 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 		batches = fmt.Sprintf(" (per replica %s)", joinInts(res.ReplicaBatches))
 	}
 	gpus := res.GPUs
-	if res.Replicas < gpus {
+	if res.Replicas > 0 && res.Replicas < gpus {
 		gpus = res.Replicas // the default strategy uses the first visible GPU
 	}
 	p("  %s on %d x %s", res.Model, gpus, res.GPU)
@@ -44,6 +44,9 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 	status := "fits in memory"
 	if res.OOM != nil {
 		status = fmt.Sprintf("OUT OF MEMORY at step %d", res.OOM.Step)
+		if res.OOM.Step == 0 {
+			status = "OUT OF MEMORY before step 1 (" + res.OOM.Op + ")"
+		}
 	}
 	rows := [][2]string{{"result", status}}
 	steps := fmt.Sprintf("%d of %d", len(res.StepTimes), res.StepsRequested)
@@ -68,12 +71,14 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 		p("  %-20s %s\n", r[0], r[1])
 	}
 
-	p("\nMemory per GPU\n")
-	tab := [][]string{{"device", "allocator", "peak in use", "peak pool", "limit", "busy"}}
-	for _, d := range res.Devices {
-		tab = append(tab, []string{shortDevice(d.Name), d.Allocator, bytes(d.PeakBytesInUse), bytes(d.PeakPoolBytes), bytes(d.BytesLimit), pct(d.BusyFraction)})
+	if len(res.Devices) > 0 {
+		p("\nMemory per GPU\n")
+		tab := [][]string{{"device", "allocator", "peak in use", "peak pool", "limit", "busy"}}
+		for _, d := range res.Devices {
+			tab = append(tab, []string{shortDevice(d.Name), d.Allocator, bytes(d.PeakBytesInUse), bytes(d.PeakPoolBytes), bytes(d.BytesLimit), pct(d.BusyFraction)})
+		}
+		writeTable(bw, tab)
 	}
-	writeTable(bw, tab)
 	for _, d := range res.Devices {
 		if len(d.Timeline) == 0 {
 			continue
@@ -138,11 +143,15 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 	}
 
 	if o := res.OOM; o != nil {
-		p("\nOut of memory at step %d", o.Step)
-		if res.AccumulationSteps > 1 && o.MicroStep > 0 {
-			p(" (micro-step %d)", o.MicroStep)
+		if o.Tensor == "" {
+			p("\nOut of memory at %s on %s\n", o.Op, o.Device)
+		} else {
+			p("\nOut of memory at step %d", o.Step)
+			if res.AccumulationSteps > 1 && o.MicroStep > 0 {
+				p(" (micro-step %d)", o.MicroStep)
+			}
+			p(", op %s, tensor %s (%s requested), fragmentation %s\n", o.Op, o.Tensor, bytes(o.Requested), pct(o.Fragmentation))
 		}
-		p(", op %s, tensor %s (%s requested), fragmentation %s\n", o.Op, o.Tensor, bytes(o.Requested), pct(o.Fragmentation))
 		p("  %s\n", o.Message)
 		if o.Log != "" {
 			lines := strings.Split(strings.TrimRight(o.Log, "\n"), "\n")

@@ -26,11 +26,14 @@ func (r *runner) result() *Result {
 			res.InputBuffer = append(res.InputBuffer, LevelPoint{T: l.T.Seconds(), Width: l.Width.Seconds(), Mean: l.Mean})
 		}
 	}
-	res.ReplicaBatches = splitBatch(cfg.Batch, len(r.replicas))
+	if len(r.replicas) > 0 {
+		res.ReplicaBatches = splitBatch(cfg.Batch, len(r.replicas))
+	}
 	if res.StepTime > 0 {
 		res.Throughput = float64(cfg.Batch) / res.StepTime
 	}
 	elapsed := r.end
+	res.Elapsed = elapsed.Seconds()
 	var busy float64
 	for i, rep := range r.replicas {
 		s := rep.alloc.Stats()

@@ -12,6 +12,9 @@ import (
 )
 
 func (r *runner) run() (*Result, error) {
+	if r.oom != nil {
+		return r.result(), nil
+	}
 	// Variables are created before the first step (model build), then gradient accumulators.
 	for _, rep := range r.replicas {
 		p := rep.plans[0]

@@ -27,6 +27,8 @@ type Result struct {
 	StepTimes      []float64
 	// FastForwarded counts the steps replayed instead of simulated event by event.
 	FastForwarded int
+	// Elapsed is the simulated time from the start to the last step's end (or the OOM).
+	Elapsed float64
 	// StepTime is the median of StepTimes (0 when no step completed).
 	StepTime float64
 	// Throughput is GlobalBatch / StepTime in samples per second.

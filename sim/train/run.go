@@ -190,6 +190,9 @@ func newRunner(cfg Config) (*runner, error) {
 	if err := r.setupDevices(); err != nil {
 		return nil, err
 	}
+	if r.oom != nil {
+		return r, nil // the process could not start: nothing to plan
+	}
 	if err := r.setupPlans(); err != nil {
 		return nil, err
 	}
@@ -299,6 +302,14 @@ func (r *runner) setupDevices() error {
 		vd[i] = devs[v]
 	}
 	proc, err := allocator.StartProcess("train", vd, memoryOptions(r.cfg.Memory, "tensorflow", len(vd), env))
+	var ce *allocator.ConfigError
+	if errors.As(err, &ce) && ce.Type == "InternalError" {
+		// The card is full before the first tensor: creating the CUDA context fails. TF raises
+		// at GPU initialization; a simulated outcome, not a bad scenario.
+		r.oom = &OOM{Op: "GPU initialization (CUDA context)", Device: "/physical_device:GPU:0", Message: err.Error()}
+		r.visible = len(vd)
+		return nil
+	}
 	if err != nil {
 		return &FieldError{Field: "memory", Err: err}
 	}

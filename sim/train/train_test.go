@@ -413,3 +413,16 @@ func TestLogicalDevicesShareTheGPU(t *testing.T) {
 		t.Errorf("notes %q lack TF's NCCL fallback warning", virtual.Notes)
 	}
 }
+
+// TestCardFullBeforeContext: two processes that take every byte they can leave no room for
+// the training process's CUDA context; TF fails at GPU initialization (a result, not an error).
+func TestCardFullBeforeContext(t *testing.T) {
+	hog := Process{Name: "hog", Memory: Memory{Fraction: 1}}
+	res := mustRun(t, cfgWith(func(c *Config) { c.Processes = []Process{hog, hog} }))
+	if res.OOM == nil || !strings.Contains(res.OOM.Message, "CUDA runtime implicit initialization on GPU:0 failed") {
+		t.Fatalf("OOM = %+v, want TF's CUDA initialization failure", res.OOM)
+	}
+	if len(res.StepTimes) != 0 || len(res.Devices) != 0 {
+		t.Errorf("steps %d, devices %d after a failed start, want none", len(res.StepTimes), len(res.Devices))
+	}
+}
