@@ -72,8 +72,11 @@ func (e Efficiency) memory(kind string) float64 {
 	return e.Memory
 }
 
-// DefaultLaunchOverhead is the host time per kernel launch (seconds).
-// Source: see DefaultEfficiency.
+// DefaultLaunchOverhead is the host time per kernel launch (seconds) of TF's graph executor
+// (op dispatch plus cudaLaunchKernel). Not measured (TF is not installed on the H200): it is
+// placed between the device floor of 0.96 us per tiny kernel replayed from a CUDA graph and
+// PyTorch eager's 11.2 us host time per op, both measured on the H200 machine
+// (testdata/h200/micro.csv, kernel_gap_graph and launch_host).
 const DefaultLaunchOverhead = 6e-6
 
 // DefaultEfficiency returns the factors fitted on the H200.
