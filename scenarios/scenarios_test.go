@@ -218,3 +218,41 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestBuiltinsSimulate runs every built-in scenario and checks what must hold for any run:
+// no configuration error, the median step's breakdown sums to its time, the timeline is
+// bounded, and an OOM carries TF's message.
+func TestBuiltinsSimulate(t *testing.T) {
+	for _, n := range Names() {
+		s, err := Builtin(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := train.Run(s.Config)
+		if err != nil {
+			t.Errorf("%s: Run: %v", n, err)
+			continue
+		}
+		if res.OOM != nil {
+			if !strings.Contains(res.OOM.Message, "Error") {
+				t.Errorf("%s: OOM message %q is not TF's", n, res.OOM.Message)
+			}
+			continue
+		}
+		var sum float64
+		for _, sh := range res.Breakdown {
+			sum += sh.Seconds
+		}
+		if d := sum - res.StepTime; d > 1e-8 || d < -1e-8 {
+			t.Errorf("%s: breakdown sums to %v, step time %v", n, sum, res.StepTime)
+		}
+		for _, d := range res.Devices {
+			if len(d.Timeline) > s.Config.TimelinePoints {
+				t.Errorf("%s: %s timeline has %d points, cap %d", n, d.Name, len(d.Timeline), s.Config.TimelinePoints)
+			}
+			if d.PeakBytesInUse > d.BytesLimit {
+				t.Errorf("%s: %s peak %d above limit %d", n, d.Name, d.PeakBytesInUse, d.BytesLimit)
+			}
+		}
+	}
+}

@@ -29,7 +29,8 @@ type Result struct {
 	FastForwarded int
 	// Elapsed is the simulated time from the start to the last step's end (or the OOM).
 	Elapsed float64
-	// StepTime is the median of StepTimes (0 when no step completed).
+	// StepTime is the median of StepTimes (the lower middle value for an even count, so that
+	// it is one step's time, the one Breakdown splits); 0 when no step completed.
 	StepTime float64
 	// Throughput is GlobalBatch / StepTime in samples per second.
 	Throughput float64
@@ -195,17 +196,13 @@ type ProcessResult struct {
 	Err string
 }
 
+// median returns the median of xs: for an even count the lower of the two middle values, so
+// that it is one step's time and Breakdown splits exactly that step. 0 for no values.
 func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
+	if i := medianIndex(xs); i >= 0 {
+		return xs[i]
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return 0
 }
 
 // medianIndex returns the index of a step whose time is the (lower) median.
