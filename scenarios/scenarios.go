@@ -209,8 +209,25 @@ func unknownKey(p string) error {
 	return fmt.Errorf("unknown key (gpusim run --help lists the keys)")
 }
 
-// Set applies one override "a.b=c"; the value is parsed as YAML ("true", "64", "[0, 1]").
-// Errors name the --set argument.
+// SetAll applies overrides in order, then checks the whole configuration (Check): checks that
+// involve several keys (memory.mode=limit needs memory.limit_mib) see all of them, whatever
+// their order.
+func (s *Scenario) SetAll(kvs []string) error {
+	for _, kv := range kvs {
+		if err := s.Set(kv); err != nil {
+			return err
+		}
+	}
+	return s.Check()
+}
+
+// Check validates the configuration as it stands (Parse did so for the file; call it after
+// Set). Errors name the place that set the offending key.
+func (s *Scenario) Check() error { return s.check("") }
+
+// Set applies one override "a.b=c"; the value is parsed as YAML ("true", "64", "[0, 1]") and
+// must suit the key (type, sign, known name for model and hardware.gpu). Checks across keys
+// wait for Check. Errors name the --set argument.
 func (s *Scenario) Set(kv string) error {
 	place := "--set " + kv
 	k, v, ok := strings.Cut(kv, "=")
@@ -242,7 +259,23 @@ func (s *Scenario) Set(kv string) error {
 	}
 	s.origin[k] = place
 	s.recordNested(k, n, func(*yaml.Node) string { return place })
-	return s.check("")
+	if k == "model" || k == "hardware.gpu" {
+		var probe train.Config
+		probe.Model, probe.GPU = s.Config.Model, s.Config.GPU
+		if k == "model" {
+			probe.GPU = ""
+		} else {
+			probe.Model = ""
+		}
+		if err := train.CheckCatalog(&probe); err != nil {
+			var fe *train.FieldError
+			if errors.As(err, &fe) {
+				return &Error{Place: place, Field: fe.Field, Err: fe.Err}
+			}
+			return &Error{Place: place, Field: k, Err: err}
+		}
+	}
+	return nil
 }
 
 // recordNested notes where the keys inside a list or mapping value came from

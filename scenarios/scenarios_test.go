@@ -163,12 +163,14 @@ func TestSetErrorsNameTheSet(t *testing.T) {
 		{"memory=1", "--set memory=1: memory: is a mapping"},
 		{"batch", "--set batch: want key=value"},
 		{"tf32=maybe", "--set tf32=maybe: tf32: want true or false"},
+		{"memory.mode=limit", "--set memory.mode=limit: memory.mode: limit needs memory.limit_mib"},
+		{"strategy.name=round-robin", "--set strategy.name=round-robin: strategy.name:"},
 	} {
 		s, err := Resolve("")
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = s.Set(tc.kv)
+		err = s.SetAll([]string{tc.kv})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Set(%q) = %v, want an error containing %q", tc.kv, err, tc.want)
 		}
@@ -253,6 +255,22 @@ func TestBuiltinsSimulate(t *testing.T) {
 			if d.PeakBytesInUse > d.BytesLimit {
 				t.Errorf("%s: %s peak %d above limit %d", n, d.Name, d.PeakBytesInUse, d.BytesLimit)
 			}
+		}
+	}
+}
+
+// TestSetAllOrderFree checks that cross-key checks wait for every override.
+func TestSetAllOrderFree(t *testing.T) {
+	for _, kvs := range [][]string{
+		{"memory.mode=limit", "memory.limit_mib=4096"},
+		{"memory.limit_mib=4096", "memory.mode=limit"},
+	} {
+		s, err := Resolve("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetAll(kvs); err != nil {
+			t.Errorf("SetAll(%q) = %v, want nil", kvs, err)
 		}
 	}
 }

@@ -85,10 +85,8 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if err != nil {
 		return asUsage(err)
 	}
-	for _, kv := range *sets {
-		if err := sc.Set(kv); err != nil {
-			return asUsage(err)
-		}
+	if err := sc.SetAll(*sets); err != nil {
+		return asUsage(err)
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -68,9 +68,11 @@ type System struct {
 
 // Memory holds a process's GPU memory options, as TF names them.
 type Memory struct {
-	// Mode is a shorthand: "preallocate" (TF's default), "growth" (set_memory_growth) or
-	// "limit" (a logical device with memory_limit=LimitMiB). Empty means decided by the fields
-	// below; a Mode that contradicts them is an error.
+	// Mode is a shorthand for which memory call the program makes: "preallocate" (none: TF's
+	// default), "growth" (set_memory_growth(True)) or "limit" (a logical device with
+	// memory_limit=LimitMiB). With Mode set, the limit fields apply only to "limit", so that
+	// one LimitMiB serves a comparison of the three. Empty means decided by the fields below;
+	// a Mode that contradicts Growth is an error.
 	Mode string
 	// Growth is tf.config.experimental.set_memory_growth on every visible GPU; nil = not called.
 	Growth *bool
@@ -339,15 +341,6 @@ func (m *Memory) validate(prefix string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// growth reports whether set_memory_growth is in effect per the options (Mode or Growth).
-func (m *Memory) growth() *bool {
-	if m.Mode == "growth" {
-		t := true
-		return &t
-	}
-	return m.Growth
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -227,20 +227,33 @@ func (r *runner) env() map[string]string {
 	return env
 }
 
-func memoryOptions(m Memory, framework string, visible int, env map[string]string) allocator.Options {
+// memoryOptions turns a process's memory settings into the TF calls allocator.StartProcess
+// applies. Mode, when set, decides which call is made: "preallocate" none (TF's default),
+// "growth" set_memory_growth(True), "limit" a logical device of LimitMiB; the other call's
+// fields are then left out (so one --set memory.limit_mib serves a comparison of the modes).
+func memoryOptions(m Memory, framework string, visible int, env map[string]string) (allocator.Options, string) {
 	o := allocator.Options{
 		Framework:         framework,
-		Growth:            m.growth(),
+		Growth:            m.Growth,
 		Fraction:          m.Fraction,
 		Allocator:         m.Allocator,
 		GarbageCollection: m.GC,
 		Env:               env,
 	}
-	if m.Mode == "preallocate" {
-		f := false
-		o.Growth = &f
+	logical := m.LimitMiB > 0 || len(m.LogicalMiB) > 0
+	var note string
+	switch m.Mode {
+	case "preallocate", "growth":
+		if m.Mode == "growth" {
+			t := true
+			o.Growth = &t
+		}
+		if logical {
+			note = fmt.Sprintf("memory.mode=%s: the logical device limit (memory.limit_mib / logical_devices_mib) is not applied", m.Mode)
+			logical = false
+		}
 	}
-	if m.LimitMiB > 0 || len(m.LogicalMiB) > 0 {
+	if logical {
 		limits := m.LogicalMiB
 		if len(limits) == 0 {
 			limits = []int64{m.LimitMiB}
@@ -250,7 +263,7 @@ func memoryOptions(m Memory, framework string, visible int, env map[string]strin
 			o.LogicalDevices[i] = limits
 		}
 	}
-	return o
+	return o, note
 }
 
 func (r *runner) setupDevices() error {
@@ -276,7 +289,8 @@ func (r *runner) setupDevices() error {
 		if fw == "" {
 			fw = "tensorflow"
 		}
-		proc, err := allocator.StartProcess(p.Name, pd, memoryOptions(p.Memory, fw, len(pd), p.Env))
+		opts, _ := memoryOptions(p.Memory, fw, len(pd), p.Env)
+		proc, err := allocator.StartProcess(p.Name, pd, opts)
 		if err != nil {
 			pr.Err = err.Error()
 			r.others = append(r.others, pr)
@@ -301,7 +315,11 @@ func (r *runner) setupDevices() error {
 	for i, v := range visible {
 		vd[i] = devs[v]
 	}
-	proc, err := allocator.StartProcess("train", vd, memoryOptions(r.cfg.Memory, "tensorflow", len(vd), env))
+	opts, note := memoryOptions(r.cfg.Memory, "tensorflow", len(vd), env)
+	if note != "" {
+		r.notes = append(r.notes, note)
+	}
+	proc, err := allocator.StartProcess("train", vd, opts)
 	var ce *allocator.ConfigError
 	if errors.As(err, &ce) && ce.Type == "InternalError" {
 		// The card is full before the first tensor: creating the CUDA context fails. TF raises
