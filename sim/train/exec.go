@@ -62,6 +62,7 @@ func (r *runner) startStep() {
 		rep.mark = r.stepStart
 		rep.trace = rep.trace[:0]
 		rep.busyAtStart = rep.busy
+		rep.poolChangesAtStart, rep.failuresAtStart, rep.slotsAtStart = rep.poolChanges, rep.failures, rep.slotsDone
 		r.startMicro(rep)
 	}
 }
@@ -190,6 +191,7 @@ func (r *runner) opStart(rep *replica) {
 			// performance gains if more memory were available" (bfc_allocator.cc) and the
 			// autotuner picks an algorithm that fits; the op runs without the workspace.
 			r.workspaceMisses++
+			rep.failures++
 			if r.workspaceMisses == 1 {
 				r.notes = append(r.notes, fmt.Sprintf("step %d, op %s: cuDNN workspace of %s did not fit; TF logs \"the caller indicates that this is not a failure\" and falls back to an algorithm without it (the simulated op time is unchanged)", r.step, op.name, allocator.HumanReadableNumBytes(t.Bytes)))
 			}
@@ -468,6 +470,7 @@ func (r *runner) recordMem(rep *replica, request int64) {
 			rep.dropped++
 		}
 		rep.lastPool = s.PoolBytes
+		rep.poolChanges++
 	}
 }
 

@@ -2,6 +2,8 @@ package train
 
 import (
 	"bytes"
+
+	"github.com/gpusim/gpusim/allocator"
 )
 
 // stateAppender is implemented by allocators that can write their complete state (everything
@@ -11,11 +13,20 @@ type stateAppender interface {
 	AppendState(dst []byte) []byte
 }
 
-// canFastForward reports whether the step just finished is provably identical to every later
-// one: nothing random feeds the step (no input pipeline, no loss-scale overflows), the previous
-// step took the same time split the same way, and every allocator ended both steps in exactly
-// the same state. The allocators, the plans and the costs are deterministic, so the same
-// state and the same requests give the same step again, forever.
+// canFastForward reports whether the step just finished (step k) is provably identical to
+// every later one. Nothing random may feed the steps (no input pipeline, no loss-scale skip),
+// and every allocator must have ended step k in exactly the state it ended step k-1 in: the
+// plans and costs are deterministic, so the same state and the same requests give the same
+// step again, forever. Two proofs of equal state are accepted:
+//
+//   - the allocator writes its state (AppendState) and the bytes are equal;
+//   - the allocator is TF's BFC (allocator.BFC) and step k added no persistent tensor (the
+//     optimizer slots came in an earlier step), took or returned no region (the pool size
+//     never changed) and had no failed request (which can move the growth schedule). At the
+//     end of every step all step tensors are freed and BFC coalesces free neighbours
+//     (tsl bfc_allocator.cc FreeAndMaybeCoalesce), so the state is "the persistent chunks at
+//     their addresses, every gap one free chunk, in the same regions": the same at the end of
+//     k-1 and k when nothing above changed.
 func (r *runner) canFastForward() bool {
 	if !r.ffPossible || r.skip(r.step) || r.skip(r.step-1) || r.step <= r.cfg.TraceSteps {
 		return false
@@ -23,17 +34,32 @@ func (r *runner) canFastForward() bool {
 	n := len(r.stepTimes)
 	ok := n >= 2 && r.stepTimes[n-1] == r.stepTimes[n-2] && r.breakdowns[n-1] == r.breakdowns[n-2]
 	for _, rep := range r.replicas {
-		sa, can := rep.alloc.(stateAppender)
-		if !can {
+		switch a := rep.alloc.(type) {
+		case stateAppender:
+			rep.state, rep.prevState = a.AppendState(rep.prevState[:0]), rep.state
+			if !bytes.Equal(rep.state, rep.prevState) || !sameTrace(rep.trace, rep.prevTrace) {
+				ok = false
+			}
+		case *allocator.BFC:
+			if !rep.slotsAtStart || rep.poolChanges != rep.poolChangesAtStart || rep.failures != rep.failuresAtStart {
+				ok = false
+			}
+		default:
 			return false
 		}
-		rep.state, rep.prevState = sa.AppendState(rep.prevState[:0]), rep.state
-		if !bytes.Equal(rep.state, rep.prevState) || !sameTrace(rep.trace, rep.prevTrace) {
-			ok = false
-		}
+		// prevTrace is now step k's memory trace, the one fastForward replays.
 		rep.trace, rep.prevTrace = rep.prevTrace, rep.trace
 	}
 	return ok
+}
+
+// fastForwardable reports whether a can prove its state for canFastForward.
+func fastForwardable(a allocator.Allocator) bool {
+	switch a.(type) {
+	case stateAppender, *allocator.BFC:
+		return true
+	}
+	return false
 }
 
 func sameTrace(a, b []memEvent) bool {

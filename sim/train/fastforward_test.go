@@ -70,14 +70,38 @@ func TestFastForwardMatchesFullSimulation(t *testing.T) {
 	}
 }
 
-// TestNoFastForwardWithoutStateProof checks that allocators that cannot show their state are
-// simulated step by step.
-func TestNoFastForwardWithoutStateProof(t *testing.T) {
-	res := mustRun(t, cfgWith(func(c *Config) { c.Steps = 50 }))
-	if _, ok := any(res).(interface{}); ok && res.FastForwarded != 0 {
-		r, _ := newRunner(cfgWith(nil))
-		if _, can := r.replicas[0].alloc.(stateAppender); !can {
-			t.Errorf("fast-forwarded %d steps with an allocator that cannot prove its state", res.FastForwarded)
+// TestBFCFastForwardMatchesFullSimulation checks the structural proof on TF's BFC itself:
+// for configurations that grow the pool, share GPUs, accumulate, skip steps or run next to
+// another process, the fast-forwarded result equals the step-by-step one.
+func TestBFCFastForwardMatchesFullSimulation(t *testing.T) {
+	g := true
+	for name, f := range map[string]func(c *Config){
+		"default": nil,
+		"growth":  func(c *Config) { c.Memory.Growth = &g },
+		"growth-gpt2": func(c *Config) {
+			c.Memory.Growth, c.Model, c.Batch, c.GPU, c.Optimizer = &g, "gpt2", 4, "a100-80gb", "adam"
+		},
+		"mirrored":     func(c *Config) { c.GPUCount, c.Strategy, c.Batch, c.NumPacks = 4, "mirrored", 96, 2 },
+		"accumulation": func(c *Config) { c.AccumulationSteps, c.Batch = 4, 128 },
+		"mixed":        func(c *Config) { c.Precision, c.Optimizer = "mixed_float16", "adam" },
+		"near-limit":   func(c *Config) { c.GPU, c.Batch, c.Memory.Growth = "t4", 160, &g },
+		"virtual":      func(c *Config) { c.Strategy, c.Memory.LogicalMiB = "mirrored", []int64{12000, 12000} },
+		"jupyter": func(c *Config) {
+			c.Processes = []Process{{Name: "jupyter", UsedBytes: 3 << 30, Memory: Memory{Growth: &g}}}
+		},
+	} {
+		c := cfgWith(f)
+		c.Steps = 120
+		c.FastForward = false
+		full := mustRun(t, c)
+		c.FastForward = true
+		ff := mustRun(t, c)
+		if full.OOM == nil && ff.FastForwarded == 0 {
+			t.Errorf("%s: nothing was fast-forwarded", name)
+		}
+		opts := cmpopts.IgnoreFields(Result{}, "FastForwarded", "Events")
+		if diff := cmp.Diff(full, ff, opts, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+			t.Errorf("%s: fast-forwarded result differs from the full simulation (-full +ff):\n%s", name, diff)
 		}
 	}
 }

@@ -118,6 +118,10 @@ type replica struct {
 	prevTrace             []memEvent
 	state, prevState      []byte
 	busyAtStart, stepBusy sim.Time
+	poolChanges, failures int  // pool size changes and failed requests so far
+	poolChangesAtStart    int  // poolChanges when the step started
+	failuresAtStart       int  // failures when the step started
+	slotsAtStart          bool // the optimizer slots existed when the step started
 }
 
 type memEvent struct {
@@ -199,7 +203,7 @@ func newRunner(cfg Config) (*runner, error) {
 	r.input = newInput(r.eng, cfg)
 	r.ffPossible = cfg.FastForward && r.input == nil
 	for _, rep := range r.replicas {
-		if _, ok := rep.alloc.(stateAppender); !ok {
+		if !fastForwardable(rep.alloc) {
 			r.ffPossible = false
 		}
 	}
