@@ -17,8 +17,10 @@ import (
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/sim/calibrate"
 	"github.com/gpusim/gpusim/sim/hw"
+	"github.com/gpusim/gpusim/sim/train"
 )
 
 func init() {
@@ -224,13 +226,21 @@ func runFit(stdout io.Writer, args []string) error {
 	profileOut := fs.String("profile-out", "", "write the calibrated GPU profile to `FILE`")
 	reStr := fs.String("regex", "", "regular expression with one group capturing a step time (optional second group: unit s|ms|us|ns)")
 	warmup := fs.Int("warmup", -1, "leading step times to ignore (-1: automatic)")
-	noMemory := fs.Bool("no-memory", false, "fit step times only")
+	noMemory := fs.Bool("no-memory", false, "do not fit the memory plateau (when the recorded framework's allocator is not the scenario's: a PyTorch job against a TF scenario); the context is still fitted")
 	format := fs.StringP("output", "o", "text", "output format: text or json")
+	maxRuns := fs.Int("max-runs", 2000, "most simulator runs the fit may make")
+	priorWeight := fs.Float64("prior-weight", 1e-4, "pull of each parameter toward the uncalibrated profile, per log(p/prior)^2 (a relative-error^2 is 1)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return usagef("calibrate fit: no trace given")
+	}
+	if *maxRuns < 10 {
+		return usagef("calibrate fit: --max-runs %d: at least 10", *maxRuns)
+	}
+	if !(*priorWeight > 0) {
+		return usagef("calibrate fit: --prior-weight %g: must be positive", *priorWeight)
 	}
 	if err := checkFormat(*format, "text", "json"); err != nil {
 		return err
@@ -257,7 +267,8 @@ func runFit(stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	return fitAndReport(stdout, *format, inputs, sim, !*noMemory, *profileOut)
+	defer sim.Close()
+	return fitAndReport(stdout, *format, inputs, sim, fitOptions{useMemory: !*noMemory, priorWeight: *priorWeight, maxRuns: *maxRuns, profileOut: *profileOut})
 }
 
 // fitInput is one trace with what was read from it.
@@ -301,11 +312,21 @@ type fitSimulator interface {
 	Base() hw.GPU
 	// Predictor returns the simulator of the scenario with the overrides (key=value) applied.
 	Predictor(overrides []string) (calibrate.Predictor, error)
+	// Close removes what the predictors left behind.
+	Close() error
 }
 
 // fitAndReport fits sim to the inputs, prints what was read and the residuals, and writes the
 // calibrated profile.
-func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSimulator, useMemory bool, profileOut string) error {
+// fitOptions are the fit flags.
+type fitOptions struct {
+	useMemory   bool
+	priorWeight float64
+	maxRuns     int
+	profileOut  string
+}
+
+func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSimulator, opt fitOptions) error {
 	var obs []calibrate.Observation
 	type traceSummary struct {
 		Trace     string                   `json:"trace"`
@@ -321,8 +342,11 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 			return asUsage(fmt.Errorf("%s: %w", in.name, err))
 		}
 		o := calibrate.Observation{Name: in.name, StepTime: in.steps.Median, Predict: pred}
-		if useMemory && in.memErr == nil && in.memory.Mode != calibrate.ModeUnknown {
-			o.MemoryBytes = float64(in.memory.PlateauBytes)
+		if in.memErr == nil {
+			o.ContextBytes = float64(in.memory.ContextBytes)
+			if opt.useMemory && in.memory.Mode != calibrate.ModeUnknown {
+				o.MemoryBytes = float64(in.memory.PlateauBytes)
+			}
 		}
 		obs = append(obs, o)
 		s := traceSummary{Trace: in.name, Overrides: in.overrides, Steps: in.steps, Memory: in.memory}
@@ -332,15 +356,15 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		summaries = append(summaries, s)
 	}
 	base := sim.Base()
-	res, err := calibrate.Fit(obs, calibrate.FitConfig{Prior: calibrate.PriorParams(base)})
+	res, err := calibrate.Fit(obs, calibrate.FitConfig{Prior: calibrate.PriorParams(base), PriorWeight: opt.priorWeight, MaxEvaluations: opt.maxRuns})
 	if err != nil {
 		return err
 	}
-	if profileOut != "" {
+	if opt.profileOut != "" {
 		g := calibrate.ApplyParams(base, res.Params)
 		g.Name = strings.TrimSuffix(base.Name, "-calibrated") + "-calibrated"
 		g.Description = fmt.Sprintf("%s, calibrated by gpusim calibrate fit on %d trace(s)", base.Description, len(inputs))
-		if err := calibrate.WriteFileAtomic(profileOut, g.WriteProfile); err != nil {
+		if err := calibrate.WriteFileAtomic(opt.profileOut, g.WriteProfile); err != nil {
 			return err
 		}
 	}
@@ -365,7 +389,74 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 	return res.WriteText(stdout)
 }
 
-// newFitSimulator loads the scenario the traces were recorded from.
+// newFitSimulator loads the scenario the traces were recorded from; train.Run simulates it.
 func newFitSimulator(scenario string) (fitSimulator, error) {
-	return nil, fmt.Errorf("calibrate fit: the training simulator (sim/train) is not in this build yet; scenario %s cannot be simulated", scenario)
+	sc, err := scenarios.Resolve(scenario)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	base, err := hw.LookupGPU(sc.Config.GPU)
+	if err != nil {
+		return nil, asUsage(fmt.Errorf("%s: hardware.gpu: %w", scenario, err))
+	}
+	return &trainSimulator{scenario: scenario, base: base}, nil
+}
+
+// trainSimulator runs sim/train on the scenario with the fitted profile.
+type trainSimulator struct {
+	scenario string
+	base     hw.GPU
+	dirs     []string // temp folders of the candidate profiles
+}
+
+func (s *trainSimulator) Base() hw.GPU { return s.base }
+
+func (s *trainSimulator) Close() error {
+	var errs []error
+	for _, d := range s.dirs {
+		errs = append(errs, os.RemoveAll(d))
+	}
+	return errors.Join(errs...)
+}
+
+// Predictor returns the simulator of the scenario with overrides applied. Each call writes the
+// candidate profile to a temp file and runs the scenario with hardware.gpu=@that file: the same
+// path a user's --set hardware.gpu=@FILE takes.
+func (s *trainSimulator) Predictor(overrides []string) (calibrate.Predictor, error) {
+	sc, err := scenarios.Resolve(s.scenario)
+	if err != nil {
+		return nil, err
+	}
+	for _, kv := range overrides {
+		if err := sc.Set(kv); err != nil {
+			return nil, err
+		}
+	}
+	cfg := sc.Config
+	dir, err := os.MkdirTemp("", "gpusim-fit-")
+	if err != nil {
+		return nil, err
+	}
+	s.dirs = append(s.dirs, dir)
+	path := dir + "/profile.yaml"
+	return func(p calibrate.Params) (calibrate.Prediction, error) {
+		g := calibrate.ApplyParams(s.base, p)
+		if err := calibrate.WriteFileAtomic(path, g.WriteProfile); err != nil {
+			return calibrate.Prediction{}, err
+		}
+		c := cfg
+		c.GPU = "@" + path
+		res, err := train.Run(c)
+		if err != nil {
+			return calibrate.Prediction{}, err
+		}
+		if res.OOM != nil {
+			return calibrate.Prediction{}, fmt.Errorf("the scenario runs out of memory in the simulator: %s", res.OOM.Message)
+		}
+		if len(res.Devices) == 0 || res.StepTime <= 0 {
+			return calibrate.Prediction{}, errors.New("the simulation completed no step")
+		}
+		// What NVML charges to the job: its context plus the allocator's pool at its peak.
+		return calibrate.Prediction{StepTime: res.StepTime, MemoryBytes: float64(g.ContextBytes + res.Devices[0].PeakPoolBytes)}, nil
+	}, nil
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,5 +127,43 @@ func TestCalibrateUsage(t *testing.T) {
 		if got := exitCode(err); got != tt.want {
 			t.Errorf("gpusim %s: exit %d (%v), want %d", strings.Join(tt.args, " "), got, err, tt.want)
 		}
+	}
+}
+
+// The whole path on the H200 recordings: fit the H200 profile to the PyTorch ResNet-50 traces
+// (batch 64 and 128) through sim/train, write the calibrated profile, and load it back.
+func TestCalibrateFitFixtures(t *testing.T) {
+	const td = "../../sim/calibrate/testdata/"
+	prof := filepath.Join(t.TempDir(), "h200-calibrated.yaml")
+	var stdout bytes.Buffer
+	args := []string{"fit", td + "torch-resnet50-b64.json.gz", td + "torch-resnet50-b128.json.gz:batch=128",
+		"--scenario", td + "torch-h200.yaml", "--no-memory", "--max-runs", "200", "--profile-out", prof, "-o", "json"}
+	if err := runCalibrate(context.Background(), &stdout, &stdout, args, openFake(&fakeGPUs{})); err != nil {
+		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, stdout.String())
+	}
+	var out struct {
+		Fit calibrate.FitResult `json:"fit"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Fit.Residuals) != 4 {
+		t.Fatalf("residuals = %+v, want step time and context of 2 traces", out.Fit.Residuals)
+	}
+	for _, r := range out.Fit.Residuals {
+		if math.Abs(r.RelErrAfter()) > math.Abs(r.RelErrBefore()) {
+			t.Errorf("%s %s: error %+.3f after the fit, %+.3f before", r.Observation, r.Quantity, r.RelErrAfter(), r.RelErrBefore())
+		}
+	}
+	g, err := hw.LookupGPU("@" + prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Name != "h200-calibrated" || g.LaunchOverhead != out.Fit.Params.LaunchOverhead {
+		t.Errorf("calibrated profile: name %q launch %g, want h200-calibrated, %g", g.Name, g.LaunchOverhead, out.Fit.Params.LaunchOverhead)
+	}
+	// The context is the PyTorch context the traces show (612 MiB).
+	if got := g.ContextBytes >> 20; got < 600 || got > 624 {
+		t.Errorf("calibrated context = %d MiB, want about 612", got)
 	}
 }

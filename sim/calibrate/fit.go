@@ -57,17 +57,17 @@ type FitConfig struct {
 	// Prior is the uncalibrated parameters; the fit starts there and is pulled back toward them.
 	Prior Params
 	// PriorWeight is the weight of the pull, per parameter, on log(p/prior)^2, against 1 per
-	// observed quantity on log(predicted/observed)^2. Default 0.001: a factor e away from the prior
-	// costs as much as a 3% miss, enough to pin parameters the observations cannot move.
+	// observed quantity on log(predicted/observed)^2. Default 1e-4: a factor e away from the prior
+	// costs as much as a 1% miss, enough to pin parameters the observations cannot move.
 	PriorWeight float64
 	// Bounds limit each parameter (zero values: the defaults of [DefaultBounds]).
 	Min, Max Params
-	// MaxEvaluations bounds the simulator runs (default 400).
+	// MaxEvaluations bounds the simulator runs (default 2000).
 	MaxEvaluations int
 }
 
 // DefaultBounds are wide physical limits: efficiencies scaled by 0.05 to 2 (ApplyParams caps
-// each at 1.5), a launch overhead between 0.1 µs and 1 ms, a context between 16 MiB and 8 GiB.
+// each efficiency at 1), a launch overhead between 0.1 µs and 1 ms, a context between 16 MiB and 8 GiB.
 func DefaultBounds() (lo, hi Params) {
 	return Params{ComputeScale: 0.05, MemoryScale: 0.05, LaunchOverhead: 1e-7, ContextBytes: 16 << 20},
 		Params{ComputeScale: 2, MemoryScale: 2, LaunchOverhead: 1e-3, ContextBytes: 8 << 30}
@@ -113,10 +113,10 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		hi = cfg.Max
 	}
 	if cfg.PriorWeight == 0 {
-		cfg.PriorWeight = 1e-3
+		cfg.PriorWeight = 1e-4
 	}
 	if cfg.MaxEvaluations == 0 {
-		cfg.MaxEvaluations = 400
+		cfg.MaxEvaluations = 2000
 	}
 	prior := cfg.Prior.vec()
 	lov, hiv := lo.vec(), hi.vec()
@@ -173,18 +173,66 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		}
 		return sum
 	}
-	problem := optimize.Problem{Func: loss}
-	settings := &optimize.Settings{FuncEvaluations: cfg.MaxEvaluations, Converger: &optimize.FunctionConverge{Absolute: 1e-10, Relative: 1e-8, Iterations: 60}}
-	// The initial simplex spans a factor of about 1.6 around the prior in each direction.
-	res, err := optimize.Minimize(problem, make([]float64, len(prior)), settings, &optimize.NelderMead{SimplexSize: 0.5})
-	if err != nil && res == nil {
-		return nil, fmt.Errorf("fit: %w", err)
+	// Nelder-Mead, restarted from its own answer with a fresh simplex until a restart no longer
+	// improves the loss: a simplex collapses early on the flat stretches of a simulator (launch
+	// overhead changes nothing until the host becomes the bottleneck).
+	// A coarse coordinate scan first: each parameter in turn over factors e^-2 .. e^2 around the
+	// current point, twice. It finds the basin of a parameter whose effect starts only past a
+	// threshold (a launch overhead below the kernels' run time changes nothing), which a local
+	// simplex would never leave.
+	x := make([]float64, len(prior))
+	fx := loss(x)
+	for sweep := 0; sweep < 2; sweep++ {
+		for i := range x {
+			best := x[i]
+			for k := -4; k <= 4; k++ {
+				if k == 0 {
+					continue
+				}
+				y := append([]float64(nil), x...)
+				y[i] = best + 0.5*float64(k)
+				if f := loss(y); f < fx {
+					fx, x[i] = f, y[i]
+				}
+			}
+		}
 	}
-	if evalErr != nil && math.IsInf(res.F, 1) {
+	if math.IsInf(fx, 1) && evalErr != nil {
 		return nil, fmt.Errorf("fit: %w", evalErr)
 	}
-	best := toParams(res.X)
-	out := &FitResult{Prior: paramsOf(prior), Params: paramsOf(best), Evaluations: evals, Status: res.Status.String(), Loss: res.F}
+	status := "not run"
+	for restart := 0; restart < 8 && evals < cfg.MaxEvaluations; restart++ {
+		settings := &optimize.Settings{
+			FuncEvaluations: cfg.MaxEvaluations - evals,
+			Converger:       &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-10, Iterations: 100},
+		}
+		// The first simplex spans a factor of e^1.5 (4.5) in each direction, wide enough to step
+		// over the flat stretches; restarts refine with a factor of e^0.5 (1.6).
+		size := 0.5
+		if restart == 0 {
+			size = 1.5
+		}
+		res, err := optimize.Minimize(optimize.Problem{Func: loss}, x, settings, &optimize.NelderMead{SimplexSize: size})
+		if err != nil && res == nil {
+			return nil, fmt.Errorf("fit: %w", err)
+		}
+		if evalErr != nil && math.IsInf(res.F, 1) {
+			return nil, fmt.Errorf("fit: %w", evalErr)
+		}
+		status = res.Status.String()
+		improved := fx - res.F
+		if restart == 0 {
+			improved = math.Inf(1)
+		}
+		if res.F < fx {
+			x, fx = res.X, res.F
+		}
+		if improved <= 1e-9*math.Max(1, math.Abs(fx)) {
+			break
+		}
+	}
+	best := toParams(x)
+	out := &FitResult{Prior: paramsOf(prior), Params: paramsOf(best), Evaluations: evals, Status: status, Loss: fx}
 	for i, o := range obs {
 		p, err := o.Predict(out.Params)
 		if err != nil {

@@ -2,9 +2,12 @@ package calibrate
 
 import (
 	"errors"
+	"io"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/gpusim/gpusim/sim/hw"
 )
 
 // rooflineModel is a synthetic job: FLOPs and bytes per step, kernels per step, and the bytes
@@ -136,5 +139,43 @@ func TestFitContextObservation(t *testing.T) {
 	last := res.Residuals[len(res.Residuals)-1]
 	if last.Quantity != "context_bytes" || last.Before != prior.ContextBytes {
 		t.Errorf("last residual = %+v, want context_bytes from the prior %g", last, prior.ContextBytes)
+	}
+}
+
+func TestApplyParams(t *testing.T) {
+	base, err := hw.LookupGPU("h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := ApplyParams(base, Params{ComputeScale: 1.2, MemoryScale: 0.5, LaunchOverhead: 2e-5, ContextBytes: 600 << 20})
+	e, b := g.Efficiency, base.Efficiency
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"fp32", e.FP32, math.Min(b.FP32*1.2, 1)},
+		{"tf32", e.TF32, math.Min(b.TF32*1.2, 1)},
+		{"half", e.Half, math.Min(b.Half*1.2, 1)},
+		{"vector", e.Vector, math.Min(b.Vector*1.2, 1)},
+		{"memory", e.Memory, b.Memory * 0.5},
+		{"pseudo_half (a ratio, unscaled)", e.PseudoHalf, b.PseudoHalf},
+		{"launch_overhead", g.LaunchOverhead, 2e-5},
+		{"context_bytes", float64(g.ContextBytes), 600 << 20},
+	}
+	for _, c := range checks {
+		if math.Abs(c.got-c.want) > 1e-12 {
+			t.Errorf("ApplyParams: %s = %g, want %g", c.name, c.got, c.want)
+		}
+	}
+	for k, v := range b.MemoryByKind {
+		if got := e.MemoryByKind[k]; math.Abs(got-v*0.5) > 1e-12 {
+			t.Errorf("ApplyParams: memory_by_kind.%s = %g, want %g", k, got, v*0.5)
+		}
+	}
+	if base.LaunchOverhead == g.LaunchOverhead || &base.Efficiency.MemoryByKind == &g.Efficiency.MemoryByKind {
+		t.Error("ApplyParams changed its argument")
+	}
+	if err := g.WriteProfile(io.Discard); err != nil {
+		t.Errorf("ApplyParams made an invalid profile: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strings"
 
 	"github.com/gpusim/gpusim/sim/hw"
@@ -171,17 +172,34 @@ func PriorParams(g hw.GPU) Params {
 	return Params{ComputeScale: 1, MemoryScale: 1, LaunchOverhead: g.LaunchOverhead, ContextBytes: float64(g.ContextBytes)}
 }
 
-// maxEfficiency is the largest efficiency factor a profile accepts (hw's profile validation).
-const maxEfficiency = 1.5
+// maxEfficiency caps a scaled efficiency: no kernel runs faster than the peak. (sim/hw accepts up
+// to 1.5 in a profile file, for peaks a spec sheet understates; a fit must not invent that.)
+const maxEfficiency = 1.0
 
-// ApplyParams returns g with p applied: ComputeScale multiplies the compute efficiencies (FP32,
-// TF32, Half and Vector), MemoryScale the memory efficiencies (Memory and each MemoryByKind),
-// each capped at 1.5; LaunchOverhead and ContextBytes replace the profile's.
+// ApplyParams returns g with p applied: ComputeScale multiplies the compute efficiencies (the
+// fractions of a peak FLOP rate: fp32, tf32, half, vector and every conv_* path), MemoryScale
+// the memory efficiencies (memory and each memory_by_kind entry), each capped at 1 (the peak);
+// LaunchOverhead and ContextBytes replace the profile's. Ratios between paths (attention,
+// pseudo_half), ramps, gaps and PCIe are left alone.
 func ApplyParams(g hw.GPU, p Params) hw.GPU {
 	e := g.Efficiency
 	sc := func(v, s float64) float64 { return math.Min(v*s, maxEfficiency) }
-	e.FP32, e.TF32, e.Half, e.Vector = sc(e.FP32, p.ComputeScale), sc(e.TF32, p.ComputeScale), sc(e.Half, p.ComputeScale), sc(e.Vector, p.ComputeScale)
-	e.Memory = sc(e.Memory, p.MemoryScale)
+	// The fields are found by their profile keys, so that the efficiencies sim/hw adds for new
+	// paths (conv_tf32, ...) are scaled without a change here.
+	v := reflect.ValueOf(&e).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		if f.Kind() != reflect.Float64 {
+			continue
+		}
+		switch {
+		case key == "fp32" || key == "tf32" || key == "half" || key == "vector" || strings.HasPrefix(key, "conv_"):
+			f.SetFloat(sc(f.Float(), p.ComputeScale))
+		case key == "memory":
+			f.SetFloat(sc(f.Float(), p.MemoryScale))
+		}
+	}
 	if e.MemoryByKind != nil {
 		m := make(map[string]float64, len(e.MemoryByKind))
 		for k, v := range e.MemoryByKind {
