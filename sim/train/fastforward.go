@@ -20,7 +20,7 @@ type stateAppender interface {
 // step again, forever. Two proofs of equal state are accepted:
 //
 //   - the allocator writes its state (AppendState) and the bytes are equal;
-//   - the allocator is TF's BFC (allocator.BFC) and step k added no persistent tensor (the
+//   - the allocator is TF's classic BFC (allocator.BFC) and step k added no persistent tensor (the
 //     optimizer slots came in an earlier step), took or returned no region (the pool size
 //     never changed) and had no failed request (which can move the growth schedule). At the
 //     end of every step all step tensors are freed and BFC coalesces free neighbours
@@ -41,7 +41,7 @@ func (r *runner) canFastForward() bool {
 				ok = false
 			}
 		case *allocator.BFC:
-			if !rep.slotsAtStart || rep.poolChanges != rep.poolChangesAtStart || rep.failures != rep.failuresAtStart {
+			if a.Options().Variant != allocator.Classic || !rep.slotsAtStart || rep.poolChanges != rep.poolChangesAtStart || rep.failures != rep.failuresAtStart {
 				ok = false
 			}
 		default:
