@@ -272,9 +272,13 @@ func (r *FitResult) WriteText(w io.Writer) error {
 	for i, n := range paramNames {
 		pf("%-22s %14.6g %14.6g\n", n, pv[i], fv[i])
 	}
-	pf("\n%-24s %-14s %14s %14s %9s %14s %9s\n", "observation", "quantity", "observed", "before", "error", "after", "error")
+	nw := len("observation")
 	for _, res := range r.Residuals {
-		pf("%-24s %-14s %14.6g %14.6g %+8.1f%% %14.6g %+8.1f%%\n", res.Observation, res.Quantity, res.Observed, res.Before, 100*res.RelErrBefore(), res.After, 100*res.RelErrAfter())
+		nw = max(nw, len(res.Observation))
+	}
+	pf("\n%-*s %-14s %14s %14s %9s %14s %9s\n", nw, "observation", "quantity", "observed", "before", "error", "after", "error")
+	for _, res := range r.Residuals {
+		pf("%-*s %-14s %14.6g %14.6g %+8.1f%% %14.6g %+8.1f%%\n", nw, res.Observation, res.Quantity, res.Observed, res.Before, 100*res.RelErrBefore(), res.After, 100*res.RelErrAfter())
 	}
 	pf("\n%d simulator runs, %s, loss %.3g\n", r.Evaluations, r.Status, r.Loss)
 	return err

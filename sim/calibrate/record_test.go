@@ -173,3 +173,29 @@ func TestRecordNoCommand(t *testing.T) {
 		t.Error("Record of a missing program: no error")
 	}
 }
+
+// The trace file is checkpointed while the job runs: the job itself waits for the first
+// checkpoint and prints whether it is marked incomplete.
+func TestRecordCheckpoint(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "trace.json")
+	script := `while [ ! -f "$0" ]; do sleep 0.01; done; grep -c '"complete": false' "$0"`
+	tr, err := Record(context.Background(), &scriptedReader{}, RecordConfig{
+		Command:    []string{"sh", "-c", script, out},
+		Interval:   time.Hour,
+		Output:     out,
+		Checkpoint: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Lines) != 1 || tr.Lines[0].Text != "1" || tr.ExitCode != 0 {
+		t.Errorf("job reading the checkpoint printed %+v (exit %d), want one line \"1\"", tr.Lines, tr.ExitCode)
+	}
+	back, err := LoadTrace(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Complete {
+		t.Error("final trace file is marked incomplete")
+	}
+}
