@@ -111,3 +111,35 @@ func TestAnalyzeMemoryEmpty(t *testing.T) {
 		t.Errorf("AnalyzeMemory(empty) = %v, want ErrNoMemory", err)
 	}
 }
+
+// Any curve gives a mode, levels in time order, and a plateau no lower than the context.
+func FuzzAnalyzeMemory(f *testing.F) {
+	f.Add([]byte{0, 5, 5, 90, 90, 90, 0}, uint16(140))
+	f.Add([]byte{5, 5, 6, 6, 10, 10, 20, 20}, uint16(140))
+	f.Fuzz(func(t *testing.T, curve []byte, freeGiB uint16) {
+		mib := make([]int64, len(curve))
+		for i, c := range curve {
+			mib[i] = int64(c) * 1024 // 0..255 GiB in MiB
+		}
+		a, err := AnalyzeMemory(curveTrace(int64(freeGiB)*1024, false, mib...))
+		if err != nil {
+			if len(curve) == 0 && errors.Is(err, ErrNoMemory) {
+				return
+			}
+			t.Fatalf("AnalyzeMemory(%v): %v", curve, err)
+		}
+		switch a.Mode {
+		case ModePreallocate, ModeGrowth, ModeLimit, ModeUnknown:
+		default:
+			t.Errorf("mode %q", a.Mode)
+		}
+		if a.PlateauBytes < a.ContextBytes {
+			t.Errorf("plateau %d < context %d", a.PlateauBytes, a.ContextBytes)
+		}
+		for i := 1; i < len(a.Levels); i++ {
+			if a.Levels[i].StartNS <= a.Levels[i-1].EndNS {
+				t.Errorf("levels out of order: %+v", a.Levels)
+			}
+		}
+	})
+}
