@@ -10,9 +10,10 @@ type Efficiency struct {
 	FP32 float64 `yaml:"fp32"`
 	TF32 float64 `yaml:"tf32"`
 	Half float64 `yaml:"half"`
-	// ConvFP32, ConvTF32 and ConvHalf are the same fractions for convolutions (cuDNN). They
-	// differ from the GEMM ones: FP32 3x3 convolutions use Winograd and reach more than the
-	// direct-convolution FLOP rate (1.2 of peak measured on the H200), TF32 convolutions less.
+	// ConvFP32, ConvTF32 and ConvHalf are the same fractions for convolutions (cuDNN) in the
+	// layout TF uses (NCHW for float32, NHWC for half). They differ from the GEMM ones: FP32
+	// 3x3 convolutions use Winograd and can beat the direct-convolution FLOP rate (1.3 of peak
+	// measured on the H200 in NCHW), NCHW TF32 convolutions reach far less than TF32 GEMMs.
 	ConvFP32 float64 `yaml:"conv_fp32"`
 	ConvTF32 float64 `yaml:"conv_tf32"`
 	ConvHalf float64 `yaml:"conv_half"`
@@ -81,9 +82,9 @@ const DefaultLaunchOverhead = 6e-6
 
 // DefaultEfficiency returns the factors fitted on the H200.
 //
-// Fitted by `go run ./tools/h200/fit` on testdata/h200 (2026-11-29, PyTorch 2.11 eager,
-// cuDNN 9.19): FP32, TF32, Half, ConvFP32, ConvTF32, ConvHalf, Memory, the norm memory
-// efficiency and the two ramps. KernelGap is the measured device time per tiny kernel replayed
+// Fitted by `go run ./tools/h200/fit` on testdata/h200 laid out as TF lays it out
+// (ReadTFLayout; 2026-11-29, PyTorch 2.11 eager, cuDNN 9.19): FP32, TF32, Half, ConvFP32,
+// ConvTF32, ConvHalf, Memory, the norm memory efficiency and the two ramps. KernelGap is the measured device time per tiny kernel replayed
 // from a CUDA graph (micro.csv kernel_gap_graph, 0.96 us). PseudoHalf is not measurable on the
 // H200: tensorflow/tensorflow#44191 reports mixed_float16 2-4x slower than float32 on a GPU
 // without Tensor Cores; 0.5 takes the low end. Vector is not fitted (element-wise math is
@@ -94,16 +95,16 @@ const DefaultLaunchOverhead = 6e-6
 // plus write in KINDS.md (0.9 of 4.8 TB/s); pinned H2D 55 GB/s of 63 (0.87).
 func DefaultEfficiency() Efficiency {
 	return Efficiency{
-		FP32: 0.7293, TF32: 0.5168, Half: 0.5327,
-		ConvFP32: 0.4983, ConvTF32: 0.5683, ConvHalf: 0.6409, Attention: 1,
+		FP32: 0.6747, TF32: 0.5321, Half: 0.5418,
+		ConvFP32: 0.6417, ConvTF32: 0.3142, ConvHalf: 0.6464, Attention: 1,
 		PseudoHalf: 0.5,
 		Vector:     0.5,
-		Memory:     0.6285,
+		Memory:     0.6296,
 		MemoryByKind: map[string]float64{
-			KindNorm: 0.4324,
+			KindNorm: 0.3259,
 		},
-		ComputeRamp: 9.79e-6,
-		MemoryRamp:  9.39e-6,
+		ComputeRamp: 13e-6,
+		MemoryRamp:  0.96e-6,
 		KernelGap:   1e-6,
 		PCIe:        0.87, PCIeLatency: 10e-6,
 	}

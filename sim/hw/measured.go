@@ -296,3 +296,76 @@ func readCSV(path string, row func(get func(string) (string, error), line int) e
 		}
 	}
 }
+
+// Override replaces m's configs and micro-benchmark rows with those of o where both have them
+// (same config; same bench, precision and shape) and adds o's others.
+func (m *Measured) Override(o *Measured) {
+	for _, s := range o.Steps {
+		replaced := false
+		for i := range m.Steps {
+			if m.Steps[i].Config == s.Config {
+				m.Steps[i], replaced = s, true
+			}
+		}
+		if !replaced {
+			m.Steps = append(m.Steps, s)
+		}
+		m.Ops[s.Config] = o.Ops[s.Config]
+		m.KernelTime[s.Config] = o.KernelTime[s.Config]
+	}
+	type key struct{ b, p, s string }
+	idx := map[key]int{}
+	for i, r := range m.Micro {
+		idx[key{r.Bench, r.Prec, r.Shape}] = i
+	}
+	for _, r := range o.Micro {
+		if i, ok := idx[key{r.Bench, r.Prec, r.Shape}]; ok {
+			m.Micro[i] = r
+		} else {
+			m.Micro = append(m.Micro, r)
+		}
+	}
+}
+
+// ReadTFLayout reads dir and overrides it with dir/nchw: the measurements laid out as
+// TensorFlow lays out convolutions on a GPU. Grappler's generic layout optimizer
+// (tensorflow/core/grappler/optimizers/generic_layout_optimizer.cc, GetSrcAndDstDataFormats)
+// converts NHWC graphs to NCHW unless at least half the GPUs are Volta or newer and at least
+// half the convolutions are float16; so float32 and TF32 convolutions run NCHW, mixed-precision
+// ones NHWC. testdata/h200 holds NHWC runs of every precision and nchw/ the float32/TF32 CNN
+// runs in NCHW (plus float32 BERT-base and GPT-2, which have no layout).
+func ReadTFLayout(dir string) (*Measured, error) {
+	m, err := ReadMeasured(dir)
+	if err != nil {
+		return nil, err
+	}
+	o, err := ReadMeasured(filepath.Join(dir, "nchw"))
+	if err != nil {
+		return nil, err
+	}
+	// MobileNetV2 keeps its NHWC runs: its depthwise convolutions are TF's own
+	// DepthwiseConv2dNative kernels, not cuDNN's, and cuDNN's NCHW depthwise kernels measured
+	// here reach 3% of the FP32 peak (nchw/micro.csv), a PyTorch artefact TF does not share.
+	var keep []MeasuredStep
+	for _, s := range o.Steps {
+		if s.Model != "mobilenetv2" {
+			keep = append(keep, s)
+		}
+	}
+	o.Steps = keep
+	m.Override(o)
+	return m, nil
+}
+
+// Filter returns the measurements whose configs keep accepts (micro-benchmarks are kept).
+func (m *Measured) Filter(keep func(Config) bool) *Measured {
+	o := &Measured{Ops: map[Config][]MeasuredOp{}, KernelTime: map[Config]map[string]float64{}, Micro: m.Micro}
+	for _, s := range m.Steps {
+		if keep(s.Config) {
+			o.Steps = append(o.Steps, s)
+			o.Ops[s.Config] = m.Ops[s.Config]
+			o.KernelTime[s.Config] = m.KernelTime[s.Config]
+		}
+	}
+	return o
+}

@@ -33,6 +33,10 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--budget", type=float, default=420.0, help="seconds for the whole run")
 ap.add_argument("--quick", action="store_true", help="tiny sizes, for a smoke test")
 ap.add_argument("--out", default=os.environ.get("OUT", "out"))
+ap.add_argument("--layout", choices=["nhwc", "nchw"], default="nhwc",
+                help="memory format of CNN activations and convolution micro-benchmarks")
+ap.add_argument("--plan", default="", help="configs to run, model:prec:batch,... (default: the full plan)")
+ap.add_argument("--micro", default="launch,matmul,conv,memory", help="micro-benchmark sections to run")
 args = ap.parse_args()
 OUT = args.out
 os.makedirs(OUT, exist_ok=True)
@@ -52,6 +56,7 @@ def left():
 
 assert torch.cuda.is_available(), "no CUDA device"
 DEV = torch.device("cuda")
+MF = torch.channels_last if args.layout == "nhwc" else torch.contiguous_format
 torch.backends.cudnn.benchmark = True  # TF autotunes convolutions too (TF_CUDNN_USE_AUTOTUNE=1)
 
 
@@ -116,6 +121,7 @@ def bench(fn, reps=None, min_time=0.05):
     return v[len(v) // 2], reps
 
 
+CONV_PRECS = ["fp32", "tf32", "bf16", "fp16"] if args.layout == "nhwc" else ["fp32", "tf32"]
 DT = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 MICRO = []
 
@@ -163,11 +169,11 @@ def micro_conv():
               (128, 576, 14, 576, 3, 1, 576), (32, 64, 56, 64, 3, 1, 1)]
     if args.quick:
         shapes = shapes[:2]
-    for prec in ["fp32", "tf32", "bf16", "fp16"]:
+    for prec in CONV_PRECS:
         set_tf32(prec == "tf32")
         for n, cin, h, cout, k, s, g in shapes:
-            x = torch.randn(n, cin, h, h, device=DEV, dtype=DT[prec]).to(memory_format=torch.channels_last)
-            conv = nn.Conv2d(cin, cout, k, s, k // 2, groups=g, bias=False).to(DEV, DT[prec]).to(memory_format=torch.channels_last)
+            x = torch.randn(n, cin, h, h, device=DEV, dtype=DT[prec]).to(memory_format=MF)
+            conv = nn.Conv2d(cin, cout, k, s, k // 2, groups=g, bias=False).to(DEV, DT[prec]).to(memory_format=MF)
             with torch.no_grad():
                 y = conv(x)
                 t, reps = bench(lambda: conv(x))
@@ -437,8 +443,8 @@ def run_config(model_name, prec, batch, timed_steps=10):
     model, kind, size = make_model(model_name)
     model = model.to(DEV)
     if kind == "image":
-        model = model.to(memory_format=torch.channels_last)
-        x = torch.randn(batch, 3, size, size, device=DEV).to(memory_format=torch.channels_last)
+        model = model.to(memory_format=MF)
+        x = torch.randn(batch, 3, size, size, device=DEV).to(memory_format=MF)
         y = torch.randint(0, 1000, (batch,), device=DEV)
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, foreach=False)
 
@@ -578,10 +584,10 @@ def flush():
 
 with open(os.path.join(OUT, "ops.csv"), "w", newline="") as f:
     csv.writer(f).writerow(["model", "prec", "batch", "idx", "phase", "op", "kind", "dtype", "flops", "bytes"])
-section("launch", micro_launch)
-section("matmul", micro_matmul)
-section("conv", micro_conv)
-section("memory", micro_memory)
+env["layout"] = args.layout
+SECTIONS = {"launch": micro_launch, "matmul": micro_matmul, "conv": micro_conv, "memory": micro_memory}
+for name in [x for x in args.micro.split(",") if x]:
+    section(name, SECTIONS[name])
 flush()
 
 BATCH = {"resnet50": [64, 256], "vgg16": [32, 128], "mobilenetv2": [64, 256], "bert-base": [16, 64], "gpt2": [4, 16]}
@@ -599,6 +605,8 @@ for m in BATCH:
     plan.append((m, "fp32", BATCH[m][0]))
 if not args.quick:
     plan += [("resnet50", "fp32", 128), ("resnet50", "tf32", 128), ("resnet50", "fp16", 128), ("resnet50", "fp32", 256)]
+if args.plan:
+    plan = [(m, p, int(b)) for m, p, b in (c.split(":") for c in args.plan.split(","))]
 for cfg in plan:
     if left() < 25:
         log("budget spent; skipped", cfg)

@@ -15,15 +15,22 @@ import (
 func main() {
 	dir := flag.String("dir", "testdata/h200", "measurement directory")
 	eval := flag.Bool("eval", false, "only evaluate the built-in h200 profile with hw.DefaultHarnessHost")
+	holdout := flag.Bool("holdout", false, "leave-one-model-out: fit on four models, report the error on the fifth")
 	flag.Parse()
-	if err := run(*dir, *eval); err != nil {
+	var err error
+	if *holdout {
+		err = runHoldout(*dir)
+	} else {
+		err = run(*dir, *eval)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "fit:", err)
 		os.Exit(1)
 	}
 }
 
 func run(dir string, eval bool) error {
-	m, err := hw.ReadMeasured(dir)
+	m, err := hw.ReadTFLayout(dir)
 	if err != nil {
 		return err
 	}
@@ -52,5 +59,38 @@ func run(dir string, eval bool) error {
 	fmt.Printf("\nefficiency: FP32 %.4f TF32 %.4f Half %.4f ConvFP32 %.4f ConvTF32 %.4f ConvHalf %.4f Memory %.4f Norm %.4f ComputeRamp %.3g MemoryRamp %.3g\n",
 		e.FP32, e.TF32, e.Half, e.ConvFP32, e.ConvTF32, e.ConvHalf, e.Memory, e.MemoryByKind[hw.KindNorm], e.ComputeRamp, e.MemoryRamp)
 	fmt.Printf("harness host per op: forward %.3g backward %.3g optimizer %.3g; half BatchNorm x%.3f\n", rep.Host.Forward, rep.Host.Backward, rep.Host.Optimizer, rep.Host.NormHalf)
+	return nil
+}
+
+// runHoldout fits without each model in turn and reports the errors on the model left out.
+func runHoldout(dir string) error {
+	m, err := hw.ReadTFLayout(dir)
+	if err != nil {
+		return err
+	}
+	g, err := hw.LookupGPU("h200")
+	if err != nil {
+		return err
+	}
+	models := []string{"resnet50", "vgg16", "mobilenetv2", "bert-base", "gpt2"}
+	var step, busy float64
+	var n int
+	for _, out := range models {
+		rep, err := hw.Fit(g, m.Filter(func(c hw.Config) bool { return c.Model != out }))
+		if err != nil {
+			return err
+		}
+		h := g
+		h.Efficiency = rep.Efficiency
+		ev, err := hw.Evaluate(h, m.Filter(func(c hw.Config) bool { return c.Model == out }), rep.Host)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("held out %-12s step MAE %5.1f%%  kernel-time MAE %5.1f%%  (%d configs)\n", out, 100*ev.StepMAE, 100*ev.BusyMAE, len(ev.Rows))
+		step += ev.StepMAE * float64(len(ev.Rows))
+		busy += ev.BusyMAE * float64(len(ev.Rows))
+		n += len(ev.Rows)
+	}
+	fmt.Printf("leave-one-model-out mean absolute error: step %.1f%%, kernel time %.1f%% over %d configs\n", 100*step/float64(n), 100*busy/float64(n), n)
 	return nil
 }
