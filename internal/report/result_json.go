@@ -61,6 +61,8 @@ type DeviceJSON struct {
 	PoolGrowth            []PoolChangeJSON `json:"pool_growth"`
 	PoolGrowthDropped     int              `json:"pool_growth_dropped,omitempty"`
 	Timeline              []MemPointJSON   `json:"memory_timeline"`
+	StepProfile           []MemPointJSON   `json:"step_memory_profile"`
+	StepProfileStep       int              `json:"step_memory_profile_step"`
 }
 
 // PoolChangeJSON is one change of the pool size: with memory growth the pool grows by regions
@@ -139,6 +141,10 @@ func NewResultJSON(res *train.Result) ResultJSON {
 		}
 		for _, p := range d.Timeline {
 			dj.Timeline = append(dj.Timeline, MemPointJSON{TimeS: p.Time, MaxBytesInUse: p.MaxInUse, BytesInUse: p.InUse, PoolBytes: p.PoolBytes})
+		}
+		dj.StepProfile, dj.StepProfileStep = []MemPointJSON{}, d.StepProfileStep
+		for _, p := range d.StepProfile {
+			dj.StepProfile = append(dj.StepProfile, MemPointJSON{TimeS: p.Time, MaxBytesInUse: p.MaxInUse, BytesInUse: p.InUse, PoolBytes: p.PoolBytes})
 		}
 		j.Devices = append(j.Devices, dj)
 	}

@@ -110,6 +110,19 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 			}
 			p("\n")
 		}
+		if n := len(d.StepProfile); n > 0 {
+			var peak int64
+			for _, pt := range d.StepProfile {
+				peak = max(peak, pt.MaxInUse)
+			}
+			what := "one step"
+			if res.OOM != nil && d.StepProfileStep == res.OOM.Step {
+				what = "the failing step"
+			}
+			p("  %s within %s (step %d, 0 .. %s, full height = its peak %s)\n", shortDevice(d.Name), what, d.StepProfileStep,
+				sec(d.StepProfile[n-1].Time), bytes(peak))
+			p("  |%s|\n", sparkline(d.StepProfile, peak, sparkWidth))
+		}
 	}
 
 	if len(res.Breakdown) > 0 {

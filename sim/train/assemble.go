@@ -43,6 +43,12 @@ func (r *runner) result() *Result {
 			BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
 			Growth: rep.growth, GrowthDropped: rep.dropped, Timeline: rep.sampler.timeline(),
 		}
+		switch {
+		case len(r.stepTimes) >= 2:
+			d.StepProfile, d.StepProfileStep = rep.profiles[1].timeline(), 2
+		case r.step >= 1:
+			d.StepProfile, d.StepProfileStep = rep.profiles[0].timeline(), 1
+		}
 		if elapsed > 0 {
 			d.BusyFraction = float64(rep.busy) / float64(elapsed)
 		}

@@ -62,6 +62,10 @@ func (r *runner) startStep() {
 		rep.mark = r.stepStart
 		rep.trace = rep.trace[:0]
 		rep.busyAtStart = rep.busy
+		if r.step <= len(rep.profiles) {
+			st := rep.alloc.Stats()
+			rep.profiles[r.step-1].record(0, st.BytesInUse, st.PoolBytes)
+		}
 		rep.poolChangesAtStart, rep.failuresAtStart, rep.slotsAtStart = rep.poolChanges, rep.failures, rep.slotsDone
 		r.startMicro(rep)
 	}
@@ -459,6 +463,9 @@ func (r *runner) recordMem(rep *replica, request int64) {
 	s := rep.alloc.Stats()
 	now := r.eng.Now()
 	rep.sampler.record(now, s.BytesInUse, s.PoolBytes)
+	if r.step >= 1 && r.step <= len(rep.profiles) {
+		rep.profiles[r.step-1].record(now-r.stepStart, s.BytesInUse, s.PoolBytes)
+	}
 	if r.ffPossible {
 		rep.trace = append(rep.trace, memEvent{at: now - r.stepStart, inUse: s.BytesInUse, pool: s.PoolBytes})
 	}

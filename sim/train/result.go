@@ -163,6 +163,11 @@ type Device struct {
 	GrowthDropped int
 	// Timeline is the memory over time, downsampled to at most Config.TimelinePoints points.
 	Timeline []MemPoint
+	// StepProfile is the memory within one step, times relative to its start: step 2 (the
+	// first with the optimizer slots, as every later step) when it completed, else step 1 up
+	// to where the run ended. StepProfileStep says which.
+	StepProfile     []MemPoint
+	StepProfileStep int
 	// BusyFraction is the fraction of the run's time this GPU executed kernels.
 	BusyFraction float64
 }

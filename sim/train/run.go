@@ -107,6 +107,7 @@ type replica struct {
 	arrived    sim.Time // time it reached the all-reduce barrier
 
 	sampler  *sampler
+	profiles [2]*sampler // memory within steps 1 and 2, relative to the step's start
 	growth   []PoolChange
 	dropped  int
 	lastPool int64
@@ -128,6 +129,9 @@ type memEvent struct {
 	at          sim.Time // offset from the step start
 	inUse, pool int64
 }
+
+// profilePoints is the resolution of Device.StepProfile.
+const profilePoints = 120
 
 // maxGrowth caps Device.Growth so that a run that regrows its pool every step (garbage
 // collection returning regions) stays O(1) in memory.
@@ -345,6 +349,9 @@ func (r *runner) setupDevices() error {
 		rep := &replica{
 			id: i, device: r.configs[i].Device,
 			alloc: allocs[i], sampler: newSampler(r.cfg.TimelinePoints),
+		}
+		for k := range rep.profiles {
+			rep.profiles[k] = newSampler(profilePoints)
 		}
 		for _, c := range r.configs[:n] {
 			if c.Physical == r.configs[i].Physical {
