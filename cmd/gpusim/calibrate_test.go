@@ -167,3 +167,39 @@ func TestCalibrateFitFixtures(t *testing.T) {
 		t.Errorf("calibrated context = %d MiB, want about 612", got)
 	}
 }
+
+// The examples of the usage text run as written (from the repository root), except record,
+// whose job needs PyTorch and a GPU; inventory runs on the fake H200.
+func TestCalibrateUsageExamples(t *testing.T) {
+	dir := t.TempDir()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	n := 0
+	_, examples, _ := strings.Cut(calibrateUsage, "Examples:")
+	for _, line := range strings.Split(examples, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "gpusim calibrate ") || strings.HasPrefix(line, "gpusim calibrate record") {
+			continue
+		}
+		args := strings.Fields(strings.TrimPrefix(line, "gpusim calibrate "))
+		for i, a := range args {
+			if strings.HasSuffix(a, ".yaml") && !strings.Contains(a, "/") { // outputs go to the temp folder
+				args[i] = filepath.Join(dir, a)
+			}
+		}
+		if args[0] == "fit" {
+			args = append(args, "--max-runs", "100")
+		}
+		var out bytes.Buffer
+		if err := runCalibrate(context.Background(), &out, &out, args, openFake(&fakeGPUs{})); err != nil {
+			t.Errorf("%s: %v\n%s", line, err, out.String())
+		}
+		n++
+	}
+	if n != 2 {
+		t.Errorf("ran %d examples, want 2 (inventory and fit)", n)
+	}
+}
