@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"github.com/gpusim/gpusim/pipeline"
+	"github.com/gpusim/gpusim/sim/hw"
 	"sort"
 	"strings"
 )
@@ -37,6 +38,9 @@ type System struct {
 	// GPU is the hw profile name of every physical GPU ("a100-40gb", "h200", ...) or "@path"
 	// to a profile file.
 	GPU string
+	// GPUProfile, when not nil, is the GPU profile itself (a calibration candidate built in
+	// memory) and GPU only names it; nil means GPU is looked up (hw.LookupGPU).
+	GPUProfile *hw.GPU
 	// GPUCount is how many physical GPUs the host has.
 	GPUCount int
 	// HostCores is the host's schedulable CPU cores, used by the input pipeline (0 = the
@@ -237,7 +241,7 @@ func (c *Config) Validate() error {
 		add(fieldErr("batch", "must be positive, got %d", c.Batch))
 	}
 	add(oneOf("precision", c.Precision, precisions))
-	if c.GPU == "" {
+	if c.GPU == "" && c.GPUProfile == nil {
 		add(fieldErr("hardware.gpu", "must be set"))
 	}
 	if c.HostCores < 0 {

@@ -58,7 +58,7 @@ func CheckCatalog(cfg *Config) error {
 			errs = append(errs, &FieldError{Field: "model", Err: err})
 		}
 	}
-	if cfg.GPU != "" {
+	if cfg.GPU != "" && cfg.GPUProfile == nil {
 		if _, err := hw.LookupGPU(cfg.GPU); err != nil {
 			errs = append(errs, &FieldError{Field: "hardware.gpu", Err: err})
 		}
@@ -186,9 +186,15 @@ type batch struct {
 }
 
 func newRunner(cfg Config) (*runner, error) {
-	gpu, err := hw.LookupGPU(cfg.GPU)
-	if err != nil {
-		return nil, &FieldError{Field: "hardware.gpu", Err: err}
+	var gpu hw.GPU
+	if cfg.GPUProfile != nil {
+		gpu = *cfg.GPUProfile
+	} else {
+		g, err := hw.LookupGPU(cfg.GPU)
+		if err != nil {
+			return nil, &FieldError{Field: "hardware.gpu", Err: err}
+		}
+		gpu = g
 	}
 	model, err := models.Get(cfg.Model)
 	if err != nil {

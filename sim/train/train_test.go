@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpusim/gpusim/sim/hw"
 )
 
 func cfgWith(f func(c *Config)) Config {
@@ -424,5 +426,22 @@ func TestCardFullBeforeContext(t *testing.T) {
 	}
 	if len(res.StepTimes) != 0 || len(res.Devices) != 0 {
 		t.Errorf("steps %d, devices %d after a failed start, want none", len(res.StepTimes), len(res.Devices))
+	}
+}
+
+// TestGPUProfileInMemory runs with a profile built in memory (as calibration does): a GPU
+// with twice the bandwidth and peaks of a T4 steps faster than the T4.
+func TestGPUProfileInMemory(t *testing.T) {
+	base := mustRun(t, cfgWith(func(c *Config) { c.GPU, c.Batch = "t4", 32 }))
+	g, err := hw.LookupGPU("t4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Name = "t4-doubled"
+	g.MemBandwidth *= 2
+	g.PeakFP32, g.PeakFP16, g.PeakTF32, g.PeakBF16 = 2*g.PeakFP32, 2*g.PeakFP16, 2*g.PeakTF32, 2*g.PeakBF16
+	fast := mustRun(t, cfgWith(func(c *Config) { c.GPU, c.GPUProfile, c.Batch = "", &g, 32 }))
+	if fast.GPU != "t4-doubled" || fast.StepTime >= base.StepTime {
+		t.Errorf("in-memory profile %q stepped in %v, want a faster step than the T4's %v", fast.GPU, fast.StepTime, base.StepTime)
 	}
 }
