@@ -35,7 +35,7 @@ func (r *runner) result() *Result {
 	elapsed := r.end
 	res.Elapsed = elapsed.Seconds()
 	var busy float64
-	for i, rep := range r.replicas {
+	for _, rep := range r.replicas {
 		s := rep.alloc.Stats()
 		d := Device{
 			Name: rep.device, Allocator: rep.alloc.Name(),
@@ -54,7 +54,6 @@ func (r *runner) result() *Result {
 		}
 		busy += d.BusyFraction
 		res.Devices = append(res.Devices, d)
-		_ = i
 	}
 	if len(r.replicas) > 0 {
 		res.GPUUtilization = busy / float64(len(r.replicas))

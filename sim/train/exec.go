@@ -90,7 +90,8 @@ func (r *runner) startMicro(rep *replica) {
 }
 
 // whenBatch runs fn once global batch k is on the GPU. All replicas share a batch: tf.data
-// produces the global batch and the strategy splits it.
+// produces the global batch and the strategy splits it. The batch is forgotten once every
+// replica took it.
 func (r *runner) whenBatch(k int, fn func()) {
 	if r.input == nil {
 		fn()
@@ -108,12 +109,15 @@ func (r *runner) whenBatch(k int, fn func()) {
 			b.waiters = nil
 		})
 	}
+	b.takers++
+	if b.takers == len(r.replicas) {
+		delete(r.batches, k)
+	}
 	if b.ready {
 		fn()
 		return
 	}
 	b.waiters = append(b.waiters, fn)
-	delete(r.batches, k-1) // all replicas are past batch k-1 once someone waits for k+1
 }
 
 func (r *runner) plan(rep *replica) *plan { return rep.plans[rep.micro] }

@@ -104,7 +104,6 @@ type replica struct {
 	mark       sim.Time // start of the interval not yet attributed to a category
 	cat        [numCats]sim.Time
 	busy       sim.Time
-	arrived    sim.Time // time it reached the all-reduce barrier
 
 	sampler  *sampler
 	profiles [2]*sampler // memory within steps 1 and 2, relative to the step's start
@@ -182,6 +181,7 @@ type runner struct {
 // batch is one global (micro-)batch of the input pipeline.
 type batch struct {
 	ready   bool
+	takers  int // replicas that asked for it
 	waiters []func()
 }
 
