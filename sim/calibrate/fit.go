@@ -66,11 +66,11 @@ type FitConfig struct {
 	MaxEvaluations int
 }
 
-// DefaultBounds are wide physical limits: efficiencies scaled by 0.05 to 2 (ApplyParams caps
+// DefaultBounds are wide physical limits: efficiencies scaled by 0.05 to 10 (ApplyParams caps
 // each efficiency at 1), a launch overhead between 0.1 µs and 1 ms, a context between 16 MiB and 8 GiB.
 func DefaultBounds() (lo, hi Params) {
 	return Params{ComputeScale: 0.05, MemoryScale: 0.05, LaunchOverhead: 1e-7, ContextBytes: 16 << 20},
-		Params{ComputeScale: 2, MemoryScale: 2, LaunchOverhead: 1e-3, ContextBytes: 8 << 30}
+		Params{ComputeScale: 10, MemoryScale: 10, LaunchOverhead: 1e-3, ContextBytes: 8 << 30}
 }
 
 // Residual compares one observed quantity with the simulator before and after the fit.
