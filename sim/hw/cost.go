@@ -71,7 +71,9 @@ const (
 //     runs at the FP32 rate plus in-kernel conversions: PathPseudoHalf;
 //   - bfloat16: Tensor Cores from compute capability 8.0, else emulated in FP32 (PathPseudoHalf);
 //   - other kinds: PathVector.
-func (g GPU) Path(w Work) string {
+func (g GPU) Path(w Work) string { return g.path(w) }
+
+func (g *GPU) path(w Work) string {
 	switch w.Kind {
 	case KindMatMul, KindConv, KindAttention:
 	default:
@@ -112,9 +114,11 @@ func dtypeSize(dtype string) float64 {
 
 // ComputeRate returns the FLOP/s that w reaches on g when large: the path's peak times the
 // path's asymptotic efficiency for w's kind.
-func (g GPU) ComputeRate(w Work) float64 {
-	e := g.Efficiency
-	switch p := g.Path(w); p {
+func (g GPU) ComputeRate(w Work) float64 { return g.computeRate(w) }
+
+func (g *GPU) computeRate(w Work) float64 {
+	e := &g.Efficiency
+	switch p := g.path(w); p {
 	case PathTF32:
 		return g.PeakTF32 * e.matrix(w.Kind, p)
 	case PathFP16TC:
@@ -143,7 +147,9 @@ func (g GPU) ComputeRate(w Work) float64 {
 }
 
 // ByteRate returns the B/s that w's memory traffic reaches on g when large.
-func (g GPU) ByteRate(w Work) float64 {
+func (g GPU) ByteRate(w Work) float64 { return g.byteRate(w) }
+
+func (g *GPU) byteRate(w Work) float64 {
 	switch w.Kind {
 	case KindH2D:
 		return g.PCIeBandwidth * g.Efficiency.PCIe
@@ -165,7 +171,9 @@ type OpCost struct {
 }
 
 // Cost prices one Work. It returns an error for an unknown kind or dtype or a negative size.
-func (g GPU) Cost(w Work) (OpCost, error) {
+func (g GPU) Cost(w Work) (OpCost, error) { return g.cost(w) }
+
+func (g *GPU) cost(w Work) (OpCost, error) {
 	if !knownKind(w.Kind) {
 		return OpCost{}, fmt.Errorf("unknown work kind %q (known: %v)", w.Kind, Kinds)
 	}
@@ -178,20 +186,20 @@ func (g GPU) Cost(w Work) (OpCost, error) {
 		return OpCost{}, fmt.Errorf("negative or NaN size in %s work (flops %g, bytes %g, kernels %d)", w.Kind, w.FLOPs, w.Bytes, w.Kernels)
 	}
 	k := float64(max(w.Kernels, 1))
-	e := g.Efficiency
-	c := OpCost{Path: g.Path(w)}
+	e := &g.Efficiency
+	c := OpCost{Path: g.path(w)}
 	// Size-dependent efficiency: a kernel reaches rate*F/(F+F_half) with F_half = rate*ramp,
 	// i.e. time = F/rate + ramp. The ramp (fill and tail of the waves of thread blocks) is paid
 	// per kernel.
 	if w.FLOPs > 0 {
-		c.Compute = w.FLOPs/g.ComputeRate(w) + k*e.ComputeRamp
+		c.Compute = w.FLOPs/g.computeRate(w) + k*e.ComputeRamp
 	}
 	if w.Bytes > 0 {
 		ramp := e.MemoryRamp
 		if w.Kind == KindH2D {
 			ramp = e.PCIeLatency
 		}
-		c.Memory = w.Bytes/g.ByteRate(w) + k*ramp
+		c.Memory = w.Bytes/g.byteRate(w) + k*ramp
 	}
 	c.Bound = "compute"
 	if c.Memory > c.Compute {
@@ -212,7 +220,7 @@ func (g GPU) Time(w Work) float64 {
 	return c.Exec
 }
 
-func (g GPU) hostPerKernel(w Work) float64 {
+func (g *GPU) hostPerKernel(w Work) float64 {
 	if w.Host > 0 {
 		return w.Host
 	}
@@ -220,10 +228,10 @@ func (g GPU) hostPerKernel(w Work) float64 {
 }
 
 func knownKind(k string) bool {
-	for _, x := range Kinds {
-		if x == k {
-			return true
-		}
+	switch k {
+	case KindMatMul, KindConv, KindAttention, KindElementwise, KindNorm, KindReduction, KindPool,
+		KindEmbedding, KindCast, KindCopy, KindOptimizer, KindH2D, KindFusion:
+		return true
 	}
 	return false
 }
@@ -246,7 +254,7 @@ func (g GPU) NewStream() *Stream { return &Stream{gpu: g, byKind: map[string]flo
 // Enqueue issues w and returns when its kernels start and end on the device (seconds since
 // the stream's start). Errors are Cost's.
 func (s *Stream) Enqueue(w Work) (start, end float64, err error) {
-	c, err := s.gpu.Cost(w)
+	c, err := s.gpu.cost(w)
 	if err != nil {
 		return 0, 0, err
 	}

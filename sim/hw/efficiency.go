@@ -41,7 +41,7 @@ type Efficiency struct {
 }
 
 // matrix returns the fraction of peak for a matmul-like kind on path.
-func (e Efficiency) matrix(kind, path string) float64 {
+func (e *Efficiency) matrix(kind, path string) float64 {
 	if kind == KindConv {
 		switch path {
 		case PathTF32:
@@ -66,7 +66,7 @@ func (e Efficiency) matrix(kind, path string) float64 {
 	return f
 }
 
-func (e Efficiency) memory(kind string) float64 {
+func (e *Efficiency) memory(kind string) float64 {
 	if v, ok := e.MemoryByKind[kind]; ok && v > 0 {
 		return v
 	}
