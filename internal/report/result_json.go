@@ -54,6 +54,7 @@ type DeviceJSON struct {
 	PeakPoolBytes         int64            `json:"peak_pool_bytes"`
 	BytesLimit            int64            `json:"bytes_limit"`
 	Allocator             string           `json:"allocator"`
+	Idle                  bool             `json:"idle,omitempty"`
 	BytesInUse            int64            `json:"bytes_in_use"`
 	PoolBytes             int64            `json:"pool_bytes"`
 	LargestFreeBlockBytes int64            `json:"largest_free_block_bytes"`
@@ -133,7 +134,7 @@ func NewResultJSON(res *train.Result) ResultJSON {
 	}
 	for _, d := range res.Devices {
 		dj := DeviceJSON{Name: d.Name, PeakBytesInUse: d.PeakBytesInUse, PeakPoolBytes: d.PeakPoolBytes,
-			BytesLimit: d.BytesLimit, Allocator: d.Allocator, BytesInUse: d.BytesInUse, PoolBytes: d.PoolBytes,
+			BytesLimit: d.BytesLimit, Allocator: d.Allocator, Idle: d.Idle, BytesInUse: d.BytesInUse, PoolBytes: d.PoolBytes,
 			LargestFreeBlockBytes: d.LargestFreeBlock, BusyFraction: finite(d.BusyFraction),
 			PoolGrowthDropped: d.GrowthDropped, PoolGrowth: []PoolChangeJSON{}, Timeline: []MemPointJSON{}}
 		for _, g := range d.Growth {

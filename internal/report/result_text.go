@@ -75,12 +75,16 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 		p("\nMemory per GPU\n")
 		tab := [][]string{{"device", "allocator", "peak in use", "peak pool", "limit", "busy"}}
 		for _, d := range res.Devices {
-			tab = append(tab, []string{shortDevice(d.Name), d.Allocator, bytes(d.PeakBytesInUse), bytes(d.PeakPoolBytes), bytes(d.BytesLimit), pct(d.BusyFraction)})
+			busy := pct(d.BusyFraction)
+			if d.Idle {
+				busy = "idle (no replica)"
+			}
+			tab = append(tab, []string{shortDevice(d.Name), d.Allocator, bytes(d.PeakBytesInUse), bytes(d.PeakPoolBytes), bytes(d.BytesLimit), busy})
 		}
 		writeTable(bw, tab)
 	}
 	for _, d := range res.Devices {
-		if len(d.Timeline) == 0 {
+		if len(d.Timeline) == 0 || d.Idle {
 			continue
 		}
 		top := d.BytesLimit

@@ -55,6 +55,18 @@ func (r *runner) result() *Result {
 		busy += d.BusyFraction
 		res.Devices = append(res.Devices, d)
 	}
+	// TF creates an allocator on every visible GPU (and preallocates it by default) even when
+	// only the first runs the model: those GPUs are listed too, idle, holding their pool.
+	for i := len(r.replicas); i < len(r.allocs); i++ {
+		a := r.allocs[i]
+		s := a.Stats()
+		res.Devices = append(res.Devices, Device{
+			Name: r.configs[i].Device, Allocator: a.Name(), Idle: true,
+			PeakBytesInUse: s.PeakBytesInUse, PeakPoolBytes: s.PeakPoolBytes, BytesLimit: s.BytesLimit,
+			BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
+			Timeline: []MemPoint{{InUse: s.BytesInUse, MaxInUse: s.BytesInUse, PoolBytes: s.PoolBytes}},
+		})
+	}
 	if len(r.replicas) > 0 {
 		res.GPUUtilization = busy / float64(len(r.replicas))
 	}

@@ -50,7 +50,8 @@ type Result struct {
 	Breakdown []Share
 	// OOM is set when an allocation failed; the run ended there, as TF raises.
 	OOM *OOM
-	// Devices has one entry per logical GPU of the training process, TF order.
+	// Devices has one entry per logical GPU of the training process, TF order: the replicas'
+	// GPUs first, then the visible GPUs no replica uses (Idle), which TF still initializes.
 	Devices []Device
 	// Processes reports the other processes sharing the GPUs.
 	Processes []ProcessResult
@@ -151,6 +152,9 @@ type OOM struct {
 type Device struct {
 	Name      string // "/device:GPU:0"
 	Allocator string // "GPU_0_bfc"
+	// Idle is set for a GPU the process initialized but runs no replica on (the default
+	// strategy uses the first visible GPU only).
+	Idle bool
 	// PeakBytesInUse, PeakPoolBytes and BytesLimit are the allocator's statistics at the end.
 	PeakBytesInUse, PeakPoolBytes, BytesLimit int64
 	// BytesInUse and PoolBytes are the values at the end of the run.

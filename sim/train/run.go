@@ -168,8 +168,9 @@ type runner struct {
 	inputWait       sim.Time // summed over replicas
 	workspaceMisses int      // cuDNN workspace requests that did not fit (not an OOM in TF)
 	configs         []allocator.LogicalConfig
-	visible         int      // GPUs the training process sees
-	end             sim.Time // when the last step ended or the OOM happened
+	allocs          []allocator.Allocator // every logical GPU of the process, replicas first
+	visible         int                   // GPUs the training process sees
+	end             sim.Time              // when the last step ended or the OOM happened
 	spans           []Span
 	ffPossible      bool // fast-forward is on and every allocator can show its state
 	spansDropped    int
@@ -346,6 +347,7 @@ func (r *runner) setupDevices() error {
 		return &FieldError{Field: "memory", Err: err}
 	}
 	allocs := proc.Allocators()
+	r.allocs = allocs
 	r.configs = proc.Configs()
 	n := 1
 	if r.cfg.Strategy == "mirrored" {

@@ -445,3 +445,17 @@ func TestGPUProfileInMemory(t *testing.T) {
 		t.Errorf("in-memory profile %q stepped in %v, want a faster step than the T4's %v", fast.GPU, fast.StepTime, base.StepTime)
 	}
 }
+
+// TestDefaultStrategyStillGrabsEveryVisibleGPU: without a strategy TF runs on GPU:0 but
+// initializes, and by default preallocates, every visible GPU (seed guide, pitfall 2).
+func TestDefaultStrategyStillGrabsEveryVisibleGPU(t *testing.T) {
+	res := mustRun(t, cfgWith(func(c *Config) { c.GPUCount = 3 }))
+	if res.Replicas != 1 || len(res.Devices) != 3 {
+		t.Fatalf("replicas %d, devices %d; want 1 replica and 3 devices", res.Replicas, len(res.Devices))
+	}
+	for _, d := range res.Devices[1:] {
+		if !d.Idle || d.PeakPoolBytes != d.BytesLimit || d.PeakBytesInUse != 0 {
+			t.Errorf("%s: idle %v, pool %d, limit %d, in use %d; want an idle GPU holding its whole preallocated pool", d.Name, d.Idle, d.PeakPoolBytes, d.BytesLimit, d.PeakBytesInUse)
+		}
+	}
+}
