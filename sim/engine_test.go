@@ -139,3 +139,24 @@ func BenchmarkEngine(b *testing.B) {
 	}
 	b.ReportMetric(float64(e.Processed())/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkEngineSpread is BenchmarkEngine with op-like delays spread from 1 µs to 10 ms (few
+// ties), the pattern of a training run's op ends.
+func BenchmarkEngineSpread(b *testing.B) {
+	e := NewEngine()
+	rng := Stream(1, "bench")
+	delays := make([]Time, 4096)
+	for i := range delays {
+		delays[i] = Microsecond + Time(rng.Int64N(int64(10*Millisecond)))
+	}
+	var fn func()
+	fn = func() { e.After(delays[e.processed%4096], fn) }
+	for i := 0; i < 1000; i++ {
+		e.At(Time(i), fn)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.Run(e.Now() + 10*Millisecond)
+	}
+	b.ReportMetric(float64(e.Processed())/b.Elapsed().Seconds(), "events/s")
+}
