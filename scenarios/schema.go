@@ -90,8 +90,9 @@ var schema = []field{
 		return nil
 	}},
 	{"env", "map", "TF/CUDA environment variables", func(c *train.Config, n *yaml.Node) error { return env(n, &c.Env) }},
-	{"processes", "list", "other processes sharing the GPUs", setProcesses},
+	{"processes", "list", "other processes on the GPUs: [{name, framework, gpus, used_mib, memory, env}]", setProcesses},
 	{"simulator.timeline_points", "int", "samples kept per memory timeline", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.TimelinePoints) }},
+	{"simulator.trace_steps", "int", "steps whose every op goes into the trace", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.TraceSteps) }},
 	{"simulator.fast_forward", "bool", "replay provably identical steps", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FastForward) }},
 }
 
