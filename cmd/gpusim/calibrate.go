@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
@@ -35,11 +34,7 @@ const nvmlLibraryEnv = "GPUSIM_NVML_LIBRARY"
 
 // openSystemNVML opens the machine's NVML.
 func openSystemNVML() (calibrate.Reader, error) {
-	var opts []nvml.LibraryOption
-	if p := os.Getenv(nvmlLibraryEnv); p != "" {
-		opts = append(opts, nvml.WithLibraryPath(p))
-	}
-	return calibrate.OpenNVML(nvml.New(opts...))
+	return calibrate.OpenSystem(os.Getenv(nvmlLibraryEnv))
 }
 
 const calibrateUsage = `Usage:

@@ -8,8 +8,10 @@
 // github.com/NVIDIA/go-nvml, which dlopens libnvidia-ml.so.1 at Init: the package builds and
 // runs on machines without a GPU, and OpenNVML returns an error wrapping [ErrNoDriver] there.
 // Tests pass go-nvml's pkg/nvml/mock types to OpenNVML instead of the real library.
+// [OpenSystem] opens the machine's library; go-nvml needs cgo, and a build without cgo
+// (CGO_ENABLED=0) still compiles, with an OpenSystem that reports ErrNoDriver.
 //
-//	r, err := calibrate.OpenNVML(nvml.New())
+//	r, err := calibrate.OpenSystem("") // calibrate.OpenNVML(nvml.New()) with the default library
 //	if errors.Is(err, calibrate.ErrNoDriver) { ... }
 //	defer r.Close()
 //	inv, err := r.Inventory() // every visible GPU: memory (v2 struct), SMs, clocks, PCIe, NVLink, processes

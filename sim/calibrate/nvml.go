@@ -1,7 +1,8 @@
+//go:build cgo
+
 package calibrate
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -9,19 +10,6 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
-
-// ErrNoDriver says that NVML could not be loaded or initialized: no NVIDIA driver on this machine.
-var ErrNoDriver = errors.New("no NVIDIA driver: NVML (libnvidia-ml.so.1) could not be loaded")
-
-// Reader is what calibrate needs of NVML. [OpenNVML] implements it; tests may fake it.
-type Reader interface {
-	// Inventory describes every visible GPU and the driver.
-	Inventory() (*Inventory, error)
-	// Sample reads the dynamic state of every GPU once.
-	Sample() ([]DeviceSample, error)
-	// Close releases NVML.
-	Close() error
-}
 
 // NVML reads GPUs through go-nvml. Create it with [OpenNVML].
 type NVML struct {
@@ -343,6 +331,20 @@ func cString(b []int8) string {
 		sb.WriteByte(byte(c))
 	}
 	return sb.String()
+}
+
+// OpenSystem opens the machine's NVML: libnvidia-ml.so.1, or the library at libraryPath if not
+// empty. Without a driver the error wraps [ErrNoDriver].
+func OpenSystem(libraryPath string) (Reader, error) {
+	var opts []nvml.LibraryOption
+	if libraryPath != "" {
+		opts = append(opts, nvml.WithLibraryPath(libraryPath))
+	}
+	r, err := OpenNVML(nvml.New(opts...))
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // normalizeBusID makes "00000000:1B:00.0" and "0000:1b:00.0" compare equal (NVML pads the

@@ -1,8 +1,12 @@
+//go:build cgo
+
 package calibrate
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
@@ -154,6 +158,9 @@ func TestOpenNVMLNoDriver(t *testing.T) {
 	if !errors.Is(err, ErrNoDriver) {
 		t.Errorf("OpenNVML(missing library) = %v, want ErrNoDriver", err)
 	}
+	if _, err := OpenSystem("/nonexistent/libnvidia-ml.so.1"); !errors.Is(err, ErrNoDriver) {
+		t.Errorf("OpenSystem(missing library) = %v, want ErrNoDriver", err)
+	}
 }
 
 func TestInventory(t *testing.T) {
@@ -226,5 +233,21 @@ func TestSample(t *testing.T) {
 	s, _ = r.Sample()
 	if d := cmp.Diff([]UtilSample{{TimeUnixMicro: 300, Percent: 52}}, s[0].UtilSamples); d != "" {
 		t.Errorf("second Sample() util samples mismatch (-want +got):\n%s", d)
+	}
+}
+
+func TestRecordWithMockNVML(t *testing.T) {
+	g := &mockGPU{name: "NVIDIA H200", uuid: "GPU-0", bus: "00000000:18:00.0", mem: h200Memory, cores: 16896,
+		procs: []nvml.ProcessInfo{{Pid: 9, UsedGpuMemory: 528 << 20}}}
+	r, err := OpenNVML(newMockNVML(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Record(context.Background(), r, RecordConfig{Command: []string{"true"}, Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Inventory == nil || tr.Inventory.GPUs[0].Name != "NVIDIA H200" || tr.Samples[0].Devices[0].Processes[0].UsedBytes != 528<<20 {
+		t.Errorf("Record with mock NVML: inventory %+v, first sample %+v", tr.Inventory, tr.Samples[0])
 	}
 }

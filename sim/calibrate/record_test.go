@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -146,22 +145,6 @@ func TestRecordKillAfterGrace(t *testing.T) {
 	}
 	if tr.Signal != "SIGKILL" || tr.ExitCode != -1 || !tr.Complete {
 		t.Errorf("job ignoring SIGINT: signal %q exit %d complete %v, want SIGKILL -1 true", tr.Signal, tr.ExitCode, tr.Complete)
-	}
-}
-
-func TestRecordWithMockNVML(t *testing.T) {
-	g := &mockGPU{name: "NVIDIA H200", uuid: "GPU-0", bus: "00000000:18:00.0", mem: h200Memory, cores: 16896,
-		procs: []nvml.ProcessInfo{{Pid: 9, UsedGpuMemory: 528 << 20}}}
-	r, err := OpenNVML(newMockNVML(g))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := Record(context.Background(), r, RecordConfig{Command: []string{"true"}, Interval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tr.Inventory == nil || tr.Inventory.GPUs[0].Name != "NVIDIA H200" || tr.Samples[0].Devices[0].Processes[0].UsedBytes != 528<<20 {
-		t.Errorf("Record with mock NVML: inventory %+v, first sample %+v", tr.Inventory, tr.Samples[0])
 	}
 }
 
