@@ -195,18 +195,48 @@ func (s *Scenario) walk(file, prefix string, m *yaml.Node) error {
 }
 
 func unknownKey(p string) error {
-	// Suggest keys sharing the parent or the last element.
-	last := p[strings.LastIndex(p, ".")+1:]
+	// Suggest the keys closest in spelling (edit distance up to 2, or one a prefix of the
+	// other: "batchsize" -> batch), else the keys under the same parent.
 	var near []string
 	for _, f := range schema {
-		if strings.HasSuffix(f.path, "."+last) || f.path == last || strings.HasPrefix(f.path, strings.TrimSuffix(p, last)) && strings.Contains(p, ".") {
+		if d := editDistance(p, f.path); d <= 2 || strings.HasPrefix(p, f.path) || strings.HasPrefix(f.path, p+"_") {
 			near = append(near, f.path)
+		}
+	}
+	if len(near) == 0 {
+		if i := strings.LastIndex(p, "."); i > 0 {
+			for _, f := range schema {
+				if strings.HasPrefix(f.path, p[:i+1]) {
+					near = append(near, f.path)
+				}
+			}
 		}
 	}
 	if len(near) > 0 && len(near) <= 8 {
 		return fmt.Errorf("unknown key (did you mean %s?)", strings.Join(near, ", "))
 	}
 	return fmt.Errorf("unknown key (gpusim run --help lists the keys)")
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // SetAll applies overrides in order, then checks the whole configuration (Check): checks that

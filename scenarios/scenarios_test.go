@@ -123,7 +123,8 @@ func TestErrorsNameFileLineAndKey(t *testing.T) {
 		name, doc string
 		want      string // substring of the error
 	}{
-		{"unknown key", "model: resnet50\nbatchsize: 32\n", "bad.yaml:2: batchsize: unknown key"},
+		{"unknown key", "model: resnet50\nbatchsize: 32\n", "bad.yaml:2: batchsize: unknown key (did you mean batch?)"},
+		{"misspelt key", "memory:\n  groth: true\n", "bad.yaml:2: memory.groth: unknown key (did you mean memory.growth?)"},
 		{"unknown nested key", "hardware:\n  gpu: t4\n  cnt: 2\n", "bad.yaml:3: hardware.cnt: unknown key"},
 		{"wrong type", "batch: lots\n", "bad.yaml:1: batch: want an integer"},
 		{"negative batch", "model: resnet50\nbatch: -32\n", "bad.yaml:2: batch: must not be negative"},
