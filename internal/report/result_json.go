@@ -25,26 +25,27 @@ type ResultJSON struct {
 	SkippedSteps          int          `json:"skipped_steps"`
 	Devices               []DeviceJSON `json:"devices"`
 
-	Replicas           int           `json:"replicas"`
-	GPUs               int           `json:"gpus"`
-	ScalingEfficiency  float64       `json:"scaling_efficiency"`
-	Model              string        `json:"model"`
-	GPU                string        `json:"gpu"`
-	Precision          string        `json:"precision"`
-	GlobalBatch        int           `json:"global_batch"`
-	ReplicaBatches     []int         `json:"replica_batches"`
-	AccumulationSteps  int           `json:"accumulation_steps"`
-	Steps              int           `json:"steps"`
-	StepsCompleted     int           `json:"steps_completed"`
-	FastForwardedSteps int           `json:"fast_forwarded_steps"`
-	StepTimesS         []float64     `json:"step_times_s"`
-	SimulatedTimeS     float64       `json:"simulated_time_s"`
-	Breakdown          []ShareJSON   `json:"breakdown"`
-	OOMDetail          *OOMJSON      `json:"oom_detail,omitempty"`
-	Processes          []ProcessJSON `json:"processes,omitempty"`
-	Notes              []string      `json:"notes,omitempty"`
-	WorkspaceFallbacks int           `json:"workspace_fallbacks"`
-	Events             uint64        `json:"events"`
+	Replicas           int            `json:"replicas"`
+	GPUs               int            `json:"gpus"`
+	ScalingEfficiency  float64        `json:"scaling_efficiency"`
+	Model              string         `json:"model"`
+	GPU                string         `json:"gpu"`
+	Precision          string         `json:"precision"`
+	GlobalBatch        int            `json:"global_batch"`
+	ReplicaBatches     []int          `json:"replica_batches"`
+	AccumulationSteps  int            `json:"accumulation_steps"`
+	Steps              int            `json:"steps"`
+	StepsCompleted     int            `json:"steps_completed"`
+	FastForwardedSteps int            `json:"fast_forwarded_steps"`
+	StepTimesS         []float64      `json:"step_times_s"`
+	SimulatedTimeS     float64        `json:"simulated_time_s"`
+	Breakdown          []ShareJSON    `json:"breakdown"`
+	OOMDetail          *OOMJSON       `json:"oom_detail,omitempty"`
+	Physical           []PhysicalJSON `json:"physical_gpus"`
+	Processes          []ProcessJSON  `json:"processes,omitempty"`
+	Notes              []string       `json:"notes,omitempty"`
+	WorkspaceFallbacks int            `json:"workspace_fallbacks"`
+	Events             uint64         `json:"events"`
 }
 
 // DeviceJSON is one logical GPU of the training process.
@@ -104,6 +105,13 @@ type OOMJSON struct {
 	Log           string  `json:"allocator_log"`
 }
 
+// PhysicalJSON is one card as nvidia-smi shows it at the end of the run.
+type PhysicalJSON struct {
+	Index      int   `json:"index"`
+	TotalBytes int64 `json:"total_bytes"`
+	UsedBytes  int64 `json:"used_bytes"`
+}
+
 // ProcessJSON is another process on the GPUs.
 type ProcessJSON struct {
 	Name      string  `json:"name"`
@@ -151,6 +159,10 @@ func NewResultJSON(res *train.Result) ResultJSON {
 	}
 	for _, s := range res.Breakdown {
 		j.Breakdown = append(j.Breakdown, ShareJSON{Category: s.Category, Seconds: s.Seconds})
+	}
+	j.Physical = []PhysicalJSON{}
+	for _, g := range res.Physical {
+		j.Physical = append(j.Physical, PhysicalJSON{Index: g.Index, TotalBytes: g.TotalBytes, UsedBytes: g.UsedBytes})
 	}
 	for _, p := range res.Processes {
 		j.Processes = append(j.Processes, ProcessJSON{Name: p.Name, PoolBytes: p.PoolBytes, Error: p.Err})

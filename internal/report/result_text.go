@@ -144,6 +144,13 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 		}
 	}
 
+	if len(res.Physical) > 0 {
+		var parts []string
+		for _, g := range res.Physical {
+			parts = append(parts, fmt.Sprintf("GPU %d %s / %s", g.Index, bytes(g.UsedBytes), bytes(g.TotalBytes)))
+		}
+		p("\nnvidia-smi memory at the end (all processes): %s\n", strings.Join(parts, ", "))
+	}
 	for _, pr := range res.Processes {
 		if pr.Err != "" {
 			p("\nprocess %s: %s\n", pr.Name, pr.Err)

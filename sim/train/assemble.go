@@ -67,6 +67,9 @@ func (r *runner) result() *Result {
 			Timeline: []MemPoint{{InUse: s.BytesInUse, MaxInUse: s.BytesInUse, PoolBytes: s.PoolBytes}},
 		})
 	}
+	for i, d := range r.devs {
+		res.Physical = append(res.Physical, PhysicalGPU{Index: i, TotalBytes: d.Spec().TotalBytes, UsedBytes: d.UsedBytes()})
+	}
 	if len(r.replicas) > 0 {
 		res.GPUUtilization = busy / float64(len(r.replicas))
 	}

@@ -53,6 +53,9 @@ type Result struct {
 	// Devices has one entry per logical GPU of the training process, TF order: the replicas'
 	// GPUs first, then the visible GPUs no replica uses (Idle), which TF still initializes.
 	Devices []Device
+	// Physical is every physical GPU of the host at the end of the run, as nvidia-smi shows
+	// it: memory used by all processes (CUDA contexts and allocator pools).
+	Physical []PhysicalGPU
 	// Processes reports the other processes sharing the GPUs.
 	Processes []ProcessResult
 	// WorkspaceFallbacks counts cuDNN workspace requests that did not fit; TF does not fail
@@ -193,6 +196,12 @@ type MemPoint struct {
 	MaxInUse  int64   // highest bytes in use within the interval
 	InUse     int64   // bytes in use at its end
 	PoolBytes int64   // pool size at its end
+}
+
+// PhysicalGPU is one card of the host.
+type PhysicalGPU struct {
+	Index                 int // nvidia-smi index
+	TotalBytes, UsedBytes int64
 }
 
 // ProcessResult is another process sharing the GPUs.

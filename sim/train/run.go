@@ -169,6 +169,7 @@ type runner struct {
 	workspaceMisses int      // cuDNN workspace requests that did not fit (not an OOM in TF)
 	configs         []allocator.LogicalConfig
 	allocs          []allocator.Allocator // every logical GPU of the process, replicas first
+	devs            []*allocator.Device   // the host's physical GPUs
 	visible         int                   // GPUs the training process sees
 	end             sim.Time              // when the last step ended or the OOM happened
 	spans           []Span
@@ -283,6 +284,7 @@ func memoryOptions(m Memory, framework string, visible int, env map[string]strin
 
 func (r *runner) setupDevices() error {
 	devs := make([]*allocator.Device, r.cfg.GPUCount)
+	r.devs = devs
 	for i := range devs {
 		devs[i] = allocator.NewDevice(allocator.DeviceSpec{
 			Index: i, Name: r.gpu.Name, TotalBytes: r.gpu.MemoryBytes,

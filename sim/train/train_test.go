@@ -50,7 +50,7 @@ func TestDefaultRunCompletes(t *testing.T) {
 		t.Errorf("device stats peak in use %d, peak pool %d, limit %d: want 0 < peak <= limit", d.PeakBytesInUse, d.PeakPoolBytes, d.BytesLimit)
 	}
 	// TF's default preallocates the whole limit as one region at GPU initialization.
-	if len(d.Growth) != 1 || d.Growth[0].PoolBytes != d.BytesLimit {
+	if len(d.Growth) != 1 || !wholeLimit(d.Growth[0].PoolBytes, d.BytesLimit) {
 		t.Errorf("pool growth = %+v, want one region of the whole limit %d", d.Growth, d.BytesLimit)
 	}
 }
@@ -272,6 +272,10 @@ func TestOtherProcessStarvesTraining(t *testing.T) {
 	if len(res.Processes) != 1 || res.Processes[0].PoolBytes[0] < 10<<30 {
 		t.Errorf("jupyter process = %+v, want it to hold its preallocated pool (> 10 GiB)", res.Processes)
 	}
+	// nvidia-smi shows the card almost full: both contexts and both pools.
+	if p := res.Physical[0]; float64(p.UsedBytes) < 0.9*float64(p.TotalBytes) {
+		t.Errorf("GPU 0 used %d of %d bytes, want over 90%% (two processes' contexts and pools)", p.UsedBytes, p.TotalBytes)
+	}
 	// With memory growth in the kernel, it holds only what it uses (3 GiB in a 4 GiB region)
 	// and a smaller batch fits next to it.
 	g := true
@@ -454,8 +458,12 @@ func TestDefaultStrategyStillGrabsEveryVisibleGPU(t *testing.T) {
 		t.Fatalf("replicas %d, devices %d; want 1 replica and 3 devices", res.Replicas, len(res.Devices))
 	}
 	for _, d := range res.Devices[1:] {
-		if !d.Idle || d.PeakPoolBytes != d.BytesLimit || d.PeakBytesInUse != 0 {
+		if !d.Idle || !wholeLimit(d.PeakPoolBytes, d.BytesLimit) || d.PeakBytesInUse != 0 {
 			t.Errorf("%s: idle %v, pool %d, limit %d, in use %d; want an idle GPU holding its whole preallocated pool", d.Name, d.Idle, d.PeakPoolBytes, d.BytesLimit, d.PeakBytesInUse)
 		}
 	}
 }
+
+// wholeLimit reports whether a pool is the whole limit, which BFC may round down to its 256-byte
+// allocation unit (tsl bfc_allocator.cc kMinAllocationSize).
+func wholeLimit(pool, limit int64) bool { return pool <= limit && limit-pool < 256 }
