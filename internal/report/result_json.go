@@ -56,6 +56,7 @@ type DeviceJSON struct {
 	BytesLimit            int64            `json:"bytes_limit"`
 	Allocator             string           `json:"allocator"`
 	Idle                  bool             `json:"idle,omitempty"`
+	Physical              int              `json:"physical_gpu"`
 	BytesInUse            int64            `json:"bytes_in_use"`
 	PoolBytes             int64            `json:"pool_bytes"`
 	LargestFreeBlockBytes int64            `json:"largest_free_block_bytes"`
@@ -142,7 +143,7 @@ func NewResultJSON(res *train.Result) ResultJSON {
 	}
 	for _, d := range res.Devices {
 		dj := DeviceJSON{Name: d.Name, PeakBytesInUse: d.PeakBytesInUse, PeakPoolBytes: d.PeakPoolBytes,
-			BytesLimit: d.BytesLimit, Allocator: d.Allocator, Idle: d.Idle, BytesInUse: d.BytesInUse, PoolBytes: d.PoolBytes,
+			BytesLimit: d.BytesLimit, Allocator: d.Allocator, Idle: d.Idle, Physical: d.Physical, BytesInUse: d.BytesInUse, PoolBytes: d.PoolBytes,
 			LargestFreeBlockBytes: d.LargestFreeBlock, BusyFraction: finite(d.BusyFraction),
 			PoolGrowthDropped: d.GrowthDropped, PoolGrowth: []PoolChangeJSON{}, Timeline: []MemPointJSON{}}
 		for _, g := range d.Growth {

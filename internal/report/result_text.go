@@ -73,13 +73,13 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 
 	if len(res.Devices) > 0 {
 		p("\nMemory per GPU\n")
-		tab := [][]string{{"device", "allocator", "peak in use", "peak pool", "limit", "busy"}}
+		tab := [][]string{{"device", "card", "allocator", "peak in use", "peak pool", "limit", "busy"}}
 		for _, d := range res.Devices {
 			busy := pct(d.BusyFraction)
 			if d.Idle {
 				busy = "idle (no replica)"
 			}
-			tab = append(tab, []string{shortDevice(d.Name), d.Allocator, bytes(d.PeakBytesInUse), bytes(d.PeakPoolBytes), bytes(d.BytesLimit), busy})
+			tab = append(tab, []string{shortDevice(d.Name), fmt.Sprintf("GPU %d", d.Physical), d.Allocator, bytes(d.PeakBytesInUse), bytes(d.PeakPoolBytes), bytes(d.BytesLimit), busy})
 		}
 		writeTable(bw, tab)
 	}

@@ -38,7 +38,7 @@ func (r *runner) result() *Result {
 	for _, rep := range r.replicas {
 		s := rep.alloc.Stats()
 		d := Device{
-			Name: rep.device, Allocator: rep.alloc.Name(),
+			Name: rep.device, Allocator: rep.alloc.Name(), Physical: r.physicalOf(rep.id),
 			PeakBytesInUse: s.PeakBytesInUse, PeakPoolBytes: s.PeakPoolBytes, BytesLimit: s.BytesLimit,
 			BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
 			Growth: rep.growth, GrowthDropped: rep.dropped, Timeline: rep.sampler.timeline(),
@@ -61,7 +61,7 @@ func (r *runner) result() *Result {
 		a := r.allocs[i]
 		s := a.Stats()
 		res.Devices = append(res.Devices, Device{
-			Name: r.configs[i].Device, Allocator: a.Name(), Idle: true,
+			Name: r.configs[i].Device, Allocator: a.Name(), Idle: true, Physical: r.physicalOf(i),
 			PeakBytesInUse: s.PeakBytesInUse, PeakPoolBytes: s.PeakPoolBytes, BytesLimit: s.BytesLimit,
 			BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
 			Timeline: []MemPoint{{InUse: s.BytesInUse, MaxInUse: s.BytesInUse, PoolBytes: s.PoolBytes}},
@@ -114,3 +114,6 @@ func sortSpans(s []Span) []Span {
 	sort.SliceStable(s, func(i, j int) bool { return s[i].Start < s[j].Start })
 	return s
 }
+
+// physicalOf returns the nvidia-smi index of logical GPU i of the training process.
+func (r *runner) physicalOf(i int) int { return r.visibleIdx[r.configs[i].Physical] }

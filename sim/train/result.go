@@ -155,6 +155,8 @@ type OOM struct {
 type Device struct {
 	Name      string // "/device:GPU:0"
 	Allocator string // "GPU_0_bfc"
+	// Physical is the nvidia-smi index of the card it lives on (after CUDA_VISIBLE_DEVICES).
+	Physical int
 	// Idle is set for a GPU the process initialized but runs no replica on (the default
 	// strategy uses the first visible GPU only).
 	Idle bool

@@ -170,6 +170,7 @@ type runner struct {
 	configs         []allocator.LogicalConfig
 	allocs          []allocator.Allocator // every logical GPU of the process, replicas first
 	devs            []*allocator.Device   // the host's physical GPUs
+	visibleIdx      []int                 // nvidia-smi index of each GPU the process sees
 	visible         int                   // GPUs the training process sees
 	end             sim.Time              // when the last step ended or the OOM happened
 	spans           []Span
@@ -328,6 +329,7 @@ func (r *runner) setupDevices() error {
 	if err != nil {
 		return err
 	}
+	r.visibleIdx = visible
 	vd := make([]*allocator.Device, len(visible))
 	for i, v := range visible {
 		vd[i] = devs[v]

@@ -204,6 +204,14 @@ func TestCUDAVisibleDevices(t *testing.T) {
 		if res.Replicas != tc.replicas {
 			t.Errorf("CUDA_VISIBLE_DEVICES=%q: %d replicas, want %d", name, res.Replicas, tc.replicas)
 		}
+		// TF's GPU:0 is the first listed card ("2,3": physical GPU 2).
+		wantPhys := 0
+		if tc.env != nil {
+			wantPhys = int((*tc.env)[0] - '0')
+		}
+		if got := res.Devices[0].Physical; got != wantPhys {
+			t.Errorf("CUDA_VISIBLE_DEVICES=%q: GPU:0 is card %d, want %d", name, got, wantPhys)
+		}
 	}
 }
 
