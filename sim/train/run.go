@@ -403,13 +403,18 @@ func (r *runner) visibleDevices(env map[string]string) ([]int, error) {
 	return out, nil
 }
 
-// topology describes the interconnect of n GPUs of profile g: NVSwitch for SXM parts with
-// NVLink, PCIe otherwise.
+// topology describes the interconnect of n GPUs of profile g as the usual servers wire them:
+// A100/H100/H200 SXM parts sit on HGX boards behind NVSwitch (DGX A100, DGX H100); older NVLink
+// parts (V100, P100: DGX-1's hybrid cube mesh) and bridged consumer cards (RTX 3090) have
+// point-to-point NVLink; everything else talks over PCIe.
 func topology(g hw.GPU, n int) collective.Topology {
 	t := collective.Topology{GPUs: n, Kind: collective.PCIe, LinkBandwidth: g.PCIeBandwidth,
 		CCMajor: g.CCMajor, CCMinor: g.CCMinor, MemBandwidth: g.MemBandwidth}
-	if g.NVLinkBandwidth > 0 {
+	switch {
+	case g.NVLinkBandwidth >= 300e9 && g.CCMajor >= 8: // 12+ NVLink3/4 links: SXM on NVSwitch
 		t.Kind, t.LinkBandwidth = collective.NVSwitch, g.NVLinkBandwidth
+	case g.NVLinkBandwidth > 0:
+		t.Kind, t.LinkBandwidth = collective.NVLink, g.NVLinkBandwidth
 	}
 	return t
 }
