@@ -2,12 +2,11 @@ package train
 
 import (
 	"errors"
-
 	"fmt"
+	"strings"
+
 	"github.com/gpusim/gpusim/pipeline"
 	"github.com/gpusim/gpusim/sim/hw"
-	"sort"
-	"strings"
 )
 
 // Config is one simulated training run. System knobs describe what the user's TensorFlow
@@ -345,13 +344,4 @@ func (m *Memory) validate(prefix string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
