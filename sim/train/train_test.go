@@ -475,3 +475,28 @@ func TestDefaultStrategyStillGrabsEveryVisibleGPU(t *testing.T) {
 // wholeLimit reports whether a pool is the whole limit, which BFC may round down to its 256-byte
 // allocation unit (tsl bfc_allocator.cc kMinAllocationSize).
 func wholeLimit(pool, limit int64) bool { return pool <= limit && limit-pool < 256 }
+
+// TestResultSizeIsOStepsNotOEvents: a 1,000-step run keeps every op only for TraceSteps steps;
+// everything else it holds grows with the steps, not with the events.
+func TestResultSizeIsOStepsNotOEvents(t *testing.T) {
+	res := mustRun(t, cfgWith(func(c *Config) { c.Steps = 1000 }))
+	ops := 0
+	for _, s := range res.Spans {
+		if s.Track == TrackCompute {
+			ops++
+		}
+	}
+	perStep := ops / DefaultConfig().TraceSteps
+	if got, limit := len(res.Spans), ops+3*res.StepsRequested; got > limit {
+		t.Errorf("%d spans for 1,000 steps, want at most %d (ops of %d steps + 3 per step)", got, limit, DefaultConfig().TraceSteps)
+	}
+	if res.SpansDropped < perStep*(res.StepsRequested-DefaultConfig().TraceSteps)/2 {
+		t.Errorf("dropped %d op spans, want about %d per later step", res.SpansDropped, perStep)
+	}
+	if n := len(res.Utilization) + len(res.StepTimes); n > 3*res.StepsRequested {
+		t.Errorf("%d per-step samples for 1,000 steps", n)
+	}
+	if n := len(res.Devices[0].Timeline); n > DefaultConfig().TimelinePoints {
+		t.Errorf("timeline has %d points", n)
+	}
+}
