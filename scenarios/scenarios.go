@@ -144,6 +144,9 @@ func Parse(source string, data []byte) (*Scenario, error) {
 	if n := findKey(root, "description"); n != nil {
 		s.Description = n.Value
 	}
+	if n := findKey(root, "name"); n != nil {
+		s.Name = n.Value
+	}
 	return s, s.check(file)
 }
 
@@ -289,6 +292,12 @@ func (s *Scenario) Set(kv string) error {
 	}
 	s.origin[k] = place
 	s.recordNested(k, n, func(*yaml.Node) string { return place })
+	switch k {
+	case "description":
+		s.Description = n.Value
+	case "name":
+		s.Name = n.Value
+	}
 	if k == "model" || k == "hardware.gpu" {
 		var probe train.Config
 		probe.Model, probe.GPU = s.Config.Model, s.Config.GPU
