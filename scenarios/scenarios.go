@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gpusim/gpusim/sim/train"
@@ -128,6 +129,9 @@ func Parse(source string, data []byte) (*Scenario, error) {
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return s, s.check(file)
+		}
+		if rerr := reservedValueError(file, data); rerr != nil {
+			return nil, rerr
 		}
 		return nil, &Error{Place: file, Err: fmt.Errorf("parse: %w", err)}
 	}
@@ -258,8 +262,8 @@ func (s *Scenario) SetAll(kvs []string) error {
 // Set). Errors name the place that set the offending key.
 func (s *Scenario) Check() error { return s.check("") }
 
-// Set applies one override "a.b=c"; the value is parsed as YAML ("true", "64", "[0, 1]") and
-// must suit the key (type, sign, known name for model and hardware.gpu). Checks across keys
+// Set applies one override "a.b=c"; the value is parsed as YAML ("true", "64", "[0, 1]"; one
+// that starts with '@' or '`', reserved in YAML, is a string: hardware.gpu=@FILE) and must suit the key (type, sign, known name for model and hardware.gpu). Checks across keys
 // wait for Check. Errors name the --set argument.
 func (s *Scenario) Set(kv string) error {
 	place := "--set " + kv
@@ -276,6 +280,9 @@ func (s *Scenario) Set(kv string) error {
 		return &Error{Place: place, Field: k, Err: unknownKey(k)}
 	}
 	var doc yaml.Node
+	if startsReserved(v) { // "@FILE": a string, not a YAML syntax error (reserved.go)
+		v = strconv.Quote(strings.TrimSpace(v))
+	}
 	if err := yaml.Unmarshal([]byte(v), &doc); err != nil {
 		return &Error{Place: place, Field: k, Err: fmt.Errorf("parse value: %w", err)}
 	}
