@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/sim/train"
 )
@@ -80,13 +81,29 @@ func TestFromResultPlotsAndTrace(t *testing.T) {
 	for _, f := range figs {
 		names = append(names, f.Name)
 	}
-	want := []string{"memory-memory.mode=preallocate", "memory-memory.mode=growth", "memory-memory.mode=limit", "breakdown", "sweep-memory.mode"}
-	if len(names) != len(want) {
-		t.Fatalf("figures = %q, want %q", names, want)
+	// train.Result is a SeriesSource: each run that trained gets a utilization figure; the
+	// limit run ran out of memory before its first step, so it has none.
+	want := []string{"memory-memory.mode=preallocate", "utilization-memory.mode=preallocate",
+		"memory-memory.mode=growth", "utilization-memory.mode=growth", "memory-memory.mode=limit", "breakdown", "sweep-memory.mode"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Fatalf("figures (-want +got):\n%s", diff)
 	}
-	for i := range want {
-		if names[i] != want[i] {
-			t.Errorf("figure %d = %q, want %q", i, names[i], want[i])
+	for _, f := range figs {
+		if strings.HasPrefix(f.Name, "utilization-") {
+			// The default scenario has no tf.data pipeline: one GPU, no input buffer.
+			if diff := cmp.Diff([]string{"GPU:0"}, f.Series); diff != "" {
+				t.Errorf("%s series (-want +got):\n%s", f.Name, diff)
+			}
+		}
+	}
+	for i, r := range runs[:2] {
+		if len(r.Utilization) != 1 || len(r.Utilization[0].Points) == 0 {
+			t.Fatalf("run %d utilization = %+v, want one GPU series", i, r.Utilization)
+		}
+		for _, p := range r.Utilization[0].Points {
+			if p.V < 0 || p.V > 1 {
+				t.Errorf("run %d: utilization sample %v at %v s outside [0, 1]", i, p.V, p.T)
+			}
 		}
 	}
 	var buf bytes.Buffer
