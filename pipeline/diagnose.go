@@ -165,15 +165,27 @@ type Trial struct {
 // throughput, or Simulate's for a pipeline alone) and returns the trials, best first, with
 // the baseline's throughput. Ties keep the candidates' order.
 func Rank(cfg Config, changes []Change, eval func(Config) (float64, error)) ([]Trial, float64, error) {
-	base, err := eval(cfg)
+	return RankSets(changes, func(ch *Change) (float64, error) {
+		if ch == nil {
+			return eval(cfg)
+		}
+		c := cfg
+		ch.Apply(&c)
+		return eval(c)
+	})
+}
+
+// RankSets is Rank for a caller that re-simulates a change its own way (sim/train's run
+// through the scenario overrides in Change.Set): eval(nil) is the baseline, eval(&ch) the run
+// with ch made.
+func RankSets(changes []Change, eval func(ch *Change) (float64, error)) ([]Trial, float64, error) {
+	base, err := eval(nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("baseline: %w", err)
 	}
 	trials := make([]Trial, 0, len(changes))
 	for _, ch := range changes {
-		c := cfg
-		ch.Apply(&c)
-		v, err := eval(c)
+		v, err := eval(&ch)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", ch.Name, err)
 		}

@@ -122,3 +122,46 @@ func Summarize(xs []float64) Summary {
 	s.Stddev = math.Sqrt(s.Stddev / float64(len(xs)))
 	return s
 }
+
+// UtilizationMeter is UtilizationSeries computed as the intervals come, in memory that grows
+// with the run's length over NVMLSamplePeriod rather than with the number of kernels: sim/train
+// adds every kernel (and collective) of a GPU as it runs. Intervals added must not overlap
+// (one GPU's ops run one after another); their order is free.
+type UtilizationMeter struct {
+	// Period is the sample window; 0 means NVMLSamplePeriod.
+	Period sim.Time
+	sums   []sim.Time
+}
+
+// Add records that a kernel ran over [start, end).
+func (m *UtilizationMeter) Add(start, end sim.Time) {
+	p := m.period()
+	for start < end {
+		k := int(start / p)
+		for len(m.sums) <= k {
+			m.sums = append(m.sums, 0)
+		}
+		seg := min(end, sim.Time(k+1)*p) - start
+		m.sums[k] += seg
+		start += seg
+	}
+}
+
+// Series returns the busy fraction of each full window of [0, end), as UtilizationSeries(busy,
+// 0, end, Period) does for the same intervals.
+func (m *UtilizationMeter) Series(end sim.Time) []float64 {
+	p := m.period()
+	n := int(end / p)
+	out := make([]float64, n)
+	for k := range min(n, len(m.sums)) {
+		out[k] = float64(m.sums[k]) / float64(p)
+	}
+	return out
+}
+
+func (m *UtilizationMeter) period() sim.Time {
+	if m.Period > 0 {
+		return m.Period
+	}
+	return NVMLSamplePeriod
+}

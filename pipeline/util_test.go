@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -97,5 +98,31 @@ func TestCandidatesSkipWhatIsInForce(t *testing.T) {
 	cfg.Cache = "none"
 	if got := names(Candidates(cfg)); got[0] != "input.cache=memory" {
 		t.Errorf("Candidates(small dataset) = %v, want the memory cache first", got)
+	}
+}
+
+// TestUtilizationMeter checks that the incremental meter gives UtilizationSeries' samples for
+// random non-overlapping kernels, added in any order.
+func TestUtilizationMeter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var busy []Interval
+	var at sim.Time
+	for range 2000 {
+		at += sim.Time(rng.Int64N(int64(3 * sim.Millisecond)))
+		d := sim.Time(rng.Int64N(int64(5 * sim.Millisecond)))
+		busy = append(busy, Interval{at, at + d})
+		at += d
+	}
+	end := at + 7*sim.Millisecond
+	var m UtilizationMeter
+	for _, i := range rng.Perm(len(busy)) {
+		m.Add(busy[i].Start, busy[i].End)
+	}
+	want := UtilizationSeries(busy, 0, end, NVMLSamplePeriod)
+	if diff := cmp.Diff(want, m.Series(end), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+		t.Errorf("meter vs UtilizationSeries (-want +got):\n%s", diff)
+	}
+	if len(want) < 10 {
+		t.Fatalf("only %d windows: the test covers too little", len(want))
 	}
 }
