@@ -91,6 +91,12 @@ type BFCOptions struct {
 	// 0.9x only once in the allocator's lifetime (started_backpedal_). Newer tsl backs off every
 	// time and forces strict progress.
 	BackpedalOnce bool
+	// RegionGranularity, when > 0, is the unit in which the sub-allocator hands out regions
+	// (bytes_received rounded up to it). XLA's CUDA device allocator in JAX 0.11.2 rounds to
+	// 2 MiB: a second process's backed-off region of 35,329,884,160 B came back as
+	// 35,330,719,744 B (pool_bytes, measured on the H200). TF's DeviceMemAllocator returns the
+	// bytes asked for (0).
+	RegionGranularity int64
 	// NoOOMLog skips building OOM.Log (the dump walks every chunk); replays that only need the
 	// statistics set it.
 	NoOOMLog bool
@@ -175,7 +181,7 @@ func NewBFC(name string, limit int64, opts BFCOptions, sub SubAllocator) *BFC {
 		panic("allocator: spatial partitioning requires a single fixed address range (allow_growth=false)")
 	}
 	if sub == nil {
-		sub = &unlimitedSub{next: 1 << 40}
+		sub = &unlimitedSub{va: newVASpace(1 << 45)}
 	}
 	a := &BFC{name: name, opts: opts, sub: sub, limit: limit, unusedHead: noChunk, centralGap: noChunk, nextID: 1}
 	if opts.AllowGrowth {
@@ -487,7 +493,7 @@ func (a *BFC) extend(rounded int64) bool {
 		increased = true
 	}
 	bytes := min(a.currRegion, available)
-	addr, ok := a.sub.Alloc(bytes)
+	addr, ok := a.sub.Alloc(a.received(bytes))
 	if !ok {
 		if a.opts.BackpedalOnce {
 			if a.startedBackpeal {
@@ -504,9 +510,10 @@ func (a *BFC) extend(rounded int64) bool {
 			if bytes < rounded {
 				return false
 			}
-			addr, ok = a.sub.Alloc(bytes)
+			addr, ok = a.sub.Alloc(a.received(bytes))
 		}
 	}
+	bytes = a.received(bytes)
 	if !increased {
 		a.currRegion *= 2
 	}
@@ -530,6 +537,14 @@ func (a *BFC) extend(rounded int64) bool {
 	// A new region from a non-coalescing sub-allocator has no neighbours: insert it whole.
 	a.insertFree(h)
 	return true
+}
+
+// received is the region size the sub-allocator hands back for a request of n bytes.
+func (a *BFC) received(n int64) int64 {
+	if g := a.opts.RegionGranularity; g > 0 {
+		return (n + g - 1) / g * g
+	}
+	return n
 }
 
 // deallocateFreeRegions is DeallocateFreeRegions: with garbage collection on, give every region
@@ -593,13 +608,9 @@ func (a *BFC) Release() {
 	a.stats.PoolBytes = 0
 }
 
-// unlimitedSub is a device with no memory limit: regions get increasing, 2 MiB-aligned addresses.
-type unlimitedSub struct{ next int64 }
+// unlimitedSub is a device with no memory limit, placing regions as Device does.
+type unlimitedSub struct{ va vaSpace }
 
-func (u *unlimitedSub) Alloc(bytes int64) (int64, bool) {
-	addr := u.next
-	u.next += (bytes + granularity - 1) / granularity * granularity
-	return addr, true
-}
+func (u *unlimitedSub) Alloc(bytes int64) (int64, bool) { return u.va.place(bytes), true }
 
 func (u *unlimitedSub) Free(addr, bytes int64) {}

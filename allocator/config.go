@@ -193,7 +193,7 @@ func resolveTF(opts Options, specs []DeviceSpec, free []int64) ([]LogicalConfig,
 				limits = append(limits, mib<<20) // memory_limit_mb * kMegaByte
 			}
 		} else {
-			limits = []int64{DefaultLimit(s.TotalBytes, free[i], s.CCMajor, opts.Fraction, env)}
+			limits = []int64{DefaultLimit(s.CUDATotalBytes(), free[i], s.CCMajor, opts.Fraction, env)}
 		}
 		for _, l := range limits {
 			id := len(out)
@@ -246,10 +246,13 @@ func allocatorKind(opt, env string) (string, error) {
 }
 
 // resolveJAX applies JAX's client settings (jax/_src/xla_bridge.py, xla/pjrt/gpu/gpu_helpers.cc):
-// preallocate unless XLA_PYTHON_CLIENT_PREALLOCATE is false or 0; the limit is the memory
-// fraction (XLA_CLIENT_MEM_FRACTION, the older XLA_PYTHON_CLIENT_MEM_FRACTION, default 0.75) of
-// the free memory at start (REFERENCE.md: observed 0.75 x free on the H200); growth keeps that
-// limit; garbage collection is off (BFCAllocator::Options default).
+// preallocate unless XLA_PYTHON_CLIENT_PREALLOCATE is false or 0; growth keeps the same limit;
+// garbage collection is off (BFCAllocator::Options default). The limit is the memory fraction
+// (XLA_CLIENT_MEM_FRACTION, the older XLA_PYTHON_CLIENT_MEM_FRACTION, default 0.75) of the CUDA
+// total, rounded up to 2 MiB: measured with JAX 0.11.2 on the H200 for fractions 0.002, 0.003,
+// 0.005, 0.01 and 0.75 (288, 430, 716, 1432 and 107,368 MiB of 143,156 MiB), and a second process
+// started beside one holding 105 GiB got the same limit, so it is not a fraction of free memory
+// (older gpu_helpers.cc used free_memory * memory_fraction).
 func resolveJAX(opts Options, specs []DeviceSpec, free []int64) ([]LogicalConfig, error) {
 	env := opts.Env
 	preallocate := true
@@ -288,9 +291,9 @@ func resolveJAX(opts Options, specs []DeviceSpec, free []int64) ([]LogicalConfig
 			Device:   fmt.Sprintf("cuda:%d", i),
 			Physical: i,
 			Kind:     kind,
-			Limit:    int64(float64(free[i]) * fraction),
+			Limit:    pages(int64(float64(specs[i].CUDATotalBytes()) * fraction)),
 			BFC: BFCOptions{AllowGrowth: !preallocate, GarbageCollection: gc, AllowRetryOnFailure: true,
-				FragmentationFraction: opts.FragmentationFraction},
+				FragmentationFraction: opts.FragmentationFraction, RegionGranularity: granularity},
 			// The recorded traces' init rows show pool_bytes 0 after jax.devices(): XLA's BFC
 			// reserves its pool at the first buffer, not at client creation.
 			Preallocate: false,

@@ -42,6 +42,6 @@ func ExampleStartProcess() {
 		fmt.Println(b.Allocators()[0].LastOOM().Message)
 	}
 	// Output:
-	// A limit 137.5 GiB, B limit 1.02 GiB
+	// A limit 137.5 GiB, B limit 1.01 GiB
 	// OOM when allocating tensor with shape[2147483648] and type uint8 on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc
 }

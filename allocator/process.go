@@ -24,7 +24,7 @@ func StartProcess(name string, devs []*Device, opts Options) (*Process, error) {
 	specs := make([]DeviceSpec, len(devs))
 	for i, d := range devs {
 		specs[i] = d.Spec()
-		if !d.reserve(d.spec.ContextBytes) {
+		if !d.reserveContext(d.spec.ContextBytes) {
 			p.Exit()
 			// gpu_device.cc: the runtime's implicit initialization (cudaFree(nullptr)) fails
 			// with cudaErrorMemoryAllocation.
@@ -84,7 +84,7 @@ func (p *Process) Exit() {
 		}
 	}
 	for _, d := range p.contexts {
-		d.release(d.spec.ContextBytes)
+		d.releaseContext(d.spec.ContextBytes)
 	}
 	p.allocs, p.contexts = nil, nil
 }

@@ -2,6 +2,7 @@ package allocator
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -16,7 +17,7 @@ func TestTwoProcessesPreallocated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	freeAfterContext := idle - pages(528<<20)
+	freeAfterContext := idle - H200Spec(0).ContextBytes
 	wantA := freeAfterContext - 1800<<20
 	if got := a.Allocators()[0].Stats(); got.BytesLimit != wantA || got.PoolBytes != wantA {
 		t.Fatalf("A: limit %d pool %d, want both %d", got.BytesLimit, got.PoolBytes, wantA)
@@ -50,8 +51,8 @@ func TestTwoProcessesPreallocated(t *testing.T) {
 // with CUDA's out of memory and the device is left as it was.
 func TestProcessStartFailsWhenCardFull(t *testing.T) {
 	dev := NewDevice(H200Spec(0))
-	// A logical device of 142,626 MiB preallocates all that is left after its context.
-	hog, err := StartProcess("hog", []*Device{dev}, Options{LogicalDevices: map[int][]int64{0: {142626}}})
+	// A logical device of 142,618 MiB preallocates all whole 2 MiB pages left after its context.
+	hog, err := StartProcess("hog", []*Device{dev}, Options{LogicalDevices: map[int][]int64{0: {142618}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestAsyncAndPlatform(t *testing.T) {
 	a.Free(h2)
 	free := dev.FreeBytes()
 	p.Exit()
-	if dev.FreeBytes() != free+4<<20+pages(528<<20) {
+	if dev.FreeBytes() != free+4<<20+H200Spec(0).ContextBytes {
 		t.Errorf("exit returned %d bytes", dev.FreeBytes()-free)
 	}
 
@@ -135,4 +136,75 @@ func TestAsyncAndPlatform(t *testing.T) {
 		t.Error("cudaFree did not return the pages")
 	}
 	q.Exit()
+}
+
+// TestTwoJAXProcessesMeasured reproduces two JAX 0.11.2 processes measured on the H200
+// (testdata/record/out/two-process-*.json): A preallocates 75% at its first buffer; B, started
+// while A holds its pool, gets the same bytes_limit, cannot get that region from the card, backs
+// off by 0.9x until a region fits (the failed sizes are in the recording's log), and still
+// serves a 2 GiB buffer.
+func TestTwoJAXProcessesMeasured(t *testing.T) {
+	dev := NewDevice(H200Spec(0))
+	a, err := StartProcess("A", []*Device{dev}, Options{Framework: "jax"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aa := a.Allocators()[0]
+	if s := aa.Stats(); s.BytesLimit != 112583507968 || s.PoolBytes != 0 {
+		t.Errorf("A at start: %+v, want limit 112583507968 and no pool", s)
+	}
+	if _, ok := aa.Allocate(1); !ok {
+		t.Fatal("A's first buffer failed")
+	}
+	if s := aa.Stats(); s.PoolBytes != 112583507968 || s.LargestFreeBlockBytes != 112583507712 {
+		t.Errorf("A after 1 byte: %+v", s)
+	}
+	// NVML free after A's first buffer: 36,963,483,648 B.
+	if got := dev.FreeBytes(); got != 36963483648 {
+		t.Errorf("free after A = %d, want 36963483648 (measured)", got)
+	}
+	b, err := StartProcess("B", []*Device{dev}, Options{Framework: "jax"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ba := b.Allocators()[0]
+	if _, ok := ba.Allocate(1); !ok {
+		t.Fatal("B's first buffer failed")
+	}
+	if s := ba.Stats(); s.BytesLimit != 112583507968 || s.PoolBytes != 35330719744 || s.LargestFreeBlockBytes != 35330719488 {
+		t.Errorf("B after 1 byte: limit %d pool %d largest free %d, want 112583507968 35330719744 35330719488 (measured)",
+			s.BytesLimit, s.PoolBytes, s.LargestFreeBlockBytes)
+	}
+	if _, ok := ba.Allocate(2 << 30); !ok {
+		t.Error("B's 2 GiB buffer failed")
+	}
+	if s := ba.Stats(); s.LargestFreeBlockBytes != 33183235840 {
+		t.Errorf("B largest free after 2 GiB = %d, want 33183235840 (measured)", s.LargestFreeBlockBytes)
+	}
+	a.Exit()
+	b.Exit()
+}
+
+// TestBackpedalMeasured: the region sizes XLA asked the driver for, as its log printed them
+// ("Failed to allocate device memory of 104.85GiB (112583507968 bytes)", then 0.9x each time).
+func TestBackpedalMeasured(t *testing.T) {
+	sub := &limitedSub{free: 36400594944, next: 1 << 40}
+	a := NewBFC("GPU_0_bfc", 112583507968, BFCOptions{RegionGranularity: 2 << 20}, sub)
+	if _, ok := a.Allocate(1); !ok {
+		t.Fatal("allocation failed")
+	}
+	// The sizes XLA logged; the device allocator maps each in whole 2 MiB pages, and the last,
+	// 0.9 x 39255429120 = 35329884160, fits and comes back as 35330719744 B of pool.
+	logged := []int64{112583507968, 101325152256, 91192631296, 82073362432, 73866027008, 66479423488,
+		59831480320, 53848330240, 48463495168, 43617144832, 39255429120, 35329884160}
+	var want []int64
+	for _, n := range logged {
+		want = append(want, pages(n))
+	}
+	if got := a.Stats().PoolBytes; got != 35330719744 {
+		t.Errorf("pool_bytes = %d, want 35330719744 (measured)", got)
+	}
+	if fmt.Sprint(sub.calls) != fmt.Sprint(want) {
+		t.Errorf("region sizes asked:\n got %v\nwant %v", sub.calls, want)
+	}
 }
