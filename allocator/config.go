@@ -284,6 +284,12 @@ func resolveJAX(opts Options, specs []DeviceSpec, free []int64) ([]LogicalConfig
 	if opts.GarbageCollection != nil {
 		gc = *opts.GarbageCollection
 	}
+	// A preallocated JAX 0.11.2 pool is spatially partitioned (prealloc-ties-a in
+	// testdata/traces matches xla-spatial only).
+	variant := Classic
+	if preallocate {
+		variant = XLASpatial
+	}
 	var out []LogicalConfig
 	for i := range specs {
 		out = append(out, LogicalConfig{
@@ -293,7 +299,7 @@ func resolveJAX(opts Options, specs []DeviceSpec, free []int64) ([]LogicalConfig
 			Kind:     kind,
 			Limit:    pages(int64(float64(specs[i].CUDATotalBytes()) * fraction)),
 			BFC: BFCOptions{AllowGrowth: !preallocate, GarbageCollection: gc, AllowRetryOnFailure: true,
-				FragmentationFraction: opts.FragmentationFraction, RegionGranularity: granularity},
+				FragmentationFraction: opts.FragmentationFraction, RegionGranularity: granularity, Variant: variant},
 			// The recorded traces' init rows show pool_bytes 0 after jax.devices(): XLA's BFC
 			// reserves its pool at the first buffer, not at client creation.
 			Preallocate: false,
