@@ -40,7 +40,7 @@ func (pl *planner) backward() {
 		var wgs []wg
 		newDx := func(j int) {
 			x := &pl.pn[p.in[j]]
-			t := pl.tensor(x.name+"/grad", x.elems*pl.B*x.dt.Size(), Gradient, x.dt)
+			t := pl.tensor(x.name+"/grad", x.elems*pl.B*x.dt.Size(), Gradient, x.dt, x.shape)
 			op.Alloc = append(op.Alloc, t)
 			op.Bytes += float64(pl.p.Tensors[t].Bytes)
 			dxs = append(dxs, dx{j, t})
@@ -139,7 +139,7 @@ func (pl *planner) backward() {
 				if b := pl.bufs[pl.pn[p.in[0]].buf].bytes; b > ws {
 					ws = b
 				}
-				t := pl.tensor(n.name+"/grad/workspace", min(ws, workspaceLimit), Workspace, p.dt)
+				t := pl.tensor(n.name+"/grad/workspace", min(ws, workspaceLimit), Workspace, p.dt, []int64{min(ws, workspaceLimit)})
 				op.Alloc = append(op.Alloc, t)
 				pl.pf = append(pl.pf, t)
 			}
@@ -150,7 +150,7 @@ func (pl *planner) backward() {
 					// back to float32 (math_grad.py _CastGrad).
 					dt = pl.half
 				}
-				t := pl.tensor(g.weights[w].name+"/grad", g.weights[w].elems*dt.Size(), Gradient, dt)
+				t := pl.tensor(g.weights[w].name+"/grad", g.weights[w].elems*dt.Size(), Gradient, dt, dims(g.weights[w].shape))
 				op.Alloc = append(op.Alloc, t)
 				op.Bytes += float64(pl.p.Tensors[t].Bytes)
 				wgs = append(wgs, wg{w, t})
@@ -166,7 +166,7 @@ func (pl *planner) backward() {
 			t := x.t
 			if pl.p.Tensors[t].DType != Float32 {
 				w := &g.weights[x.w]
-				t32 := pl.tensor(w.name+"/grad/Cast", 4*w.elems, Gradient, Float32)
+				t32 := pl.tensor(w.name+"/grad/Cast", 4*w.elems, Gradient, Float32, dims(w.shape))
 				pl.decref(t)
 				pl.emit(Op{Name: w.name + "/grad/Cast", Phase: Backward, Kind: KindCast, DType: Float32,
 					FLOPs: float64(w.elems), Bytes: float64(w.elems * (4 + pl.half.Size())), Kernels: 1, Alloc: []int{t32}})
@@ -190,7 +190,7 @@ func (pl *planner) contribute(x, t int, shared bool) {
 	}
 	old := pl.grad[x]
 	b := pl.p.Tensors[old].Bytes
-	y := pl.tensor(pl.pn[x].name+"/grad/AddN", b, Gradient, pl.p.Tensors[old].DType)
+	y := pl.tensor(pl.pn[x].name+"/grad/AddN", b, Gradient, pl.p.Tensors[old].DType, pl.p.Tensors[old].Shape)
 	pl.decref(old)
 	pl.decref(t)
 	pl.emit(Op{Name: pl.pn[x].name + "/grad/AddN", Phase: Backward, Kind: Elementwise, DType: pl.p.Tensors[old].DType,

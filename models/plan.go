@@ -21,7 +21,8 @@ type pnode struct {
 	isCast   bool
 	isLoss   bool
 	needGrad bool
-	fused    bool // XLA: fused into the previous pnode's op
+	fused    bool    // XLA: fused into the previous pnode's op
+	shape    []int64 // output shape with the batch first (nil for the loss)
 	group    int
 	buf      int // output buffer, -1 for the loss
 }
@@ -36,6 +37,7 @@ type buffer struct {
 	material bool
 	tensor   int // index in Plan.Tensors once allocated, -1 before
 	root     int // producing pnode
+	shape    []int64
 }
 
 type planner struct {
@@ -117,7 +119,7 @@ func (pl *planner) expand() {
 		if c, ok := casts[k]; ok {
 			return c
 		}
-		pl.pn = append(pl.pn, pnode{name: pl.pn[src].name + "/Cast", in: []int{src}, elems: pl.pn[src].elems, dt: dt, isCast: true})
+		pl.pn = append(pl.pn, pnode{name: pl.pn[src].name + "/Cast", in: []int{src}, elems: pl.pn[src].elems, dt: dt, isCast: true, shape: pl.pn[src].shape})
 		casts[k] = len(pl.pn) - 1
 		return len(pl.pn) - 1
 	}
@@ -146,7 +148,7 @@ func (pl *planner) expand() {
 			}
 			in[j] = castTo(src, dt)
 		}
-		pl.pn = append(pl.pn, pnode{n: n, name: n.name, in: in, elems: n.elems, dt: dt})
+		pl.pn = append(pl.pn, pnode{n: n, name: n.name, in: in, elems: n.elems, dt: dt, shape: pl.batched(n.shape)})
 		at[i] = len(pl.pn) - 1
 	}
 	// The loss reads the outputs in float32 (Keras losses cast y_pred to float32:
@@ -227,7 +229,7 @@ func (pl *planner) buffers() {
 			role = Cast
 		}
 		pl.bufs = append(pl.bufs, buffer{name: p.name, bytes: p.elems * pl.B * p.dt.Size(), dt: p.dt, role: role,
-			lastFwd: i, saver: -1, tensor: -1, root: i, material: true})
+			lastFwd: i, saver: -1, tensor: -1, root: i, material: true, shape: p.shape})
 		p.buf = len(pl.bufs) - 1
 	}
 	for i := range pl.pn {
@@ -276,8 +278,8 @@ func (pl *planner) buffers() {
 	}
 }
 
-func (pl *planner) tensor(name string, bytes int64, role Role, dt DType) int {
-	pl.p.Tensors = append(pl.p.Tensors, Tensor{Name: name, Bytes: bytes, Role: role, DType: dt})
+func (pl *planner) tensor(name string, bytes int64, role Role, dt DType, shape []int64) int {
+	pl.p.Tensors = append(pl.p.Tensors, Tensor{Name: name, Bytes: bytes, Role: role, DType: dt, Shape: shape})
 	pl.ref = append(pl.ref, 1)
 	return len(pl.p.Tensors) - 1
 }
@@ -287,12 +289,12 @@ func (pl *planner) weights() {
 	g := pl.g
 	pl.p.Persistent = make([]int, 0, len(g.weights))
 	for _, w := range g.weights {
-		pl.p.Persistent = append(pl.p.Persistent, pl.tensor(w.name, 4*w.elems, Weight, Float32))
+		pl.p.Persistent = append(pl.p.Persistent, pl.tensor(w.name, 4*w.elems, Weight, Float32, dims(w.shape)))
 	}
 	for s := 0; s < pl.opt.Slots; s++ {
 		for _, w := range g.weights {
 			if w.trainable {
-				pl.p.Slots = append(pl.p.Slots, pl.tensor(fmt.Sprintf("%s/slot%d", w.name, s), 4*w.elems, Slot, Float32))
+				pl.p.Slots = append(pl.p.Slots, pl.tensor(fmt.Sprintf("%s/slot%d", w.name, s), 4*w.elems, Slot, Float32, dims(w.shape)))
 			}
 		}
 	}
@@ -339,7 +341,7 @@ func (pl *planner) bufTensor(b int) (int, bool) {
 	if bf.tensor >= 0 {
 		return bf.tensor, false
 	}
-	bf.tensor = pl.tensor(bf.name, bf.bytes, bf.role, bf.dt)
+	bf.tensor = pl.tensor(bf.name, bf.bytes, bf.role, bf.dt, bf.shape)
 	return bf.tensor, true
 }
 
@@ -373,7 +375,11 @@ func (pl *planner) forward() {
 			in.Kernels++
 		}
 	}
-	lt := pl.tensor("labels", 4*labels*pl.B, Input, Int32)
+	lshape := []int64{pl.B, labels}
+	if labels == 1 {
+		lshape = lshape[:1]
+	}
+	lt := pl.tensor("labels", 4*labels*pl.B, Input, Int32, lshape)
 	in.Alloc = append(in.Alloc, lt)
 	in.Bytes += float64(4 * labels * pl.B)
 	in.Kernels++
@@ -411,7 +417,7 @@ func (pl *planner) forward() {
 					if !wt.cast {
 						continue
 					}
-					t := pl.tensor(wt.name+"/Cast", wt.elems*pl.half.Size(), Cast, pl.half)
+					t := pl.tensor(wt.name+"/Cast", wt.elems*pl.half.Size(), Cast, pl.half, dims(wt.shape))
 					c.Alloc = append(c.Alloc, t)
 					c.Bytes += float64(wt.elems * (4 + pl.half.Size()))
 					c.FLOPs += float64(wt.elems)
@@ -453,7 +459,7 @@ func (pl *planner) forward() {
 			}
 			if n.maskElems > 0 {
 				mdt := p.dt
-				t := pl.tensor(n.name+"/mask", n.maskElems*pl.B*mdt.Size(), Activation, mdt)
+				t := pl.tensor(n.name+"/mask", n.maskElems*pl.B*mdt.Size(), Activation, mdt, pl.perSample(n.maskElems, p.shape))
 				op.Alloc = append(op.Alloc, t)
 				op.Bytes += float64(pl.p.Tensors[t].Bytes)
 				if p.needGrad {
@@ -463,7 +469,7 @@ func (pl *planner) forward() {
 				}
 			}
 			if n.composite > 0 && !pl.o.XLA {
-				t := pl.tensor(n.name+"/intermediates", n.composite*pl.B*p.dt.Size(), Activation, p.dt)
+				t := pl.tensor(n.name+"/intermediates", n.composite*pl.B*p.dt.Size(), Activation, p.dt, pl.perSample(n.composite, p.shape))
 				op.Alloc = append(op.Alloc, t)
 				op.Bytes += float64(pl.p.Tensors[t].Bytes)
 				if p.needGrad {
@@ -474,7 +480,7 @@ func (pl *planner) forward() {
 			}
 			if n.workspace {
 				ws := min(pl.bufs[p.buf].bytes, workspaceLimit)
-				t := pl.tensor(n.name+"/workspace", ws, Workspace, p.dt)
+				t := pl.tensor(n.name+"/workspace", ws, Workspace, p.dt, []int64{ws})
 				op.Alloc = append(op.Alloc, t)
 				after = append(after, t)
 			}
@@ -537,4 +543,35 @@ func (pl *planner) anyDx(p *pnode) bool {
 		}
 	}
 	return false
+}
+
+// dims is a variable's shape as TF prints it.
+func dims(s []int) []int64 {
+	out := make([]int64, len(s))
+	for i, d := range s {
+		out[i] = int64(d)
+	}
+	return out
+}
+
+// batched is a per-sample shape with the batch in front.
+func (pl *planner) batched(s []int) []int64 {
+	return append([]int64{pl.B}, dims(s)...)
+}
+
+// perSample is the shape of a tensor of elems elements per sample saved beside an op of output
+// shape out: out itself when the sizes agree (a dropout mask), else [batch, elems].
+func (pl *planner) perSample(elems int64, out []int64) []int64 {
+	if n := prod64(out); n == elems*pl.B {
+		return out
+	}
+	return []int64{pl.B, elems}
+}
+
+func prod64(s []int64) int64 {
+	n := int64(1)
+	for _, d := range s {
+		n *= d
+	}
+	return n
 }

@@ -141,6 +141,13 @@ type Tensor struct {
 	Bytes int64
 	Role  Role
 	DType DType
+	// Shape is the tensor's dimensions as TF prints them in "OOM when allocating tensor with
+	// shape[...]": the batch first for activations, inputs and their gradients (Keras's
+	// channels-last order), the variable's shape for weights, slots, casts and weight
+	// gradients, and [bytes] for a cuDNN workspace (TF allocates scratch as a 1-D uint8 tensor:
+	// DnnScratchAllocator::AllocateBytes in tensorflow/core/kernels/conv_ops_gpu.h). The
+	// product of the dims times DType.Size() is Bytes (times 1 for a workspace).
+	Shape []int64
 }
 
 // Op is one step of the plan: a TF op (or an XLA fusion) with its cost and the tensors it
