@@ -29,6 +29,8 @@ func TestAllocReplayRecordedTraces(t *testing.T) {
 		{"probe-growth.csv", []string{"--mode", "growth", "--limit", "112583507968"}},
 		{"probe-prealloc.csv", []string{"--mode", "preallocate", "--limit", "112583507968"}},
 		{"probe-prealloc.csv", []string{"--mode", "preallocate", "--limit", "112583507968", "--variant", "xla-spatial"}},
+		{"growth-a.csv", []string{"--mode", "growth", "--limit", "112583507968"}},
+		{"prealloc-ties-a.csv", []string{"--mode", "preallocate", "--limit", "430MiB", "--variant", "xla-spatial"}},
 	} {
 		path := filepath.Join("..", "..", "allocator", "testdata", "traces", tc.file)
 		want, err := os.ReadFile(path)
@@ -110,6 +112,20 @@ alloc,2,100,ok,3328,4096,1048576,1048576,1044480,3,3072,1048576
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Errorf("temporary file left behind: %v", entries)
+	}
+}
+
+// TestAllocUsageExample runs the first example of the usage text (from the repository root).
+func TestAllocUsageExample(t *testing.T) {
+	const example = "gpusim alloc replay allocator/testdata/traces/growth-tiny-a.csv --mode growth --limit 750780416"
+	if !strings.Contains(allocUsage, example) {
+		t.Fatalf("usage text lost its example %q", example)
+	}
+	args := strings.Fields(example)[1:]
+	args[2] = filepath.Join("..", "..", args[2])
+	out, stderr, code := allocRun(t, args...)
+	if code != 0 || !strings.HasPrefix(out, "op,id,bytes,result,") || strings.Count(out, "\n") != 62 {
+		t.Errorf("example: exit %d, %d lines, stderr %q", code, strings.Count(out, "\n"), stderr)
 	}
 }
 
