@@ -224,6 +224,7 @@ func runFit(stdout io.Writer, args []string) error {
 	noMemory := fs.Bool("no-memory", false, "do not fit the memory plateau (when the recorded framework's allocator is not the scenario's: a PyTorch job against a TF scenario); the context is still fitted")
 	format := fs.StringP("output", "o", "text", "output format: text or json")
 	maxRuns := fs.Int("max-runs", 2000, "most simulator runs the fit may make")
+	convScale := fs.Bool("conv-scale", false, "fit the convolution efficiencies with their own scale (conv_scale) instead of compute_scale; give traces of models that mix convolutions and other work differently")
 	priorWeight := fs.Float64("prior-weight", 1e-4, "pull of each parameter toward the uncalibrated profile, per log(p/prior)^2 (a relative-error^2 is 1)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
@@ -262,8 +263,7 @@ func runFit(stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer sim.Close()
-	return fitAndReport(stdout, *format, inputs, sim, fitOptions{useMemory: !*noMemory, priorWeight: *priorWeight, maxRuns: *maxRuns, profileOut: *profileOut})
+	return fitAndReport(stdout, *format, inputs, sim, fitOptions{useMemory: !*noMemory, priorWeight: *priorWeight, maxRuns: *maxRuns, profileOut: *profileOut, convScale: *convScale})
 }
 
 // fitInput is one trace with what was read from it.
@@ -307,8 +307,6 @@ type fitSimulator interface {
 	Base() hw.GPU
 	// Predictor returns the simulator of the scenario with the overrides (key=value) applied.
 	Predictor(overrides []string) (calibrate.Predictor, error)
-	// Close removes what the predictors left behind.
-	Close() error
 }
 
 // fitAndReport fits sim to the inputs, prints what was read and the residuals, and writes the
@@ -319,6 +317,7 @@ type fitOptions struct {
 	priorWeight float64
 	maxRuns     int
 	profileOut  string
+	convScale   bool // fit conv_scale apart from compute_scale
 }
 
 func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSimulator, opt fitOptions) error {
@@ -351,7 +350,11 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		summaries = append(summaries, s)
 	}
 	base := sim.Base()
-	res, err := calibrate.Fit(obs, calibrate.FitConfig{Prior: calibrate.PriorParams(base), PriorWeight: opt.priorWeight, MaxEvaluations: opt.maxRuns})
+	prior := calibrate.PriorParams(base)
+	if opt.convScale {
+		prior.ConvScale = 1
+	}
+	res, err := calibrate.Fit(obs, calibrate.FitConfig{Prior: prior, PriorWeight: opt.priorWeight, MaxEvaluations: opt.maxRuns})
 	if err != nil {
 		return err
 	}
@@ -401,46 +404,26 @@ func newFitSimulator(scenario string) (fitSimulator, error) {
 type trainSimulator struct {
 	scenario string
 	base     hw.GPU
-	dirs     []string // temp folders of the candidate profiles
 }
 
 func (s *trainSimulator) Base() hw.GPU { return s.base }
 
-func (s *trainSimulator) Close() error {
-	var errs []error
-	for _, d := range s.dirs {
-		errs = append(errs, os.RemoveAll(d))
-	}
-	return errors.Join(errs...)
-}
-
-// Predictor returns the simulator of the scenario with overrides applied. Each call writes the
-// candidate profile to a temp file and runs the scenario with hardware.gpu=@that file: the same
-// path a user's --set hardware.gpu=@FILE takes.
+// Predictor returns the simulator of the scenario with overrides applied. Each candidate
+// profile is handed to sim/train in memory (train.Config.GPUProfile); it is the same profile a
+// user's --set hardware.gpu=@FILE loads once fit writes it.
 func (s *trainSimulator) Predictor(overrides []string) (calibrate.Predictor, error) {
 	sc, err := scenarios.Resolve(s.scenario)
 	if err != nil {
 		return nil, err
 	}
-	for _, kv := range overrides {
-		if err := sc.Set(kv); err != nil {
-			return nil, err
-		}
-	}
-	cfg := sc.Config
-	dir, err := os.MkdirTemp("", "gpusim-fit-")
-	if err != nil {
+	if err := sc.SetAll(overrides); err != nil {
 		return nil, err
 	}
-	s.dirs = append(s.dirs, dir)
-	path := dir + "/profile.yaml"
+	cfg := sc.Config
 	return func(p calibrate.Params) (calibrate.Prediction, error) {
 		g := calibrate.ApplyParams(s.base, p)
-		if err := calibrate.WriteFileAtomic(path, g.WriteProfile); err != nil {
-			return calibrate.Prediction{}, err
-		}
 		c := cfg
-		c.GPU = "@" + path
+		c.GPUProfile = &g
 		res, err := train.Run(c)
 		if err != nil {
 			return calibrate.Prediction{}, err

@@ -20,17 +20,24 @@ type Params struct {
 	LaunchOverhead float64 `json:"launch_overhead_s"`
 	// ContextBytes is one process's CUDA context.
 	ContextBytes float64 `json:"context_bytes"`
+	// ConvScale, when positive, multiplies the convolution efficiencies (conv_fp32, conv_tf32,
+	// conv_half) instead of ComputeScale, so that a fit can tell cuDNN convolutions from GEMMs
+	// and element-wise math; 0 = tied to ComputeScale (and not fitted).
+	ConvScale float64 `json:"conv_scale,omitempty"`
 }
 
 func (p Params) vec() []float64 {
-	return []float64{p.ComputeScale, p.MemoryScale, p.LaunchOverhead, p.ContextBytes}
+	return []float64{p.ComputeScale, p.MemoryScale, p.LaunchOverhead, p.ContextBytes, p.ConvScale}
 }
 
 func paramsOf(v []float64) Params {
-	return Params{ComputeScale: v[0], MemoryScale: v[1], LaunchOverhead: v[2], ContextBytes: v[3]}
+	return Params{ComputeScale: v[0], MemoryScale: v[1], LaunchOverhead: v[2], ContextBytes: v[3], ConvScale: v[4]}
 }
 
-var paramNames = [...]string{"compute_scale", "memory_scale", "launch_overhead_s", "context_bytes"}
+var paramNames = [...]string{"compute_scale", "memory_scale", "launch_overhead_s", "context_bytes", "conv_scale"}
+
+// convIndex is ConvScale's place in vec; a zero there is "tied", not a parameter to fit.
+const convIndex = 4
 
 // Prediction is what the simulator says a configuration does.
 type Prediction struct {
@@ -69,8 +76,8 @@ type FitConfig struct {
 // DefaultBounds are wide physical limits: efficiencies scaled by 0.05 to 10 (ApplyParams caps
 // each efficiency at 1), a launch overhead between 0.1 µs and 1 ms, a context between 16 MiB and 8 GiB.
 func DefaultBounds() (lo, hi Params) {
-	return Params{ComputeScale: 0.05, MemoryScale: 0.05, LaunchOverhead: 1e-7, ContextBytes: 16 << 20},
-		Params{ComputeScale: 10, MemoryScale: 10, LaunchOverhead: 1e-3, ContextBytes: 8 << 30}
+	return Params{ComputeScale: 0.05, MemoryScale: 0.05, LaunchOverhead: 1e-7, ContextBytes: 16 << 20, ConvScale: 0.05},
+		Params{ComputeScale: 10, MemoryScale: 10, LaunchOverhead: 1e-3, ContextBytes: 8 << 30, ConvScale: 10}
 }
 
 // Residual compares one observed quantity with the simulator before and after the fit.
@@ -101,10 +108,43 @@ type FitResult struct {
 // Fit finds the parameters that make every observation's prediction match, in log space (so
 // step time and memory weigh by relative error), with a weak pull toward the prior, by
 // Nelder-Mead (the simulator is piecewise and has no gradient). It is deterministic.
+//
+// With a positive Prior.ConvScale the fit runs twice: first with the convolutions tied to
+// ComputeScale, then with ConvScale free, starting from the first answer (so the extra
+// parameter can only lower the loss, never strand the search in a worse basin).
 func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 	if len(obs) == 0 {
 		return nil, errors.New("fit: no observations")
 	}
+	if cfg.Prior.ConvScale > 0 {
+		tied := cfg
+		tied.Prior.ConvScale = 0
+		first, err := fit(obs, tied, nil)
+		if err != nil {
+			return nil, err
+		}
+		start := first.Params
+		start.ConvScale = start.ComputeScale
+		cfg.MaxEvaluations = max(cfg.maxEvaluations()-first.Evaluations, 10)
+		res, err := fit(obs, cfg, &start)
+		if err != nil {
+			return nil, err
+		}
+		res.Evaluations += first.Evaluations
+		return res, nil
+	}
+	return fit(obs, cfg, nil)
+}
+
+func (cfg FitConfig) maxEvaluations() int {
+	if cfg.MaxEvaluations == 0 {
+		return 2000
+	}
+	return cfg.MaxEvaluations
+}
+
+// fit is Fit from start (nil: the prior).
+func fit(obs []Observation, cfg FitConfig, start *Params) (*FitResult, error) {
 	lo, hi := DefaultBounds()
 	if cfg.Min != (Params{}) {
 		lo = cfg.Min
@@ -115,12 +155,19 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 	if cfg.PriorWeight == 0 {
 		cfg.PriorWeight = 1e-4
 	}
-	if cfg.MaxEvaluations == 0 {
-		cfg.MaxEvaluations = 2000
-	}
+	cfg.MaxEvaluations = cfg.maxEvaluations()
 	prior := cfg.Prior.vec()
 	lov, hiv := lo.vec(), hi.vec()
+	if lov[convIndex] == 0 && hiv[convIndex] == 0 { // bounds given before ConvScale existed
+		lov[convIndex], hiv[convIndex] = 0.05, 10
+	}
+	// active are the parameters fitted: all but a tied ConvScale.
+	var active []int
 	for i, p := range prior {
+		if i == convIndex && p == 0 {
+			continue
+		}
+		active = append(active, i)
 		if !(p > 0) {
 			return nil, fmt.Errorf("fit: prior %s = %g, must be positive", paramNames[i], p)
 		}
@@ -134,11 +181,11 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		}
 		before[i] = p
 	}
-	// x[i] = log(p[i]/prior[i]), clamped into the bounds by the objective.
+	// x[j] = log(p[i]/prior[i]) for i = active[j], clamped into the bounds by the objective.
 	toParams := func(x []float64) []float64 {
-		v := make([]float64, len(prior))
-		for i := range prior {
-			v[i] = math.Min(math.Max(prior[i]*math.Exp(x[i]), lov[i]), hiv[i])
+		v := append([]float64(nil), prior...)
+		for j, i := range active {
+			v[i] = math.Min(math.Max(prior[i]*math.Exp(x[j]), lov[i]), hiv[i])
 		}
 		return v
 	}
@@ -166,10 +213,10 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 				sum += sqLogRatio(v[3], o.ContextBytes)
 			}
 		}
-		for i := range x {
+		for j, i := range active {
 			// Bounds: a parameter pushed past its limit costs as if it were there, plus the excess.
 			lx := math.Log(v[i] / prior[i])
-			sum += cfg.PriorWeight*lx*lx + (x[i]-lx)*(x[i]-lx)
+			sum += cfg.PriorWeight*lx*lx + (x[j]-lx)*(x[j]-lx)
 		}
 		return sum
 	}
@@ -180,7 +227,13 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 	// current point, twice. It finds the basin of a parameter whose effect starts only past a
 	// threshold (a launch overhead below the kernels' run time changes nothing), which a local
 	// simplex would never leave.
-	x := make([]float64, len(prior))
+	x := make([]float64, len(active))
+	if start != nil {
+		sv := start.vec()
+		for j, i := range active {
+			x[j] = math.Log(math.Min(math.Max(sv[i], lov[i]), hiv[i]) / prior[i])
+		}
+	}
 	fx := loss(x)
 	for sweep := 0; sweep < 2; sweep++ {
 		for i := range x {
@@ -270,6 +323,9 @@ func (r *FitResult) WriteText(w io.Writer) error {
 	pf("%-22s %14s %14s\n", "parameter", "prior", "fitted")
 	pv, fv := r.Prior.vec(), r.Params.vec()
 	for i, n := range paramNames {
+		if i == convIndex && pv[i] == 0 {
+			continue
+		}
 		pf("%-22s %14.6g %14.6g\n", n, pv[i], fv[i])
 	}
 	nw := len("observation")

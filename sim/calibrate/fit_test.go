@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -105,6 +106,9 @@ func TestFitBoundsAndErrors(t *testing.T) {
 	}
 	lo, hi := DefaultBounds()
 	for i, v := range res.Params.vec() {
+		if i == convIndex && v == 0 {
+			continue // tied to compute_scale
+		}
 		if v < lo.vec()[i] || v > hi.vec()[i] {
 			t.Errorf("fitted %s = %g outside [%g, %g]", paramNames[i], v, lo.vec()[i], hi.vec()[i])
 		}
@@ -177,5 +181,98 @@ func TestApplyParams(t *testing.T) {
 	}
 	if err := g.WriteProfile(io.Discard); err != nil {
 		t.Errorf("ApplyParams made an invalid profile: %v", err)
+	}
+}
+
+// convModel is a synthetic job whose FLOPs split into convolutions and other math, each priced
+// at its own scaled efficiency (ConvScale, or ComputeScale when it is tied), plus launches.
+type convModel struct{ conv, other, kernels float64 }
+
+func (m convModel) predictor() Predictor {
+	return func(p Params) (Prediction, error) {
+		cs := p.ConvScale
+		if cs == 0 {
+			cs = p.ComputeScale
+		}
+		return Prediction{StepTime: m.conv/(400e12*0.31*cs) + m.other/(400e12*0.53*p.ComputeScale) + m.kernels*p.LaunchOverhead}, nil
+	}
+}
+
+// TestFitConvScale: two models that mix convolutions and other math differently, made by a GPU
+// whose convolutions run 1.5x the profile and the rest 0.8x. With the two tied no parameter set
+// fits both; with conv_scale free the fit recovers both scales and both step times.
+func TestFitConvScale(t *testing.T) {
+	truth := Params{ComputeScale: 0.8, MemoryScale: 1, LaunchOverhead: 6e-6, ContextBytes: 528 << 20, ConvScale: 1.5}
+	prior := Params{ComputeScale: 1, MemoryScale: 1, LaunchOverhead: 6e-6, ContextBytes: 528 << 20}
+	models := []convModel{{conv: 3e12, other: 0.3e12, kernels: 600}, {conv: 1e12, other: 2e12, kernels: 200}}
+	var obs []Observation
+	for i, m := range models {
+		p, _ := m.predictor()(truth)
+		obs = append(obs, Observation{Name: fmt.Sprint("model", i), StepTime: p.StepTime, Predict: m.predictor()})
+	}
+	tied, err := Fit(obs, FitConfig{Prior: prior})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior.ConvScale = 1
+	free, err := Fit(obs, FitConfig{Prior: prior})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free.Loss >= tied.Loss {
+		t.Errorf("loss with conv_scale free %g, tied %g: want lower", free.Loss, tied.Loss)
+	}
+	worst := func(r *FitResult) float64 {
+		w := 0.0
+		for _, res := range r.Residuals {
+			w = math.Max(w, math.Abs(res.RelErrAfter()))
+		}
+		return w
+	}
+	if w := worst(tied); w < 0.02 {
+		t.Errorf("tied fit: worst step-time error %.3f, want the two models out of reach of one scale (> 2%%)", w)
+	}
+	if w := worst(free); w > 0.005 {
+		t.Errorf("conv_scale fit: worst step-time error %.4f, want < 0.5%%", w)
+	}
+	got := free.Params
+	if math.Abs(got.ConvScale/truth.ConvScale-1) > 0.02 || math.Abs(got.ComputeScale/truth.ComputeScale-1) > 0.02 {
+		t.Errorf("fitted conv_scale %.3f compute_scale %.3f, want %.2f and %.2f", got.ConvScale, got.ComputeScale, truth.ConvScale, truth.ComputeScale)
+	}
+	var b strings.Builder
+	if err := free.WriteText(&b); err != nil || !strings.Contains(b.String(), "conv_scale") {
+		t.Errorf("WriteText of a conv_scale fit lacks conv_scale (%v):\n%s", err, b.String())
+	}
+	b.Reset()
+	if err := tied.WriteText(&b); err != nil || strings.Contains(b.String(), "conv_scale") {
+		t.Errorf("WriteText of a tied fit prints conv_scale (%v):\n%s", err, b.String())
+	}
+}
+
+func TestApplyParamsConvScale(t *testing.T) {
+	base, err := hw.LookupGPU("h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := base.Efficiency
+	for _, tc := range []struct {
+		p                Params
+		convTF32, tf32   float64
+		convFP32, vector float64
+	}{
+		{Params{ComputeScale: 1.2, MemoryScale: 1, LaunchOverhead: 6e-6, ContextBytes: 1 << 29}, // tied
+			math.Min(b.ConvTF32*1.2, 1), math.Min(b.TF32*1.2, 1), math.Min(b.ConvFP32*1.2, 1), math.Min(b.Vector*1.2, 1)},
+		{Params{ComputeScale: 1.2, MemoryScale: 1, LaunchOverhead: 6e-6, ContextBytes: 1 << 29, ConvScale: 0.5},
+			b.ConvTF32 * 0.5, math.Min(b.TF32*1.2, 1), b.ConvFP32 * 0.5, math.Min(b.Vector*1.2, 1)},
+	} {
+		e := ApplyParams(base, tc.p).Efficiency
+		got := []float64{e.ConvTF32, e.TF32, e.ConvFP32, e.Vector}
+		want := []float64{tc.convTF32, tc.tf32, tc.convFP32, tc.vector}
+		for i := range got {
+			if math.Abs(got[i]-want[i]) > 1e-12 {
+				t.Errorf("ApplyParams(%+v): [conv_tf32 tf32 conv_fp32 vector] = %v, want %v", tc.p, got, want)
+				break
+			}
+		}
 	}
 }

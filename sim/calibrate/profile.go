@@ -167,7 +167,8 @@ func derivePeaks(g *hw.GPU, gi GPUInfo) error {
 }
 
 // PriorParams are the fit parameters a profile starts with: scales of 1 and its own launch
-// overhead and context size.
+// overhead and context size, the convolution efficiencies tied to the compute scale (set
+// ConvScale to 1 to fit them apart).
 func PriorParams(g hw.GPU) Params {
 	return Params{ComputeScale: 1, MemoryScale: 1, LaunchOverhead: g.LaunchOverhead, ContextBytes: float64(g.ContextBytes)}
 }
@@ -179,7 +180,8 @@ const maxEfficiency = 1.0
 // ApplyParams returns g with p applied: ComputeScale multiplies the compute efficiencies (the
 // fractions of a peak FLOP rate: fp32, tf32, half, vector and every conv_* path), MemoryScale
 // the memory efficiencies (memory and each memory_by_kind entry), each capped at 1 (the peak);
-// LaunchOverhead and ContextBytes replace the profile's. Ratios between paths (attention,
+// a positive ConvScale multiplies the conv_* ones instead of ComputeScale; LaunchOverhead and
+// ContextBytes replace the profile's. Ratios between paths (attention,
 // pseudo_half), ramps, gaps and PCIe are left alone.
 func ApplyParams(g hw.GPU, p Params) hw.GPU {
 	e := g.Efficiency
@@ -194,6 +196,8 @@ func ApplyParams(g hw.GPU, p Params) hw.GPU {
 			continue
 		}
 		switch {
+		case strings.HasPrefix(key, "conv_") && p.ConvScale > 0:
+			f.SetFloat(sc(f.Float(), p.ConvScale))
 		case key == "fp32" || key == "tf32" || key == "half" || key == "vector" || strings.HasPrefix(key, "conv_"):
 			f.SetFloat(sc(f.Float(), p.ComputeScale))
 		case key == "memory":
