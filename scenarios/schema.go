@@ -36,6 +36,7 @@ var schema = []field{
 	{"seed", "int", "seed of every random stream", func(c *train.Config, n *yaml.Node) error { return uint64Val(n, &c.Seed) }},
 	{"hardware.gpu", "string", "GPU profile (gpusim list devices) or @file", func(c *train.Config, n *yaml.Node) error { return str(n, &c.GPU) }},
 	{"hardware.count", "int", "physical GPUs on the host", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.GPUCount) }},
+	{"hardware.host.profile", "string", "host profile (h200-vm, dgx-a100, dgx-1, workstation): tf.data's cores, RAM and disk", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Host) }},
 	{"hardware.host.cores", "int", "host CPU cores (tf.data's thread pool and AUTOTUNE budget)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.HostCores) }},
 	{"cuda_visible_devices", "string", "CUDA_VISIBLE_DEVICES of the training process", func(c *train.Config, n *yaml.Node) error {
 		var s string

@@ -40,6 +40,11 @@ allocator (so growth, fragmentation and OOM happen as in TF), all-reduce between
 input pipeline. SCENARIO is a YAML file or a built-in name (gpusim list scenarios); none means
 the built-in "default". --set overrides one scenario key, with YAML values; it may repeat.
 
+The report ends with a diagnosis: input-bound, compute-bound or communication-bound, with the
+evidence. An input-bound run also re-simulates each tf.data change that may help (parallel
+map, prefetch, both, cache, a larger batch) and names the one that helps most; other runs
+re-simulate nothing.
+
 An OOM the scenario predicts is a result (exit 0): -o json says "oom": true and gives TF's
 message. Bad scenarios and bad --set values exit 2 naming the file:line (or the --set) and key.
 
@@ -102,6 +107,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 			}
 			return usagef("%s: %s: %v", place, fe.Field, fe.Err)
 		}
+		return fmt.Errorf("run %s: %w", sc.Name, err)
+	}
+	if err := addRemedies(fs.Arg(0), *sets, sc.Config, res); err != nil {
 		return fmt.Errorf("run %s: %w", sc.Name, err)
 	}
 	if *plotDir != "" {

@@ -84,6 +84,12 @@ func fromResult(label string, params []RunParam, res *train.Result, extra any) R
 		}
 		if res.OOM != nil && res.OOM.Device == d.Name {
 			m.OOMs = append(m.OOMs, res.OOM.Time)
+			if w := res.OOM.Wait; w > 0 {
+				// BFC's AllocateRawInternalWithRetry waited for frees before it gave up.
+				tl.Spans = append(tl.Spans, TraceSpan{Device: i, Track: TrackAllocator, Name: "OOM retry wait", Step: res.OOM.Step - 1,
+					Start: sim.FromSeconds(res.OOM.Time - w), Dur: sim.FromSeconds(w), Args: map[string]string{
+						"requested_bytes": fmt.Sprint(res.OOM.Requested), "op": res.OOM.Op}})
+			}
 			tl.Spans = append(tl.Spans, TraceSpan{Device: i, Track: TrackAllocator, Name: "OOM", Step: res.OOM.Step - 1,
 				Start: sim.FromSeconds(res.OOM.Time), Args: map[string]string{
 					"message": res.OOM.Message, "op": res.OOM.Op, "tensor": res.OOM.Tensor,

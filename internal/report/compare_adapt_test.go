@@ -111,14 +111,25 @@ func TestFromResultPlotsAndTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := parseTrace(t, buf.Bytes())
-	var oom, counters int
+	var oom, counters, waits int
 	for _, ev := range tr.TraceEvents {
 		if ev.Ph == "i" && ev.Name == "OOM" {
 			oom++
 		}
+		// BFC waited kMaxMillisToWait (10 s) for frees before it failed: a span on the
+		// allocator's track.
+		if ev.Ph == "X" && ev.Name == "OOM retry wait" && ev.Cat == TrackAllocator {
+			waits++
+			if ev.Dur != 10e6 {
+				t.Errorf("OOM retry wait lasts %v µs, want 10 s", ev.Dur)
+			}
+		}
 		if ev.Ph == "C" {
 			counters++
 		}
+	}
+	if waits != 1 {
+		t.Errorf("trace of the OOM run has %d OOM retry wait spans, want 1", waits)
 	}
 	if oom == 0 || counters == 0 {
 		t.Errorf("trace of the OOM run: %d OOM instants, %d counter events; want both > 0", oom, counters)

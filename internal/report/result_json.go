@@ -46,6 +46,11 @@ type ResultJSON struct {
 	Notes              []string       `json:"notes,omitempty"`
 	WorkspaceFallbacks int            `json:"workspace_fallbacks"`
 	Events             uint64         `json:"events"`
+	// The input pipeline and the diagnosis (result_input.go).
+	Input              *InputJSON       `json:"input,omitempty"`
+	Epochs             []EpochJSON      `json:"epochs,omitempty"`
+	UtilizationSamples []UtilSeriesJSON `json:"gpu_utilization_samples,omitempty"`
+	Diagnosis          *DiagnosisJSON   `json:"diagnosis,omitempty"`
 }
 
 // DeviceJSON is one logical GPU of the training process.
@@ -168,6 +173,7 @@ func NewResultJSON(res *train.Result) ResultJSON {
 	for _, p := range res.Processes {
 		j.Processes = append(j.Processes, ProcessJSON{Name: p.Name, PoolBytes: p.PoolBytes, Error: p.Err})
 	}
+	inputJSON(&j, res)
 	return j
 }
 

@@ -144,6 +144,8 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 		}
 	}
 
+	writeInputText(p, res)
+
 	if len(res.Physical) > 0 {
 		var parts []string
 		for _, g := range res.Physical {

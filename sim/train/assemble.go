@@ -84,6 +84,7 @@ func (r *runner) result() *Result {
 		}
 	}
 	res.ScalingEfficiency = r.scalingEfficiency(res)
+	r.inputResult(res)
 	return res
 }
 

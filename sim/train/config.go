@@ -45,6 +45,10 @@ type System struct {
 	// HostCores is the host's schedulable CPU cores, used by the input pipeline (0 = the
 	// pipeline's host: Input.Pipeline.Host.Cores).
 	HostCores int
+	// Host is the hw host profile ("h200-vm", "dgx-a100", ...; "" = hw.DefaultHost()) whose
+	// cores, RAM and disk bandwidth the tf.data pipeline runs on, where the input section
+	// leaves pipeline's defaults.
+	Host string
 	// CUDAVisibleDevices is the CUDA_VISIBLE_DEVICES value the process starts with; nil means
 	// unset (every GPU visible). Env["CUDA_VISIBLE_DEVICES"] sets it too.
 	CUDAVisibleDevices *string

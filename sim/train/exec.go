@@ -2,6 +2,8 @@ package train
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/models"
@@ -59,6 +61,7 @@ func (r *runner) startStep() {
 		rep.cat = [numCats]sim.Time{}
 		rep.mark = r.stepStart
 		rep.trace = rep.trace[:0]
+		rep.stepBusyIvs = rep.stepBusyIvs[:0]
 		rep.busyAtStart = rep.busy
 		if r.step <= len(rep.profiles) {
 			st := rep.alloc.Stats()
@@ -211,6 +214,7 @@ func (r *runner) opStart(rep *replica) {
 		r.recordMem(rep, t.Bytes)
 	}
 	rep.busy += op.cost.exec
+	r.addBusy(rep, r.eng.Now(), r.eng.Now()+op.cost.exec)
 	r.eng.At(r.eng.Now()+op.cost.exec, rep.onEnd)
 }
 
@@ -343,6 +347,7 @@ func (r *runner) barrier(rep *replica) {
 		for _, rp := range r.replicas {
 			r.spans = append(r.spans, Span{Device: rp.id, Track: TrackAllReduce, Name: r.allReduce.Impl, Step: r.step - 1,
 				Start: now.Seconds(), Dur: arTime.Seconds()})
+			r.addBusy(rp, now, now+arTime) // NCCL's kernels count for nvidia-smi
 		}
 	}
 }
@@ -436,12 +441,13 @@ func (r *runner) fail(rep *replica, t models.Tensor, op string) {
 	if r.step == 0 {
 		res.MicroStep = 0
 	}
-	msg := allocator.TensorMessage(tensorShape(t), tensorDType(t), rep.device, rep.alloc.Name())
+	msg := allocator.TensorMessage(r.tensorShape(t, rep), tfDType(t.DType), rep.device, rep.alloc.Name())
 	res.Message = "ResourceExhaustedError: " + msg
 	if o != nil {
 		res.Log = o.Log
 		res.Fragmentation = o.Fragmentation
 		res.Time += o.Wait.Seconds()
+		res.Wait = o.Wait.Seconds()
 	}
 	r.oom = res
 	r.end = r.eng.Now()
@@ -494,4 +500,28 @@ func (r *runner) recordStepSeries(start, end sim.Time) {
 		}
 		r.util = append(r.util, UtilPoint{Device: rp.id, T: start.Seconds(), Busy: busy})
 	}
+}
+
+// tensorShape returns the shape TF would print for t: for a layer's output ("conv1_conv/Conv"
+// is layer conv1_conv's) whose size matches [batch, output shape...], that shape; else the
+// flat element count (models.Tensor carries no shape).
+func (r *runner) tensorShape(t models.Tensor, rep *replica) string {
+	elems := t.Bytes / max(t.DType.Size(), 1)
+	layer, _, _ := strings.Cut(t.Name, "/")
+	batch := int64(r.plan(rep).batch)
+	for _, l := range r.model.Layers {
+		if l.Name != layer || len(l.OutputShape) == 0 {
+			continue
+		}
+		n := batch
+		dims := []string{strconv.FormatInt(batch, 10)}
+		for _, d := range l.OutputShape {
+			n *= int64(d)
+			dims = append(dims, strconv.Itoa(d))
+		}
+		if n == elems {
+			return "[" + strings.Join(dims, ",") + "]"
+		}
+	}
+	return "[" + strconv.FormatInt(elems, 10) + "]"
 }

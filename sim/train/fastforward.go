@@ -103,6 +103,7 @@ func (r *runner) fastForward() {
 		for _, rep := range r.replicas {
 			rep.busyAtStart = rep.busy
 			rep.busy += rep.stepBusy
+			r.replayBusy(rep, stepStart)
 			// The trace of the last step is in prevTrace after canFastForward's swap.
 			for _, m := range rep.prevTrace {
 				rep.sampler.record(start+m.at, m.inUse, m.pool)

@@ -14,14 +14,17 @@ type inputSource interface {
 	Get(fn func())
 }
 
-// newInput returns the tf.data pipeline for cfg on engine e, nil when the batches are
-// synthetic (already on the GPU).
-func newInput(e *sim.Engine, cfg Config) inputSource {
+// newInput returns the tf.data pipeline for cfg on engine e feeding replicas GPUs, nil when
+// the batches are synthetic (already on the GPU).
+func newInput(e *sim.Engine, cfg Config, replicas int) (inputSource, error) {
 	if cfg.Input == nil {
-		return nil
+		return nil, nil
 	}
-	p := pipeline.New(e, cfg.Input.pipelineConfig(cfg.Batch, cfg.AccumulationSteps, cfg.HostCores), sim.Stream(cfg.Seed, "input"))
-	return pipelineSource{p}
+	pc, err := inputConfig(cfg, replicas)
+	if err != nil {
+		return nil, err
+	}
+	return pipelineSource{pipeline.New(e, pc, sim.Stream(cfg.Seed, "input"))}, nil
 }
 
 // pipelineSource adapts pipeline.Pipeline to inputSource.

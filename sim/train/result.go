@@ -75,6 +75,18 @@ type Result struct {
 	Events uint64
 	// Notes are facts worth telling the user (an environment variable overriding a setting).
 	Notes []string
+	// Input is the tf.data pipeline's statistics at the end (nil without a pipeline; its
+	// buffer level is in InputBuffer); Epochs the step times split by dataset epoch.
+	Input  *InputStats
+	Epochs []Epoch
+	// GPUSeries is each GPU's utilization as nvidia-smi samples it (input.go).
+	GPUSeries []UtilSeries
+	// Diagnosis says whether the run is input-, compute- or communication-bound, with the
+	// evidence (nil when no step completed).
+	Diagnosis *Diagnosis
+	// Remedies are the changes that would feed an input-bound run, re-simulated, best first;
+	// gpusim run fills them (Remedies), train.Run leaves them empty.
+	Remedies []Remedy
 }
 
 // Span tracks, as report's trace names them.
@@ -147,6 +159,9 @@ type OOM struct {
 	Log string
 	// Time is the virtual time of the failure in seconds.
 	Time float64
+	// Wait is how long the allocator waited for frees before failing (BFC's retry, up to
+	// kMaxMillisToWait = 10 s), seconds; it ends at Time.
+	Wait float64
 	// Fragmentation is (free - largest free chunk) / free in the pool at the failure.
 	Fragmentation float64
 }

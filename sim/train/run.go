@@ -105,6 +105,9 @@ type replica struct {
 	cat        [numCats]sim.Time
 	busy       sim.Time
 
+	meter       busyMeter  // kernel time in nvidia-smi sample windows
+	stepBusyIvs []busySpan // this step's kernels, relative to its start, for fast-forward
+
 	sampler  *sampler
 	profiles [2]*sampler // memory within steps 1 and 2, relative to the step's start
 	growth   []PoolChange
@@ -213,7 +216,9 @@ func newRunner(cfg Config) (*runner, error) {
 	if err := r.setupPlans(); err != nil {
 		return nil, err
 	}
-	r.input = newInput(r.eng, cfg)
+	if r.input, err = newInput(r.eng, cfg, len(r.replicas)); err != nil {
+		return nil, err
+	}
 	r.ffPossible = cfg.FastForward && r.input == nil
 	for _, rep := range r.replicas {
 		if !fastForwardable(rep.alloc) {
