@@ -2,8 +2,6 @@ package train
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/models"
@@ -441,7 +439,7 @@ func (r *runner) fail(rep *replica, t models.Tensor, op string) {
 	if r.step == 0 {
 		res.MicroStep = 0
 	}
-	msg := allocator.TensorMessage(r.tensorShape(t, rep), tfDType(t.DType), rep.device, rep.alloc.Name())
+	msg := allocator.TensorMessage(tensorShape(t), tensorDType(t), rep.device, rep.alloc.Name())
 	res.Message = "ResourceExhaustedError: " + msg
 	if o != nil {
 		res.Log = o.Log
@@ -500,28 +498,4 @@ func (r *runner) recordStepSeries(start, end sim.Time) {
 		}
 		r.util = append(r.util, UtilPoint{Device: rp.id, T: start.Seconds(), Busy: busy})
 	}
-}
-
-// tensorShape returns the shape TF would print for t: for a layer's output ("conv1_conv/Conv"
-// is layer conv1_conv's) whose size matches [batch, output shape...], that shape; else the
-// flat element count (models.Tensor carries no shape).
-func (r *runner) tensorShape(t models.Tensor, rep *replica) string {
-	elems := t.Bytes / max(t.DType.Size(), 1)
-	layer, _, _ := strings.Cut(t.Name, "/")
-	batch := int64(r.plan(rep).batch)
-	for _, l := range r.model.Layers {
-		if l.Name != layer || len(l.OutputShape) == 0 {
-			continue
-		}
-		n := batch
-		dims := []string{strconv.FormatInt(batch, 10)}
-		for _, d := range l.OutputShape {
-			n *= int64(d)
-			dims = append(dims, strconv.Itoa(d))
-		}
-		if n == elems {
-			return "[" + strings.Join(dims, ",") + "]"
-		}
-	}
-	return "[" + strconv.FormatInt(elems, 10) + "]"
 }
