@@ -130,41 +130,123 @@ func TestCalibrateUsage(t *testing.T) {
 	}
 }
 
-// The whole path on the H200 recordings: fit the H200 profile to the PyTorch ResNet-50 traces
-// (batch 64 and 128) through sim/train, write the calibrated profile, and load it back.
-func TestCalibrateFitFixtures(t *testing.T) {
+// The whole path, without a GPU: inventory (NVML faked) writes a profile that gpusim run takes
+// as --set hardware.gpu=@FILE; record (NVML faked) captures a job's step times; fit calibrates
+// the H200 profile on the PyTorch ResNet-50 recordings (batch 64 and 128) through sim/train and
+// writes a profile that gpusim run takes too; and that profile predicts two models outside the
+// fit (MobileNetV2 and VGG16, recorded on the same H200) better than the uncalibrated one.
+func TestCalibrateWholePath(t *testing.T) {
 	const td = "../../sim/calibrate/testdata/"
-	prof := filepath.Join(t.TempDir(), "h200-calibrated.yaml")
-	var stdout bytes.Buffer
-	args := []string{"fit", td + "torch-resnet50-b64.json.gz", td + "torch-resnet50-b128.json.gz:batch=128",
-		"--scenario", td + "torch-h200.yaml", "--no-memory", "--max-runs", "200", "--profile-out", prof, "-o", "json"}
-	if err := runCalibrate(context.Background(), &stdout, &stdout, args, openFake(&fakeGPUs{})); err != nil {
-		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, stdout.String())
+	dir := t.TempDir()
+	ctx := context.Background()
+	stepTime := func(args ...string) float64 {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(ctx, &out, &out, append([]string{"run", td + "torch-h200.yaml", "-o", "json"}, args...)); err != nil {
+			t.Fatalf("gpusim run %s: %v\n%s", strings.Join(args, " "), err, out.String())
+		}
+		var r struct {
+			StepTime float64 `json:"step_time_s"`
+			OOM      bool    `json:"oom"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil || r.OOM || r.StepTime <= 0 {
+			t.Fatalf("gpusim run %s: step time %g, oom %v, %v", strings.Join(args, " "), r.StepTime, r.OOM, err)
+		}
+		return r.StepTime
 	}
-	var out struct {
-		Fit calibrate.FitResult `json:"fit"`
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+
+	// Inventory: its profile is accepted by run, unquoted.
+	inv := filepath.Join(dir, "inventory.yaml")
+	var out bytes.Buffer
+	if err := runCalibrate(ctx, &out, &out, []string{"inventory", "--profile-out", inv}, openFake(&fakeGPUs{})); err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Fit.Residuals) != 4 {
-		t.Fatalf("residuals = %+v, want step time and context of 2 traces", out.Fit.Residuals)
+	// It keeps the built-in h200's peaks and efficiencies; NVML's memory size and PCIe link
+	// move the step time by a few parts per million at most.
+	if a, b := stepTime("--set", "hardware.gpu=@"+inv), stepTime(); math.Abs(a/b-1) > 1e-3 {
+		t.Errorf("the inventory profile of an H200 gives %g s, the built-in h200 %g s", a, b)
 	}
-	for _, r := range out.Fit.Residuals {
-		if math.Abs(r.RelErrAfter()) > math.Abs(r.RelErrBefore()) {
-			t.Errorf("%s %s: error %+.3f after the fit, %+.3f before", r.Observation, r.Quantity, r.RelErrAfter(), r.RelErrBefore())
+
+	// Record: a job that prints the ResNet-50 recording's output; the trace gives the same steps.
+	rec, err := calibrate.LoadTrace(td + "torch-resnet50-b64.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines strings.Builder
+	for _, l := range rec.Lines {
+		lines.WriteString(l.Text + "\n")
+	}
+	job := filepath.Join(dir, "job.txt")
+	if err := os.WriteFile(job, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(dir, "trace.json")
+	out.Reset()
+	if err := runCalibrate(ctx, &out, &out, []string{"record", "-q", "--interval", "10ms", "-o", trace, "--", "cat", job}, openFake(&fakeGPUs{})); err != nil {
+		t.Fatalf("record: %v\n%s", err, out.String())
+	}
+	got, err := calibrate.LoadTrace(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := calibrate.StepTimes(rec.Lines, nil, -1)
+	if s, err := calibrate.StepTimes(got.Lines, nil, -1); err != nil || s.Median != want.Median || len(got.Samples) == 0 {
+		t.Errorf("recorded trace: median step %v (%v), %d samples; want %v and samples", s.Median, err, len(got.Samples), want.Median)
+	}
+
+	// Fit on the H200 recordings.
+	prof := filepath.Join(dir, "h200-calibrated.yaml")
+	out.Reset()
+	args := []string{"fit", td + "torch-resnet50-b64.json.gz", td + "torch-resnet50-b128.json.gz:batch=128",
+		"--scenario", td + "torch-h200.yaml", "--no-memory", "--max-runs", "400", "--profile-out", prof, "-o", "json"}
+	if err := runCalibrate(ctx, &out, &out, args, openFake(&fakeGPUs{})); err != nil {
+		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	var fit struct {
+		Fit calibrate.FitResult `json:"fit"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &fit); err != nil {
+		t.Fatal(err)
+	}
+	if len(fit.Fit.Residuals) != 4 {
+		t.Fatalf("residuals = %+v, want step time and context of 2 traces", fit.Fit.Residuals)
+	}
+	for _, r := range fit.Fit.Residuals {
+		if math.Abs(r.RelErrAfter()) > math.Abs(r.RelErrBefore()) || math.Abs(r.RelErrAfter()) > 0.02 {
+			t.Errorf("%s %s: error %+.3f after the fit, %+.3f before; want within 2%%", r.Observation, r.Quantity, r.RelErrAfter(), r.RelErrBefore())
 		}
 	}
 	g, err := hw.LookupGPU("@" + prof)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Name != "h200-calibrated" || g.LaunchOverhead != out.Fit.Params.LaunchOverhead {
-		t.Errorf("calibrated profile: name %q launch %g, want h200-calibrated, %g", g.Name, g.LaunchOverhead, out.Fit.Params.LaunchOverhead)
+	if g.Name != "h200-calibrated" || g.LaunchOverhead != fit.Fit.Params.LaunchOverhead {
+		t.Errorf("calibrated profile: name %q launch %g, want h200-calibrated, %g", g.Name, g.LaunchOverhead, fit.Fit.Params.LaunchOverhead)
 	}
 	// The context is the PyTorch context the traces show (612 MiB).
 	if got := g.ContextBytes >> 20; got < 600 || got > 624 {
 		t.Errorf("calibrated context = %d MiB, want about 612", got)
+	}
+
+	// Transfer: models outside the fit, measured on the same H200 (sim/calibrate/testdata).
+	for _, m := range []struct {
+		model, trace string
+	}{{"mobilenetv2", "torch-mobilenet_v2-b64.json.gz"}, {"vgg16", "torch-vgg16-b64.json.gz"}} {
+		tr, err := calibrate.LoadTrace(td + m.trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err := calibrate.StepTimes(tr.Lines, nil, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := stepTime("--set", "model="+m.model)
+		after := stepTime("--set", "model="+m.model, "--set", "hardware.gpu=@"+prof)
+		eb, ea := before/steps.Median-1, after/steps.Median-1
+		t.Logf("%s: measured %.2f ms, uncalibrated %.2f ms (%+.1f%%), calibrated %.2f ms (%+.1f%%)", m.model, 1e3*steps.Median, 1e3*before, 100*eb, 1e3*after, 100*ea)
+		if math.Abs(ea) >= math.Abs(eb) {
+			t.Errorf("%s: calibrated error %+.1f%%, uncalibrated %+.1f%%: the calibration did not transfer", m.model, 100*ea, 100*eb)
+		}
 	}
 }
 

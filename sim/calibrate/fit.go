@@ -109,9 +109,10 @@ type FitResult struct {
 // step time and memory weigh by relative error), with a weak pull toward the prior, by
 // Nelder-Mead (the simulator is piecewise and has no gradient). It is deterministic.
 //
-// With a positive Prior.ConvScale the fit runs twice: first with the convolutions tied to
-// ComputeScale, then with ConvScale free, starting from the first answer (so the extra
-// parameter can only lower the loss, never strand the search in a worse basin).
+// With a positive Prior.ConvScale the fit runs first with the convolutions tied to
+// ComputeScale, then twice with ConvScale free, from that answer and from the prior, and keeps
+// the lower loss (so the extra parameter never strands the search in a worse basin than the
+// tied fit's).
 func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 	if len(obs) == 0 {
 		return nil, errors.New("fit: no observations")
@@ -123,14 +124,27 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Two searches with conv_scale free, one from the tied answer and one from the prior,
+		// sharing what is left of the budget: the simulator's loss has several basins, and
+		// either start may find the lower one.
 		start := first.Params
 		start.ConvScale = start.ComputeScale
-		cfg.MaxEvaluations = max(cfg.maxEvaluations()-first.Evaluations, 10)
+		left := max(cfg.maxEvaluations()-first.Evaluations, 20)
+		cfg.MaxEvaluations = left / 2
 		res, err := fit(obs, cfg, &start)
 		if err != nil {
 			return nil, err
 		}
-		res.Evaluations += first.Evaluations
+		cfg.MaxEvaluations = left - res.Evaluations
+		other, err := fit(obs, cfg, nil)
+		if err != nil {
+			return nil, err
+		}
+		evals := first.Evaluations + res.Evaluations + other.Evaluations
+		if other.Loss < res.Loss {
+			res = other
+		}
+		res.Evaluations = evals
 		return res, nil
 	}
 	return fit(obs, cfg, nil)
