@@ -199,6 +199,14 @@ func NewBFC(name string, limit int64, opts BFCOptions, sub SubAllocator) *BFC {
 	return a
 }
 
+// addr is the address of the chunk behind h; 0 for the 0-byte allocation and failed ones.
+func (a *BFC) addr(h Handle) int64 {
+	if h < 0 || int(h) >= len(a.chunks) {
+		return 0
+	}
+	return a.chunks[h].addr
+}
+
 // Name is the allocator's name, e.g. "GPU_0_bfc".
 func (a *BFC) Name() string { return a.name }
 

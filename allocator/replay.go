@@ -14,6 +14,9 @@ import (
 // jax.Device.memory_stats().
 const ReplayHeader = "op,id,bytes,result,bytes_in_use,peak_bytes_in_use,pool_bytes,peak_pool_bytes,largest_free_block_bytes,num_allocs,largest_alloc_size,bytes_limit"
 
+// ReplayHeaderPtr is ReplayHeader with record_ptr.py's ptr column (--with-ptr).
+const ReplayHeaderPtr = ReplayHeader + ",ptr"
+
 // Trace operations.
 const (
 	OpAlloc = "alloc"
@@ -30,14 +33,20 @@ type TraceOp struct {
 	ID    int64 // as written in the trace (or assigned in order for an alloc without one)
 	Bytes int64
 	Line  int // line number in the file, for messages
-	slot  int32
+	// Ptr is the device address in the trace's optional ptr column (record_ptr.py): the buffer an
+	// alloc row created or a free row released; 0 when the trace has no ptr column or the row none.
+	Ptr  int64
+	slot int32
 }
 
 // Trace is a parsed allocation trace.
 type Trace struct {
-	Name  string
-	Ops   []TraceOp
-	slots int
+	Name string
+	Ops  []TraceOp
+	// HasPtr says the trace has a ptr column: Replay then places each region the allocator grows
+	// at the address the driver gave it on the real GPU (see Replay).
+	HasPtr bool
+	slots  int
 }
 
 // TraceError is bad input in a trace: it names the file, line and field.
@@ -60,8 +69,8 @@ func (e *TraceError) Unwrap() error { return e.Err }
 // ErrBadTrace is wrapped by every TraceError.
 var ErrBadTrace = errors.New("bad trace")
 
-// ReadTrace parses a CSV trace with a header naming at least the columns op and bytes; id is
-// optional (more columns are ignored). An alloc row with no id column or an empty id gets the
+// ReadTrace parses a CSV trace with a header naming at least the columns op and bytes; id and
+// ptr (a device address, decimal or 0x-hex) are optional (more columns are ignored). An alloc row with no id column or an empty id gets the
 // next id in order (0, 1, 2, ... counting allocs); a free must name the id of an earlier alloc.
 // Ops are alloc, free and init; anything else is an error, as are negative sizes, a free of an
 // unknown id, a missing column and a truncated line.
@@ -72,7 +81,7 @@ func ReadTrace(r io.Reader, name string) (*Trace, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	tr := &Trace{Name: name}
-	colOp, colID, colBytes, ncols := -1, -1, -1, 0
+	colOp, colID, colBytes, colPtr, ncols := -1, -1, -1, -1, 0
 	line := 0
 	ids := map[int64]int32{}  // trace id -> slot of the live allocation
 	known := map[int64]bool{} // every id ever allocated
@@ -96,6 +105,8 @@ func ReadTrace(r io.Reader, name string) (*Trace, error) {
 					colID = i
 				case "bytes":
 					colBytes = i
+				case "ptr":
+					colPtr = i
 				}
 			}
 			if colOp < 0 {
@@ -104,6 +115,7 @@ func ReadTrace(r io.Reader, name string) (*Trace, error) {
 			if colBytes < 0 {
 				return nil, bad(line, "bytes", "missing column bytes in header %q", raw)
 			}
+			tr.HasPtr = colPtr >= 0
 			continue
 		}
 		if len(f) < ncols {
@@ -133,6 +145,15 @@ func ReadTrace(r io.Reader, name string) (*Trace, error) {
 			op.Bytes = v
 		} else if op.Op == OpAlloc {
 			return nil, bad(line, "bytes", "empty size")
+		}
+		if colPtr >= 0 {
+			if pf := bytes.TrimSpace(f[colPtr]); len(pf) > 0 {
+				v, err := parsePtr(pf)
+				if err != nil {
+					return nil, bad(line, "ptr", "%v", err)
+				}
+				op.Ptr = v
+			}
 		}
 		switch op.Op {
 		case OpAlloc:
@@ -182,6 +203,22 @@ func ReadTrace(r io.Reader, name string) (*Trace, error) {
 	return tr, nil
 }
 
+// parsePtr reads a device address: decimal as record_ptr.py writes it, or 0x-prefixed hex.
+func parsePtr(b []byte) (int64, error) {
+	s := string(b)
+	var v int64
+	var err error
+	if h, ok := strings.CutPrefix(s, "0x"); ok {
+		v, err = strconv.ParseInt(h, 16, 64)
+	} else {
+		v, err = strconv.ParseInt(s, 10, 64)
+	}
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("not an address: %q", s)
+	}
+	return v, nil
+}
+
 // splitComma splits a CSV line on commas (trace fields are plain integers and words: no quoting).
 func splitComma(b []byte, out [][]byte) [][]byte {
 	for {
@@ -201,11 +238,19 @@ type ReplayConfig struct {
 	Variant               Variant
 	GarbageCollection     bool
 	FragmentationFraction float64
+	// IgnorePtr places regions with the model of the driver (vaSpace) even when the trace has
+	// a ptr column (--ignore-ptr): what a simulation without recorded addresses gets.
+	IgnorePtr bool
+	// WithPtr makes WriteReplay append a ptr column: the simulated address of the chunk an alloc
+	// row got or a free row released (0 for init and OOM rows), as record_ptr.py records it.
+	WithPtr bool
 }
 
 // NewReplayAllocator builds the BFC allocator a replay uses: "GPU_0_bfc" on an unlimited device
 // (the limit is the allocator's own), retrying as TF and JAX do.
-func NewReplayAllocator(cfg ReplayConfig) *BFC {
+func NewReplayAllocator(cfg ReplayConfig) *BFC { return newReplayAllocator(cfg, nil) }
+
+func newReplayAllocator(cfg ReplayConfig, sub SubAllocator) *BFC {
 	o := BFCOptions{
 		AllowGrowth:           cfg.Growth,
 		GarbageCollection:     cfg.GarbageCollection,
@@ -214,7 +259,7 @@ func NewReplayAllocator(cfg ReplayConfig) *BFC {
 		Variant:               cfg.Variant,
 		NoOOMLog:              true,
 	}
-	return NewBFC("GPU_0_bfc", cfg.Limit, o, nil)
+	return NewBFC("GPU_0_bfc", cfg.Limit, o, sub)
 }
 
 // ReplayRow is one output row.
@@ -224,10 +269,61 @@ type ReplayRow struct {
 	Bytes int64
 	OK    bool
 	Stats Stats
+	// Ptr is the simulated address of the chunk the alloc got or the free released (0 for init,
+	// OOM, 0-byte allocations and frees of those).
+	Ptr int64
+}
+
+// recordedSub is an unlimited device that places every region where the recording's driver
+// did: at the ptr of the alloc row that grew the pool. That row's buffer is the new region's
+// first chunk (the bins held no fitting chunk before Extend, and a new region's only chunk is
+// its whole range, carved from its low end), so its address is the region's base. Verified on
+// every trace in testdata/traces-ptr: every later address of the region lies inside it, and
+// replaying with WithPtr reproduces every recorded address.
+type recordedSub struct {
+	ptr     int64 // the current alloc row's recorded ptr
+	used    bool  // a region was already placed at ptr in this row
+	regions [][2]int64
+	err     error
+}
+
+func (s *recordedSub) Alloc(n int64) (int64, bool) {
+	if s.err != nil {
+		return 0, false
+	}
+	if s.ptr == 0 {
+		s.err = errors.New("the alloc grows the pool but has no ptr (want the address of the new region's first chunk)")
+		return 0, false
+	}
+	if s.used {
+		s.err = fmt.Errorf("the alloc grows the pool twice; only one region base is recorded (%#x)", s.ptr)
+		return 0, false
+	}
+	for _, r := range s.regions {
+		if s.ptr < r[0]+r[1] && r[0] < s.ptr+n {
+			s.err = fmt.Errorf("region [%#x, %#x) at the recorded ptr overlaps the region [%#x, %#x)", s.ptr, s.ptr+n, r[0], r[0]+r[1])
+			return 0, false
+		}
+	}
+	s.used = true
+	s.regions = append(s.regions, [2]int64{s.ptr, n})
+	return s.ptr, true
+}
+
+func (s *recordedSub) Free(addr, n int64) {
+	for i, r := range s.regions {
+		if r[0] == addr {
+			s.regions = append(s.regions[:i], s.regions[i+1:]...)
+			return
+		}
+	}
 }
 
 // Replay runs the trace on a fresh allocator and calls emit after every op with the statistics
-// right after it. A free of an id whose alloc failed (OOM) changes nothing.
+// right after it. A free of an id whose alloc failed (OOM) changes nothing. When the trace has a
+// ptr column (and cfg.IgnorePtr is false), each region is placed at the recorded address of the
+// alloc that grew the pool, so ties between equal-size chunks of different regions break as on
+// the recording GPU; otherwise regions are placed by the model of the driver (vaSpace).
 func Replay(tr *Trace, cfg ReplayConfig, emit func(ReplayRow)) error {
 	if cfg.Variant != Classic && cfg.Growth {
 		return fmt.Errorf("variant %v needs --mode preallocate: spatial partitioning requires a single fixed address range", cfg.Variant)
@@ -235,26 +331,41 @@ func Replay(tr *Trace, cfg ReplayConfig, emit func(ReplayRow)) error {
 	if cfg.Limit <= 0 {
 		return fmt.Errorf("limit must be positive, got %d", cfg.Limit)
 	}
-	a := NewReplayAllocator(cfg)
+	var rec *recordedSub
+	var sub SubAllocator
+	if tr.HasPtr && !cfg.IgnorePtr {
+		rec = &recordedSub{}
+		sub = rec
+	}
+	a := newReplayAllocator(cfg, sub)
 	handles := make([]Handle, tr.slots)
 	for i := range tr.Ops {
 		op := &tr.Ops[i]
 		ok := true
+		var ptr int64
 		switch op.Op {
 		case OpAlloc:
+			if rec != nil {
+				rec.ptr, rec.used = op.Ptr, false
+			}
 			h, got := a.Allocate(op.Bytes)
+			if rec != nil && rec.err != nil {
+				return &TraceError{File: tr.Name, Line: op.Line, Field: "ptr", Err: fmt.Errorf("%w: %w", ErrBadTrace, rec.err)}
+			}
 			ok = got
 			if !got {
 				h = oomHandle
 			}
 			handles[op.slot] = h
+			ptr = a.addr(h)
 		case OpFree:
 			if h := handles[op.slot]; h != oomHandle {
+				ptr = a.addr(h)
 				a.Free(h)
 			}
 		}
 		if emit != nil {
-			emit(ReplayRow{Op: op.Op, ID: op.ID, Bytes: op.Bytes, OK: ok, Stats: a.Stats()})
+			emit(ReplayRow{Op: op.Op, ID: op.ID, Bytes: op.Bytes, OK: ok, Stats: a.Stats(), Ptr: ptr})
 		}
 	}
 	return nil
@@ -283,14 +394,28 @@ func AppendRow(b []byte, r ReplayRow) []byte {
 	return append(b, '\n')
 }
 
+// AppendRowPtr is AppendRow with the ptr column (ReplayHeaderPtr).
+func AppendRowPtr(b []byte, r ReplayRow) []byte {
+	b = AppendRow(b, r)
+	b[len(b)-1] = ','
+	b = strconv.AppendInt(b, r.Ptr, 10)
+	return append(b, '\n')
+}
+
 // WriteReplay replays tr and writes the CSV (header and one row per op) to w.
 func WriteReplay(w io.Writer, tr *Trace, cfg ReplayConfig) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.WriteString(ReplayHeader + "\n")
+	appendRow := AppendRow
+	if cfg.WithPtr {
+		bw.WriteString(ReplayHeaderPtr + "\n")
+		appendRow = AppendRowPtr
+	} else {
+		bw.WriteString(ReplayHeader + "\n")
+	}
 	var buf []byte
 	var werr error
 	err := Replay(tr, cfg, func(r ReplayRow) {
-		buf = AppendRow(buf[:0], r)
+		buf = appendRow(buf[:0], r)
 		if _, err := bw.Write(buf); err != nil && werr == nil {
 			werr = err
 		}

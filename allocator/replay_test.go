@@ -21,6 +21,7 @@ type recordedTrace struct {
 	limit   int64
 	rows    []string // data rows, header excluded
 	numOOMs int
+	hasPtr  bool // the recording has record_ptr.py's ptr column
 }
 
 func loadRecorded(t testing.TB, path string) recordedTrace {
@@ -31,16 +32,16 @@ func loadRecorded(t testing.TB, path string) recordedTrace {
 	}
 	// record_bfc_trace.py writes with Python csv, which ends lines with \r\n.
 	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n"), "\n")
-	if lines[0] != ReplayHeader {
-		t.Fatalf("%s: header %q, want %q", path, lines[0], ReplayHeader)
+	if lines[0] != ReplayHeader && lines[0] != ReplayHeaderPtr {
+		t.Fatalf("%s: header %q, want %q or %q", path, lines[0], ReplayHeader, ReplayHeaderPtr)
 	}
-	rt := recordedTrace{path: path, rows: lines[1:]}
+	rt := recordedTrace{path: path, rows: lines[1:], hasPtr: lines[0] == ReplayHeaderPtr}
 	// The mode is in the name (record_bfc_trace.py: growth-*, prealloc*, probe-growth ...);
 	// the limit is the bytes_limit column.
 	base := filepath.Base(path)
 	rt.growth = strings.Contains(base, "growth") || strings.HasPrefix(base, "limit")
 	f := strings.Split(rt.rows[0], ",")
-	rt.limit, err = strconv.ParseInt(f[len(f)-1], 10, 64)
+	rt.limit, err = strconv.ParseInt(f[strings.Count(ReplayHeader, ",")], 10, 64)
 	if err != nil {
 		t.Fatalf("%s: bytes_limit: %v", path, err)
 	}
@@ -139,5 +140,33 @@ func TestReplayRecordedTraces(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestReplayRecordedAddresses replays the growth traces recorded with buffer addresses
+// (testdata/traces-ptr): with the driver's region placement taken from the ptr column, every
+// column of every row must match, the simulated address of every buffer included.
+func TestReplayRecordedAddresses(t *testing.T) {
+	paths, err := filepath.Glob("testdata/traces-ptr/*.csv")
+	if err != nil || len(paths) < 4 {
+		t.Fatalf("want the 4 traces of testdata/traces-ptr, got %v (%v)", paths, err)
+	}
+	for _, path := range paths {
+		rt := loadRecorded(t, path)
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			if !rt.hasPtr || !rt.growth {
+				t.Fatalf("%s: want a growth trace with a ptr column", path)
+			}
+			got := replayLines(t, path, ReplayConfig{Growth: true, Limit: rt.limit, WithPtr: true})
+			if len(got) != len(rt.rows) {
+				t.Fatalf("replay gave %d rows, recorded %d", len(got), len(rt.rows))
+			}
+			for i := range got {
+				if got[i] != rt.rows[i] {
+					t.Fatalf("row %d (line %d) differs:\n got  %s\n want %s", i, i+2, got[i], rt.rows[i])
+				}
+			}
+			t.Logf("%d/%d rows match in every column, ptr included (%d OOMs)", len(got), len(rt.rows), rt.numOOMs)
+		})
 	}
 }
