@@ -47,7 +47,24 @@ var schema = []field{
 		return nil
 	}},
 	{"strategy.name", "string", "default | mirrored", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Strategy) }},
-	{"strategy.num_packs", "int", "NcclAllReduce(num_packs)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.NumPacks) }},
+	{"strategy.num_packs", "int", "NcclAllReduce(num_packs); 0 = one all-reduce per gradient", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.NumPacks) }},
+	{"tf.visible_devices", "list", "tf.config.set_visible_devices: indices of list_physical_devices('GPU'); [] hides every GPU", func(c *train.Config, n *yaml.Node) error {
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("want a list of physical device indices, got a %s", kindName(n))
+		}
+		v := []int{}
+		for _, e := range n.Content {
+			var i int
+			if err := intVal(e, &i); err != nil {
+				return err
+			}
+			v = append(v, i)
+		}
+		c.VisibleDevices = v
+		return nil
+	}},
+	{"tf.device", "string", "tf.device scope around the model (default strategy), e.g. /GPU:1", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Device) }},
+	{"tf.soft_placement", "bool", "tf.config.set_soft_device_placement (TF 2 default true)", func(c *train.Config, n *yaml.Node) error { return boolPtr(n, &c.SoftPlacement) }},
 	{"accumulation_steps", "int", "micro-batches per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.AccumulationSteps) }},
 	{"memory.mode", "string", "preallocate | growth | limit", memorySetter("mode")},
 	{"memory.growth", "bool", "set_memory_growth", memorySetter("growth")},

@@ -35,7 +35,7 @@ against the first column. A run that runs out of memory shows OOM. SCENARIO is a
 a built-in name; none means the embedded default. Values are split at commas outside [...].
 
 Examples:
-  gpusim compare --vary memory.mode=preallocate,growth,limit --set memory.limit_mib=4096
+  gpusim compare memory-modes --vary memory.mode=preallocate,growth,limit --plot plots
   gpusim compare --vary precision=float32,mixed_float16 --vary batch=64,128 -o csv
   gpusim compare --vary hardware.count=1,2,4,8 --set strategy.name=mirrored --plot plots --html report.html
 

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
+	"fmt"
+	"io"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -248,28 +251,113 @@ func TestCompareExamples(t *testing.T) {
 	}
 }
 
-// TestCompareMemoryModesCLI runs the issue's headline command on the built-in default
-// scenario: three columns in --vary order, the limit column's pool capped at 4 GiB. (The table
-// itself is checked against a golden file in internal/report.)
+// TestCompareMemoryModesCLI runs issue 9's headline command on the built-in memory-modes
+// scenario (a 6 GiB memory.limit_mib that only the limit mode applies): the table against a
+// golden file, the three pools (preallocate ~all memory, growth what the step needs, limit
+// the cap), and the figures it writes, decoded as PNG and SVG with their series.
 func TestCompareMemoryModesCLI(t *testing.T) {
+	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	args := []string{"default", "--vary", "memory.mode=preallocate,growth,limit", "--set", "memory.limit_mib=4096", "--set", "steps=10", "-o", "json"}
+	args := []string{"memory-modes", "--vary", "memory.mode=preallocate,growth,limit", "--plot", dir}
 	if err := compareMain(context.Background(), &out, &errb, args, prepareScenario, false); err != nil {
 		t.Fatalf("gpusim compare %s: %v", strings.Join(args, " "), err)
+	}
+	golden := filepath.Join("testdata", "compare-memory-modes.txt")
+	if *update {
+		if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if diff := cmp.Diff(string(want), out.String()); diff != "" {
+			t.Errorf("gpusim compare %s differs from %s (-want +got):\n%s", strings.Join(args, " "), golden, diff)
+		}
+	}
+
+	var js bytes.Buffer
+	if err := compareMain(context.Background(), &js, &errb, append(args[:3:3], "-o", "json"), prepareScenario, false); err != nil {
+		t.Fatal(err)
 	}
 	var got struct {
 		Configs []struct {
 			Label   string             `json:"label"`
+			OOM     bool               `json:"oom"`
 			Metrics map[string]float64 `json:"metrics"`
 		} `json:"configs"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
 	if len(got.Configs) != 3 || got.Configs[2].Label != "memory.mode=limit" {
 		t.Fatalf("configs = %+v, want preallocate, growth, limit", got.Configs)
 	}
-	if pool := got.Configs[2].Metrics[report.MetricPeakPool]; pool > 4096<<20 {
-		t.Errorf("limit mode peak pool = %v, want <= 4 GiB", pool)
+	pool := func(i int) float64 { return got.Configs[i].Metrics[report.MetricPeakPool] }
+	if !(pool(0) > 30<<30 && pool(1) < pool(0) && pool(2) == 6144<<20) {
+		t.Errorf("peak pools = %v, %v, %v; want preallocate > 30 GiB > growth, limit = 6 GiB", pool(0), pool(1), pool(2))
+	}
+	for i, c := range got.Configs {
+		if c.OOM {
+			t.Errorf("%s ran out of memory; the scenario's 6 GiB fits the step", got.Configs[i].Label)
+		}
+	}
+
+	// Figures: memory per configuration (in use, pool, limit), utilization, breakdown, sweep.
+	wantSeries := map[string][]string{
+		"memory-memory.mode=limit":       {"in use", "pool", "limit"},
+		"utilization-memory.mode=growth": {"GPU:0"},
+		"breakdown":                      {"forward", "backward"},
+		"sweep-memory.mode":              {"throughput", "peak"},
+	}
+	for name, series := range wantSeries {
+		f, err := os.Open(filepath.Join(dir, name+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Errorf("%s.png: %v", name, err)
+		} else if b := img.Bounds(); b.Dx() < 500 || b.Dy() < 200 {
+			t.Errorf("%s.png is %dx%d, want a readable figure", name, b.Dx(), b.Dy())
+		}
+		svg, err := os.ReadFile(filepath.Join(dir, name+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := xmlWellFormed(svg); err != nil {
+			t.Errorf("%s.svg: %v", name, err)
+		}
+		for _, s := range series {
+			if !bytes.Contains(svg, []byte(">"+s)) {
+				t.Errorf("%s.svg has no legend text starting %q", name, s)
+			}
+		}
+	}
+}
+
+// xmlWellFormed decodes every token of an XML document.
+func xmlWellFormed(b []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	root := false
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			if !root {
+				return errors.New("no root element")
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if se, ok := tok.(xml.StartElement); ok && !root {
+			if se.Name.Local != "svg" {
+				return fmt.Errorf("root element %q, want svg", se.Name.Local)
+			}
+			root = true
+		}
 	}
 }

@@ -51,6 +51,8 @@ type ResultJSON struct {
 	Epochs             []EpochJSON      `json:"epochs,omitempty"`
 	UtilizationSamples []UtilSeriesJSON `json:"gpu_utilization_samples,omitempty"`
 	Diagnosis          *DiagnosisJSON   `json:"diagnosis,omitempty"`
+	// Devices, all-reduce, scaling and warnings (result_multigpu.go).
+	MultiGPUJSON
 }
 
 // DeviceJSON is one logical GPU of the training process.
@@ -71,6 +73,9 @@ type DeviceJSON struct {
 	Timeline              []MemPointJSON   `json:"memory_timeline"`
 	StepProfile           []MemPointJSON   `json:"step_memory_profile"`
 	StepProfileStep       int              `json:"step_memory_profile_step"`
+	AccumulatorBytes      int64            `json:"accumulator_bytes"`
+	AllReduceStartBytes   int64            `json:"allreduce_start_bytes"`
+	AllReducePeakBytes    int64            `json:"allreduce_peak_bytes"`
 }
 
 // PoolChangeJSON is one change of the pool size: with memory growth the pool grows by regions
@@ -174,6 +179,7 @@ func NewResultJSON(res *train.Result) ResultJSON {
 		j.Processes = append(j.Processes, ProcessJSON{Name: p.Name, PoolBytes: p.PoolBytes, Error: p.Err})
 	}
 	inputJSON(&j, res)
+	multiGPUJSON(&j, res)
 	return j
 }
 

@@ -145,6 +145,7 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 	}
 
 	writeInputText(p, res)
+	writeMultiGPUText(p, res)
 
 	if len(res.Physical) > 0 {
 		var parts []string
@@ -167,6 +168,7 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 	for _, n := range res.Notes {
 		p("\nnote: %s\n", n)
 	}
+	writeWarnings(p, res)
 
 	if o := res.OOM; o != nil {
 		if o.Tensor == "" {

@@ -15,7 +15,7 @@ func (r *runner) result() *Result {
 		StepsRequested: cfg.Steps, StepTimes: r.stepTimes, FastForwarded: r.ffSteps,
 		StepTime: median(r.stepTimes), AllReduceTime: median(r.arTimes),
 		SkippedSteps: r.skipped, OOM: r.oom, Processes: r.others, Events: r.eng.Processed(),
-		Notes: r.notes, WorkspaceFallbacks: r.workspaceMisses,
+		Notes: r.notes, Warnings: r.warnings, WorkspaceFallbacks: r.workspaceMisses,
 		Spans: sortSpans(r.spans), SpansDropped: r.spansDropped, Utilization: r.util,
 	}
 	if ps, ok := r.input.(pipelineSource); ok {
@@ -38,10 +38,11 @@ func (r *runner) result() *Result {
 	for _, rep := range r.replicas {
 		s := rep.alloc.Stats()
 		d := Device{
-			Name: rep.device, Allocator: rep.alloc.Name(), Physical: r.physicalOf(rep.id),
+			Name: rep.device, Allocator: rep.alloc.Name(), Physical: r.physicalOf(rep.logical),
 			PeakBytesInUse: s.PeakBytesInUse, PeakPoolBytes: s.PeakPoolBytes, BytesLimit: s.BytesLimit,
 			BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
 			Growth: rep.growth, GrowthDropped: rep.dropped, Timeline: rep.sampler.timeline(),
+			AccumulatorBytes: rep.accumBytes, AllReduceStartBytes: rep.arStartBytes, AllReducePeakBytes: rep.arPeakBytes,
 		}
 		switch {
 		case len(r.stepTimes) >= 2:
@@ -57,8 +58,14 @@ func (r *runner) result() *Result {
 	}
 	// TF creates an allocator on every visible GPU (and preallocates it by default) even when
 	// only the first runs the model: those GPUs are listed too, idle, holding their pool.
-	for i := len(r.replicas); i < len(r.allocs); i++ {
-		a := r.allocs[i]
+	used := map[int]bool{}
+	for _, rep := range r.replicas {
+		used[rep.logical] = true
+	}
+	for i, a := range r.allocs {
+		if used[i] {
+			continue
+		}
 		s := a.Stats()
 		res.Devices = append(res.Devices, Device{
 			Name: r.configs[i].Device, Allocator: a.Name(), Idle: true, Physical: r.physicalOf(i),
@@ -84,6 +91,10 @@ func (r *runner) result() *Result {
 		}
 	}
 	res.ScalingEfficiency = r.scalingEfficiency(res)
+	res.AllReduce = r.allReduceInfo()
+	if r.tfd != nil {
+		res.DeviceTable = r.tfd.ctx.Table()
+	}
 	r.inputResult(res)
 	return res
 }

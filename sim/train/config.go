@@ -52,6 +52,15 @@ type System struct {
 	// CUDAVisibleDevices is the CUDA_VISIBLE_DEVICES value the process starts with; nil means
 	// unset (every GPU visible). Env["CUDA_VISIBLE_DEVICES"] sets it too.
 	CUDAVisibleDevices *string
+	// VisibleDevices is tf.config.set_visible_devices([gpus[i] for i in VisibleDevices], "GPU")
+	// over the physical devices CUDA shows (indices of tf.config.list_physical_devices("GPU"));
+	// nil means not called, an empty non-nil list hides every GPU.
+	VisibleDevices []int
+	// Device is a tf.device scope around the model and its training ("/GPU:1"); "" means none.
+	// Only the default strategy honours it (MirroredStrategy places its own replicas).
+	Device string
+	// SoftPlacement is tf.config.set_soft_device_placement; nil means TF 2's default (on).
+	SoftPlacement *bool
 	// Strategy is "default" (one replica on the first visible GPU) or "mirrored"
 	// (tf.distribute.MirroredStrategy: one replica per logical GPU).
 	Strategy string
@@ -254,8 +263,12 @@ func (c *Config) Validate() error {
 		add(fieldErr("hardware.count", "must be positive, got %d", c.GPUCount))
 	}
 	add(oneOf("strategy.name", c.Strategy, strategies))
-	if c.NumPacks <= 0 {
-		add(fieldErr("strategy.num_packs", "must be positive, got %d", c.NumPacks))
+	if c.NumPacks < 0 {
+		// NcclAllReduce: "NCCL all-reduce requires num_packs >= 0"; 0 reduces gradient by gradient.
+		add(fieldErr("strategy.num_packs", "must not be negative, got %d", c.NumPacks))
+	}
+	if c.Device != "" && c.Strategy == "mirrored" {
+		add(fieldErr("tf.device", "MirroredStrategy runs each replica under its own device scope, so an enclosing tf.device does not choose its GPUs; choose them with tf.visible_devices or cuda_visible_devices"))
 	}
 	if c.AccumulationSteps <= 0 {
 		add(fieldErr("accumulation_steps", "must be positive, got %d", c.AccumulationSteps))

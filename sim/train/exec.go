@@ -28,6 +28,7 @@ func (r *runner) run() (*Result, error) {
 				if !r.allocPersistent(rep, p, ti, "gradient_accumulators") {
 					return r.result(), nil
 				}
+				rep.accumBytes += p.Tensors[ti].Bytes
 			}
 		}
 	}
@@ -258,6 +259,11 @@ func (r *runner) opEnd(rep *replica) {
 func (r *runner) endBackward(rep *replica) {
 	p := r.plan(rep)
 	after := func() {
+		if r.cfg.AccumulationSteps > 1 {
+			// The micro-step's gradients are in the accumulators: dead now, on every micro-step
+			// (the all-reduce and the optimizer read the accumulators).
+			r.freeGradients(rep, p)
+		}
 		if !r.final(rep) {
 			// Gradients were added to the accumulators and are dropped; next micro-batch.
 			r.freeStepTensors(rep)
@@ -284,6 +290,21 @@ func (r *runner) endBackward(rep *replica) {
 	rep.pend = pendingOp{name: "accumulate_gradients", plan: p, then: after,
 		cost: opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: catBackward}}
 	r.issue(rep)
+}
+
+// freeGradients frees the plan's gradient tensors still alive on rep.
+func (r *runner) freeGradients(rep *replica, p *plan) {
+	freed := false
+	for _, ti := range p.Gradients {
+		if rep.isLive[ti] {
+			rep.alloc.Free(rep.live[ti])
+			rep.isLive[ti] = false
+			freed = true
+		}
+	}
+	if freed {
+		r.recordMem(rep, 0)
+	}
 }
 
 func (r *runner) freeStepTensors(rep *replica) {
@@ -319,6 +340,7 @@ func (r *runner) barrier(rep *replica) {
 	for _, rp := range r.replicas {
 		rp.cat[catSync] += now - rp.mark
 		rp.mark = now
+		rp.arStartBytes = rp.alloc.Stats().BytesInUse
 		if len(r.replicas) > 1 && !r.runPackStages(rp) {
 			return
 		}
@@ -326,6 +348,11 @@ func (r *runner) barrier(rep *replica) {
 		r.eng.At(now+arTime, func() {
 			if r.oom != nil {
 				return
+			}
+			if rp.hasReduceExtra {
+				rp.alloc.Free(rp.reduceExtra)
+				rp.hasReduceExtra = false
+				r.recordMem(rp, 0)
 			}
 			t := r.eng.Now()
 			rp.cat[catAllReduce] += t - rp.mark
@@ -359,15 +386,20 @@ func (r *runner) runPackStages(rep *replica) bool {
 		bufs = append(bufs, -1)
 	}
 	rep.packBufs = bufs
+	rep.arPeakBytes = rep.alloc.Stats().BytesInUse
 	for _, st := range r.packStages {
 		for _, b := range st.alloc {
 			h, ok := rep.alloc.Allocate(r.packBufs[b].Bytes)
 			if !ok {
-				r.fail(rep, models.Tensor{Name: r.packBufs[b].Name, Bytes: r.packBufs[b].Bytes, DType: models.Float32}, "NcclAllReduce/"+st.name)
+				r.fail(rep, models.Tensor{Name: r.packBufs[b].Name, Bytes: r.packBufs[b].Bytes, DType: models.Float32}, r.arOpName()+"/"+st.name)
 				return false
 			}
 			bufs[b] = h
 			r.recordMem(rep, r.packBufs[b].Bytes)
+			rep.arPeakBytes = max(rep.arPeakBytes, rep.alloc.Stats().BytesInUse)
+		}
+		if st.name == "allreduce" && !r.allocReduceExtra(rep) {
+			return false
 		}
 		for _, b := range st.free {
 			if b < 0 {

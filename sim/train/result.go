@@ -3,6 +3,8 @@ package train
 import (
 	"math"
 	"sort"
+
+	"github.com/gpusim/gpusim/sim/train/visibility"
 )
 
 // Result is what a run measured. Times are seconds of virtual time, memory is bytes. Report
@@ -87,6 +89,17 @@ type Result struct {
 	// Remedies are the changes that would feed an input-bound run, re-simulated, best first;
 	// gpusim run fills them (Remedies), train.Run leaves them empty.
 	Remedies []Remedy
+	// Warnings are configurations that run but likely do not do what the user wants
+	// (BatchNormalization under gradient accumulation sees only the micro-batch).
+	Warnings []string
+	// DeviceTable maps every host GPU to the training process's devices: nvidia-smi index,
+	// CUDA ordinal, TF physical and logical device, memory limit, and why a GPU is not used.
+	DeviceTable []visibility.Row
+	// Scaling compares the run with one replica training alone (nil with one replica, or when
+	// the comparison could not run).
+	Scaling *Scaling
+	// AllReduce describes the gradient all-reduce of one update (nil with one replica).
+	AllReduce *AllReduceInfo
 }
 
 // Span tracks, as report's trace names them.
@@ -194,6 +207,13 @@ type Device struct {
 	StepProfileStep int
 	// BusyFraction is the fraction of the run's time this GPU executed kernels.
 	BusyFraction float64
+	// AccumulatorBytes is what the gradient accumulators hold (persistent, one per trainable
+	// variable; 0 without accumulation).
+	AccumulatorBytes int64
+	// AllReduceStartBytes is the bytes in use when the last simulated update's all-reduce
+	// started (after the backward pass: gradients alive, or in the accumulators), and
+	// AllReducePeakBytes the most in use while its buffers were alive (0 with one replica).
+	AllReduceStartBytes, AllReducePeakBytes int64
 }
 
 // PoolChange is one change of an allocator's pool size.

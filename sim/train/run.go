@@ -46,7 +46,11 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.run()
+	res, err := r.run()
+	if err == nil {
+		addScaling(cfg, res)
+	}
+	return res, err
 }
 
 // CheckCatalog checks the names that need the model zoo and the GPU table. Errors are
@@ -82,13 +86,14 @@ type plan struct {
 }
 
 type replica struct {
-	id     int
-	device string // "/device:GPU:0"
-	alloc  allocator.Allocator
-	plans  []*plan // one per micro-step of an update
-	micro  int     // micro-step being run
-	live   []allocator.Handle
-	isLive []bool
+	id      int    // replica index
+	logical int    // its logical GPU: index into runner.allocs and runner.configs
+	device  string // "/device:GPU:0"
+	alloc   allocator.Allocator
+	plans   []*plan // one per micro-step of an update
+	micro   int     // micro-step being run
+	live    []allocator.Handle
+	isLive  []bool
 	// variables, slots and accumulators, allocated once
 	persistent []allocator.Handle
 	slotsDone  bool
@@ -116,6 +121,13 @@ type replica struct {
 	trace    []memEvent         // this step's memory changes, for fast-forward replay
 	extra    []allocator.Handle // all-reduce output buffers, freed at the end of the step
 	packBufs []allocator.Handle // live all-reduce buffers by index into runner.packBufs (-1: none)
+	// multi-GPU memory: the copy-based reduction's buffer on the reducing replica, bytes in use
+	// when the all-reduce started and at its peak (latest update), the gradient accumulators
+	reduceExtra    allocator.Handle
+	hasReduceExtra bool
+	arStartBytes   int64
+	arPeakBytes    int64
+	accumBytes     int64
 
 	// fast-forward bookkeeping
 	prevTrace             []memEvent
@@ -147,10 +159,12 @@ type runner struct {
 	replicas   []*replica
 	others     []ProcessResult
 	notes      []string
+	warnings   []string
 	topo       collective.Topology
 	allReduce  collective.GradientAllReduce
 	packBufs   []collective.Buffer // every buffer the all-reduce stages allocate
 	packStages []packStage         // the stages with buffer names resolved to indices
+	gradSizes  []int64             // one replica's gradient sizes, optimizer order
 
 	step      int // optimizer update being run, 1-based
 	stepStart sim.Time
@@ -174,6 +188,7 @@ type runner struct {
 	allocs          []allocator.Allocator // every logical GPU of the process, replicas first
 	devs            []*allocator.Device   // the host's physical GPUs
 	visibleIdx      []int                 // nvidia-smi index of each GPU the process sees
+	tfd             *tfDevices            // TF's device setup of the training process
 	visible         int                   // GPUs the training process sees
 	end             sim.Time              // when the last step ended or the OOM happened
 	spans           []Span
@@ -330,10 +345,12 @@ func (r *runner) setupDevices() error {
 		r.others = append(r.others, pr)
 	}
 	env := r.env()
-	visible, err := r.visibleDevices(env)
+	tfd, err := r.setupTFDevices(env, logicalLimits(r.cfg.Memory))
 	if err != nil {
 		return err
 	}
+	r.tfd = tfd
+	visible := tfd.physicalGPUs()
 	r.visibleIdx = visible
 	vd := make([]*allocator.Device, len(visible))
 	for i, v := range visible {
@@ -343,6 +360,7 @@ func (r *runner) setupDevices() error {
 	if note != "" {
 		r.notes = append(r.notes, note)
 	}
+	opts.LogicalDevices = tfd.ctx.LogicalLimits()
 	proc, err := allocator.StartProcess("train", vd, opts)
 	var ce *allocator.ConfigError
 	if errors.As(err, &ce) && ce.Type == "InternalError" {
@@ -358,20 +376,26 @@ func (r *runner) setupDevices() error {
 	allocs := proc.Allocators()
 	r.allocs = allocs
 	r.configs = proc.Configs()
-	n := 1
+	// MirroredStrategy: one replica per logical GPU; the default strategy: one on the GPU the
+	// tf.device scope picked (GPU:0 without one).
+	onGPU := []int{tfd.place}
 	if r.cfg.Strategy == "mirrored" {
-		n = len(allocs)
+		onGPU = onGPU[:0]
+		for i := range allocs {
+			onGPU = append(onGPU, i)
+		}
 	}
-	for i := 0; i < n; i++ {
+	n := len(onGPU)
+	for id, i := range onGPU {
 		rep := &replica{
-			id: i, device: r.configs[i].Device,
+			id: id, logical: i, device: r.configs[i].Device,
 			alloc: allocs[i], sampler: newSampler(r.cfg.TimelinePoints),
 		}
 		for k := range rep.profiles {
 			rep.profiles[k] = newSampler(profilePoints)
 		}
-		for _, c := range r.configs[:n] {
-			if c.Physical == r.configs[i].Physical {
+		for _, j := range onGPU {
+			if r.configs[j].Physical == r.configs[i].Physical {
 				rep.share++
 			}
 		}
@@ -380,44 +404,27 @@ func (r *runner) setupDevices() error {
 		r.replicas = append(r.replicas, rep)
 	}
 	r.topo = topology(r.gpu, n)
+	if r.topo.Kind == collective.PCIe && r.gpu.NVLinkBandwidth > 0 && n > 2 {
+		r.notes = append(r.notes, fmt.Sprintf("NVLink bridges join %s cards in pairs: a ring over %d GPUs crosses PCIe, so NCCL runs at PCIe speed", r.gpu.Name, n))
+	}
 	r.visible = len(visible)
 	return nil
-}
-
-// visibleDevices applies CUDA_VISIBLE_DEVICES (and CUDA_DEVICE_ORDER) to the host's GPUs as
-// the CUDA driver does (sim/train/visibility).
-func (r *runner) visibleDevices(env map[string]string) ([]int, error) {
-	g := r.gpu
-	host := visibility.UniformHost(r.cfg.GPUCount, visibility.GPU{Name: g.Description, CCMajor: g.CCMajor, CCMinor: g.CCMinor, SMs: g.SMs, MemoryBytes: g.MemoryBytes})
-	var value *string
-	if v, ok := env["CUDA_VISIBLE_DEVICES"]; ok {
-		value = &v
-	}
-	parsed := visibility.ParseVisibleDevices(host, env["CUDA_DEVICE_ORDER"], value)
-	for _, n := range parsed.Notes {
-		r.notes = append(r.notes, "CUDA_VISIBLE_DEVICES: "+n)
-	}
-	if len(parsed.Devices) == 0 {
-		// TF runs on the CPU when no GPU is visible; gpusim simulates GPUs only.
-		return nil, &FieldError{Field: "cuda_visible_devices", Err: fmt.Errorf("no GPU visible (CUDA_VISIBLE_DEVICES=%q): TensorFlow would fall back to the CPU", *value)}
-	}
-	out := make([]int, len(parsed.Devices))
-	for i, d := range parsed.Devices {
-		out[i] = d.GPU
-	}
-	return out, nil
 }
 
 // topology describes the interconnect of n GPUs of profile g as the usual servers wire them:
 // A100/H100/H200 SXM parts sit on HGX boards behind NVSwitch (DGX A100, DGX H100); older NVLink
 // parts (V100, P100: DGX-1's hybrid cube mesh) and bridged consumer cards (RTX 3090) have
-// point-to-point NVLink; everything else talks over PCIe.
+// point-to-point NVLink (bridged cards in pairs only: beyond two, the ring crosses PCIe);
+// everything else talks over PCIe.
 func topology(g hw.GPU, n int) collective.Topology {
 	t := collective.Topology{GPUs: n, Kind: collective.PCIe, LinkBandwidth: g.PCIeBandwidth,
 		CCMajor: g.CCMajor, CCMinor: g.CCMinor, MemBandwidth: g.MemBandwidth}
 	switch {
 	case g.NVLinkBandwidth >= 300e9 && g.CCMajor >= 8: // 12+ NVLink3/4 links: SXM on NVSwitch
 		t.Kind, t.LinkBandwidth = collective.NVSwitch, g.NVLinkBandwidth
+	case bridgedNVLink(g) && n > 2:
+		// A bridge joins two cards; NCCL's ring through more of them takes PCIe hops, and the
+		// ring runs at its slowest link.
 	case g.NVLinkBandwidth > 0:
 		t.Kind, t.LinkBandwidth = collective.NVLink, g.NVLinkBandwidth
 	}
@@ -462,7 +469,7 @@ func (r *runner) setupPlans() error {
 	r.gradBytes = r.replicas[0].plans[0].GradientBytes()
 	if r.cfg.AccumulationSteps > 1 && r.model.HasBatchNorm {
 		// Seed guide, gradient accumulation: BatchNormalization normalizes each micro-batch.
-		r.notes = append(r.notes, fmt.Sprintf("%s has BatchNormalization: with %d accumulation steps its statistics see micro-batches of %d samples, not the global batch of %d",
+		r.warnings = append(r.warnings, fmt.Sprintf("BatchNorm statistics see only the micro-batch: %s has BatchNormalization, and with %d accumulation steps it normalizes micro-batches of %d samples, not the global batch of %d",
 			r.cfg.Model, r.cfg.AccumulationSteps, r.replicas[0].plans[0].batch, r.cfg.Batch))
 	}
 	return nil
@@ -486,19 +493,21 @@ func (r *runner) setupAllReduce() error {
 	for i, ti := range p.Gradients {
 		grads[i] = p.Tensors[ti].Bytes
 	}
-	impl, warn := collective.SelectCrossDeviceOps(collective.Selection{LogicalGPUs: len(r.configs), PhysicalGPUs: r.visible})
+	impl, warn := r.tfd.crossDeviceOps()
 	if warn != "" {
 		r.notes = append(r.notes, "tf.distribute: "+warn)
 	}
 	t := r.topo
-	for _, c := range r.configs[:len(r.replicas)] {
-		t.Physical = append(t.Physical, c.Physical)
+	for _, rep := range r.replicas {
+		t.Physical = append(t.Physical, r.tfd.logical[rep.logical].GPU)
 	}
 	ar, err := collective.PlanGradientAllReduce(t, grads, collective.GradientOptions{Impl: impl,
 		Pack: collective.PackOptions{NumPacks: r.cfg.NumPacks, ElemBytes: 4}})
 	if err != nil {
 		return fmt.Errorf("plan all-reduce: %w", err)
 	}
+	outOfPlace(&ar, grads, r.cfg.AccumulationSteps > 1)
+	r.gradSizes = grads
 	r.allReduce = ar
 	index := map[string]int{collective.GradientsName: -1}
 	for _, st := range ar.Pack.Stages {
