@@ -7,7 +7,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/sim"
+	"github.com/gpusim/gpusim/sim/train"
 )
 
 // chromeTrace is the part of the Chrome trace event format the tests read.
@@ -202,4 +204,70 @@ func BenchmarkWriteTrace(b *testing.B) {
 	}
 	b.ReportMetric(float64(size)/1e6, "MB/trace")
 	b.ReportMetric(float64(len(r.Timeline.Spans))*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+// TestRealRunTraces checks the trace of real simulated runs: a 4-GPU MirroredStrategy run has
+// compute ops, an all-reduce and memory counters on every GPU; the input-bound run has the
+// steps' waits for tf.data on its GPU. Each trace parses and keeps every event inside the run.
+func TestRealRunTraces(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		gpus     int
+		want     []string // categories every GPU must have
+	}{
+		{"mirrored-4xa100", 4, []string{"X " + TrackCompute, "X " + TrackAllReduce, "C memory"}},
+		{"input-bound", 1, []string{"X " + TrackCompute, "X " + TrackInput, "C memory"}},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			s, err := scenarios.Resolve(tc.scenario)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Set("steps=3"); err != nil {
+				t.Fatal(err)
+			}
+			res, err := train.Run(s.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := WriteResultTrace(&buf, res); err != nil {
+				t.Fatal(err)
+			}
+			tr := parseTrace(t, buf.Bytes())
+			// Each GPU is one trace process; counters carry the "memory" name family.
+			got := map[int]map[string]bool{}
+			for _, ev := range tr.TraceEvents {
+				if ev.Ph == "M" {
+					continue
+				}
+				if got[ev.PID] == nil {
+					got[ev.PID] = map[string]bool{}
+				}
+				key := ev.Ph + " " + ev.Cat
+				if ev.Ph == "C" {
+					key = "C memory"
+				}
+				got[ev.PID][key] = true
+				if end := *ev.Ts + ev.Dur; end > res.Elapsed*1e6+1 {
+					t.Errorf("event %q ends at %v µs, after the run's %v s", ev.Name, end, res.Elapsed)
+				}
+			}
+			var gpus int
+			for _, kinds := range got {
+				if !kinds["X "+TrackCompute] {
+					continue // the host's process
+				}
+				gpus++
+				for _, w := range tc.want {
+					if !kinds[w] {
+						t.Errorf("a GPU's trace lacks %q: has %v", w, kinds)
+					}
+				}
+			}
+			if gpus != tc.gpus {
+				t.Errorf("%d GPUs with compute ops in the trace, want %d", gpus, tc.gpus)
+			}
+		})
+	}
 }
