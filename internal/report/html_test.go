@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpusim/gpusim/scenarios"
+	"github.com/gpusim/gpusim/sim/train"
 )
 
 func TestWriteHTML(t *testing.T) {
@@ -112,7 +115,37 @@ func TestBrowser(t *testing.T) {
 	if d := os.Getenv("BROWSER_CHECK_OUT"); d != "" {
 		dir = d
 	}
+	// Constructed runs: every kind of event, an OOM retry among them.
 	runs := seriesRuns()
+	browserCheck(t, bin, filepath.Join(dir, "constructed"), runs, &runs[2], []string{"C=", "M=", "X=", "i="})
+
+	// Real runs: the memory-mode comparison of the default scenario (its limit run OOMs after
+	// BFC's 10 s retry) and the trace of a real input-bound run (ops, input waits, counters).
+	real := memoryModeRuns(t)
+	s, err := scenarios.Resolve("input-bound")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Set("steps=3"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := train.Run(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib := FromResult("input-bound", nil, res)
+	browserCheck(t, bin, filepath.Join(dir, "real"), real, &ib, []string{"C=", "M=", "X="})
+	browserCheck(t, bin, filepath.Join(dir, "real-oom"), real, &real[2], []string{"C=", "M=", "X=", "i="})
+}
+
+// browserCheck opens the HTML report of runs in Chromium (a screenshot that must not be blank,
+// no console errors) and parses traceRun's Chrome trace in a page, which must see the event
+// phases want. Files go into dir.
+func browserCheck(t *testing.T, bin, dir string, runs []Run, traceRun *Run, want []string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var page bytes.Buffer
 	if err := WriteHTML(&page, runs, HTMLOptions{Title: "browser check"}); err != nil {
 		t.Fatal(err)
@@ -153,7 +186,7 @@ func TestBrowser(t *testing.T) {
 	// The trace: the page parses it with JSON.parse, checks every event the way the trace
 	// viewers' importer needs it, and writes a verdict into the DOM.
 	var trace bytes.Buffer
-	if err := WriteTrace(&trace, &runs[2], TraceOptions{}); err != nil {
+	if err := WriteTrace(&trace, traceRun, TraceOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "trace.json"), trace.Bytes(), 0o644); err != nil {
@@ -188,7 +221,7 @@ try {
 	if !strings.HasPrefix(m, "TRACE OK") {
 		t.Errorf("browser verdict on the trace: %q\n%s", m, log)
 	}
-	for _, want := range []string{"C=", "M=", "X=", "i="} {
+	for _, want := range want {
 		if !strings.Contains(m, want) {
 			t.Errorf("browser saw no %s events: %q", strings.TrimSuffix(want, "="), m)
 		}

@@ -11,4 +11,4 @@ command -v chromium >/dev/null || { echo "browser-check: chromium is not install
 out="${1:-$(mktemp -d)}"
 mkdir -p "$out"
 BROWSER_CHECK_OUT="$out" go test ./internal/report/ -run '^TestBrowser$' -count=1 -v
-echo "browser-check: screenshot $out/report.png, report $out/report.html, trace $out/trace.json"
+echo "browser-check: in $out/constructed, $out/real (real memory-mode runs, a real input-bound trace) and $out/real-oom: report.png (screenshot), report.html, trace.json"
