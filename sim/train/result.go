@@ -137,8 +137,17 @@ func (r *Result) VisitSpans(fn func(device int, track, name string, step int, st
 	}
 }
 
-// VisitUtilization calls fn for each per-step busy sample of each GPU (report.SeriesSource).
+// VisitUtilization calls fn for each utilization sample of each GPU (report.SeriesSource):
+// nvidia-smi's (GPUSeries) when the run lasted at least two of its windows, else one per step.
 func (r *Result) VisitUtilization(fn func(device int, t, busy float64)) {
+	if len(r.GPUSeries) > 0 && len(r.GPUSeries[0].Samples) >= 2 {
+		for _, s := range r.GPUSeries {
+			for k, v := range s.Samples {
+				fn(s.Device, float64(k)*s.Period, v)
+			}
+		}
+		return
+	}
 	for _, u := range r.Utilization {
 		fn(u.Device, u.T, u.Busy)
 	}
