@@ -48,6 +48,7 @@ var schema = []field{
 	}},
 	{"strategy.name", "string", "default | mirrored", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Strategy) }},
 	{"strategy.num_packs", "int", "NcclAllReduce(num_packs); 0 = one all-reduce per gradient", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.NumPacks) }},
+	{"strategy.cross_device_ops", "string", "nccl | hierarchical_copy | reduction_to_one_device (default: TF's choice)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.CrossDeviceOps) }},
 	{"tf.visible_devices", "list", "tf.config.set_visible_devices: indices of list_physical_devices('GPU'); [] hides every GPU", func(c *train.Config, n *yaml.Node) error {
 		if n.Kind != yaml.SequenceNode {
 			return fmt.Errorf("want a list of physical device indices, got a %s", kindName(n))

@@ -67,6 +67,10 @@ type System struct {
 	// NumPacks is NcclAllReduce(num_packs): how many packs the gradients are split into for
 	// all-reduce (TF's default is 1).
 	NumPacks int
+	// CrossDeviceOps is MirroredStrategy(cross_device_ops=...): "nccl" (NcclAllReduce),
+	// "hierarchical_copy" (HierarchicalCopyAllReduce) or "reduction_to_one_device"; "" lets TF
+	// choose (select_cross_device_ops: NCCL unless logical and physical GPU counts differ).
+	CrossDeviceOps string
 	// AccumulationSteps is how many micro-batches make one optimizer update (1 = none).
 	AccumulationSteps int
 	// Memory holds the memory options of the training process.
@@ -266,6 +270,9 @@ func (c *Config) Validate() error {
 	if c.NumPacks < 0 {
 		// NcclAllReduce: "NCCL all-reduce requires num_packs >= 0"; 0 reduces gradient by gradient.
 		add(fieldErr("strategy.num_packs", "must not be negative, got %d", c.NumPacks))
+	}
+	if c.CrossDeviceOps != "" {
+		add(oneOf("strategy.cross_device_ops", c.CrossDeviceOps, crossDeviceOps))
 	}
 	if c.Device != "" && c.Strategy == "mirrored" {
 		add(fieldErr("tf.device", "MirroredStrategy runs each replica under its own device scope, so an enclosing tf.device does not choose its GPUs; choose them with tf.visible_devices or cuda_visible_devices"))

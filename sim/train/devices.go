@@ -112,10 +112,22 @@ func logicalLimits(m Memory) []int64 {
 	return nil
 }
 
-// crossDeviceOps is MirroredStrategy's choice of all-reduce for the run (select_cross_device_ops
-// counts tf.config.list_logical_devices against list_physical_devices).
-func (d *tfDevices) crossDeviceOps() (impl, warning string) {
-	return collective.SelectCrossDeviceOps(collective.Selection{LogicalGPUs: len(d.logical), PhysicalGPUs: len(d.ctx.PhysicalDevices())})
+// crossDeviceOps accepted by Config.CrossDeviceOps.
+var crossDeviceOps = []string{collective.ImplNCCL, collective.ImplHierarchicalCopy, collective.ImplReductionToOneDevice}
+
+// crossDeviceOps is MirroredStrategy's all-reduce for the run: the one the program passes
+// (explicit), else TF's choice (select_cross_device_ops counts tf.config.list_logical_devices
+// against list_physical_devices). NCCL refuses two ranks on one GPU ("Duplicate GPU detected",
+// NCCL init.cc), which an explicit NcclAllReduce over virtual devices asks for.
+func (d *tfDevices) crossDeviceOps(explicit string) (impl, warning string, err error) {
+	if explicit == "" {
+		impl, warning = collective.SelectCrossDeviceOps(collective.Selection{LogicalGPUs: len(d.logical), PhysicalGPUs: len(d.ctx.PhysicalDevices())})
+		return impl, warning, nil
+	}
+	if explicit == collective.ImplNCCL && len(d.logical) > len(d.used) {
+		return "", "", &FieldError{Field: "strategy.cross_device_ops", Err: fmt.Errorf("NCCL error: duplicate GPU detected: %d logical GPUs on %d physical GPUs (NCCL runs one rank per GPU; virtual devices need reduction_to_one_device)", len(d.logical), len(d.used))}
+	}
+	return explicit, "", nil
 }
 
 // bridgedNVLink reports whether g's NVLink is a bridge between two cards (GeForce/RTX-class

@@ -401,3 +401,54 @@ func TestBridgedNVLinkPairsOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestExplicitCrossDeviceOps: MirroredStrategy(cross_device_ops=...) overrides TF's choice;
+// NcclAllReduce over two logical GPUs of one card is NCCL's duplicate-GPU error.
+func TestExplicitCrossDeviceOps(t *testing.T) {
+	for _, impl := range []string{collective.ImplHierarchicalCopy, collective.ImplReductionToOneDevice} {
+		res := mustRun(t, cfgWith(func(c *Config) {
+			c.GPUCount, c.Strategy, c.Batch, c.Steps, c.CrossDeviceOps = 4, "mirrored", 128, 2, impl
+		}))
+		if res.AllReduce.Impl != impl {
+			t.Errorf("cross_device_ops=%s: ran %s", impl, res.AllReduce.Impl)
+		}
+	}
+	_, err := Run(cfgWith(func(c *Config) {
+		c.Strategy, c.Memory.LogicalMiB, c.CrossDeviceOps = "mirrored", []int64{8192, 8192}, collective.ImplNCCL
+	}))
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "strategy.cross_device_ops" || !strings.Contains(err.Error(), "duplicate GPU") {
+		t.Errorf("NCCL over virtual GPUs: error %v, want a strategy.cross_device_ops duplicate-GPU error", err)
+	}
+}
+
+// TestMultiGPUFastForwardMatchesFullSimulation: the buffers this file's code adds (copy-based
+// reduction on GPU:0, out-of-place accumulator all-reduce) keep fast-forward exact.
+func TestMultiGPUFastForwardMatchesFullSimulation(t *testing.T) {
+	for name, f := range map[string]func(c *Config){
+		"reduction to one device":  func(c *Config) { c.GPUCount, c.CrossDeviceOps = 4, collective.ImplReductionToOneDevice },
+		"accumulation num_packs=0": func(c *Config) { c.GPUCount, c.AccumulationSteps, c.NumPacks = 2, 2, 0 },
+		"hard-coded GPU:1":         func(c *Config) { c.Strategy, c.GPUCount, c.Device = "default", 2, "/GPU:1" },
+	} {
+		base := func(ff bool) *Result {
+			return mustRun(t, cfgWith(func(c *Config) {
+				c.Strategy, c.Batch, c.Steps, c.FastForward = "mirrored", 128, 8, ff
+				f(c)
+			}))
+		}
+		full, fast := base(false), base(true)
+		if fast.FastForwarded == 0 {
+			t.Errorf("%s: nothing fast-forwarded", name)
+		}
+		if full.StepTime != fast.StepTime || len(full.StepTimes) != len(fast.StepTimes) {
+			t.Errorf("%s: step %v (%d steps) fast-forwarded, %v (%d) in full", name, fast.StepTime, len(fast.StepTimes), full.StepTime, len(full.StepTimes))
+		}
+		for i := range full.Devices {
+			a, b := full.Devices[i], fast.Devices[i]
+			if a.PeakBytesInUse != b.PeakBytesInUse || a.BytesInUse != b.BytesInUse || a.AllReducePeakBytes != b.AllReducePeakBytes {
+				t.Errorf("%s: %s peak %d / end %d / all-reduce peak %d fast-forwarded, %d / %d / %d in full", name, a.Name,
+					b.PeakBytesInUse, b.BytesInUse, b.AllReducePeakBytes, a.PeakBytesInUse, a.BytesInUse, a.AllReducePeakBytes)
+			}
+		}
+	}
+}

@@ -493,7 +493,10 @@ func (r *runner) setupAllReduce() error {
 	for i, ti := range p.Gradients {
 		grads[i] = p.Tensors[ti].Bytes
 	}
-	impl, warn := r.tfd.crossDeviceOps()
+	impl, warn, err := r.tfd.crossDeviceOps(r.cfg.CrossDeviceOps)
+	if err != nil {
+		return err
+	}
 	if warn != "" {
 		r.notes = append(r.notes, "tf.distribute: "+warn)
 	}
