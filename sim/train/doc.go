@@ -22,6 +22,16 @@
 // allocator's log. A cuDNN workspace that does not fit is not an error in TF (the autotuner
 // falls back); it is counted in Result.WorkspaceFallbacks.
 //
+// Devices follow TF's setup (sim/train/visibility, devices.go): CUDA_VISIBLE_DEVICES, then
+// tf.config.set_visible_devices (Config.VisibleDevices), the logical-device split, and for the
+// default strategy a tf.device scope (Config.Device, soft-placed as TF does); Result.DeviceTable
+// maps nvidia-smi's numbering to TF's. With several replicas (strategy.go) Result.AllReduce
+// gives the cross-device ops TF selected (or Config.CrossDeviceOps), the time and the pack
+// buffers; the copy-based reductions also take memory on GPU:0; with accumulation the
+// micro-step gradients are freed after they are added and the accumulators are all-reduced out
+// of place. Result.Scaling compares the run with one GPU alone (the same scenario at the
+// per-replica batch, simulated too), which sets ScalingEfficiency.
+//
 // The Result holds per-step times (median, throughput), GPU busy and input-stall fractions,
 // all-reduce time, skipped updates, per-device peaks, limits, pool growth history and a
 // downsampled memory timeline (O(TimelinePoints) per device whatever the run's length), and
