@@ -181,7 +181,7 @@ func NewBFC(name string, limit int64, opts BFCOptions, sub SubAllocator) *BFC {
 		panic("allocator: spatial partitioning requires a single fixed address range (allow_growth=false)")
 	}
 	if sub == nil {
-		sub = &unlimitedSub{va: newVASpace(1 << 45)}
+		sub = &unlimitedSub{va: newVASpace()}
 	}
 	a := &BFC{name: name, opts: opts, sub: sub, limit: limit, unusedHead: noChunk, centralGap: noChunk, nextID: 1}
 	if opts.AllowGrowth {

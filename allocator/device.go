@@ -45,27 +45,72 @@ type Device struct {
 	va   vaSpace
 }
 
-// smallRegion is the size below which the driver's address placement differs (vaSpace).
-const smallRegion = 32 << 20
+// Region placement by the CUDA driver, measured: testdata/traces-ptr holds four growth traces
+// recorded on the H200 (driver 580.159.04, JAX 0.11.2) with every buffer's device address; the
+// alloc that grows the pool gets the new region's first chunk, so its address is the region's
+// base. The bases (README.md there):
+//
+//	growth-a        2 MiB at X, 4 MiB at X+4 MiB;              64, 128, ..., 8192 MiB from 0x302000000 up
+//	growth-small-b  2 MiB at X;                                 16, 32, 32, 64, ..., 186 MiB from 0x302000000 up
+//	growth-ties-a   2 MiB at X, 8 MiB at X+4 MiB, 16 MiB at X-2152 MiB;  32, 32, 64, ..., 382 MiB from 0x302000000 up
+//	growth-tiny-ptr 2 MiB at X;                                 714 MiB at 0x302000000
+//
+// with X near 0x7f0000000000 (0x7f1165000000, 0x7f89b9000000, ...). Every low-range base is a
+// multiple of 32 MiB (growth-small-b leaves a 16 MiB hole after its 16 MiB region).
+const (
+	// lowBase is where the low range starts in every trace (0x302000000).
+	lowBase = 0x302000000
+	// lowAlign aligns low-range bases (all measured bases are multiples of 32 MiB).
+	lowAlign = 32 << 20
+	// highBase stands for X, the first region's address (0x7f1165000000 in growth-small-b,
+	// 0x7f89b9000000 in growth-ties-a, 0x7f5581000000 in growth-a): only the order matters.
+	highBase = 0x7f0000000000
+	// smallRegion: regions of 32 MiB and more always went to the low range; smaller ones to the
+	// high range, except a 16 MiB region that followed a 2 MiB one (growth-small-b).
+	smallRegion = 32 << 20
+	// highUpRegion: high-range regions under 16 MiB went above X (4 MiB in growth-a, 8 MiB in
+	// growth-ties-a), the 16 MiB one below it (growth-ties-a).
+	highUpRegion = 16 << 20
+	// jumpFactor: a small region more than 4x the previous one went low (16 MiB after 2 MiB,
+	// growth-small-b), one of 4x or less high (8 MiB after 2 MiB and 16 after 8, growth-ties-a;
+	// 4 after 2, growth-a). The threshold lies in (4, 8]; one observation decides it.
+	jumpFactor = 4
+)
 
-// vaSpace places regions in a device's virtual address space. Only the order of addresses
-// matters to BFC (equal-size free chunks are taken lowest address first), and the CUDA driver's
-// placement is not documented. The model is an empirical fit to the growth traces recorded with
-// JAX 0.11.2 on the H200 (testdata/traces): regions under 32 MiB are stacked downward from a
-// high address, larger ones upward from a lower one. It reproduces 9,092 of the 10,072 rows of
-// the growth traces exactly; placing every region above the previous one reproduces 4,587.
-type vaSpace struct{ top, bottom int64 }
+// vaSpace places regions in a device's virtual address space, as an approximation of the CUDA
+// driver fitted to the traces above. Only the order of addresses matters to BFC (equal-size
+// free chunks are taken lowest address first). Rule: a region under 32 MiB that is at most 4x
+// the previous region placed (or the first) goes to the high range, above X if under 16 MiB
+// (each above the last), below X otherwise (each below the last); every other region goes to
+// the low range, each above the last at the next multiple of 32 MiB. It reproduces the measured
+// order of every region in the four traces, and the addresses of every low-range region, so it
+// replays all 10,072 rows of the growth traces without addresses (testdata/traces). Not
+// modelled: the driver's reuse of address space after cudaFree (a region garbage-collected and
+// grown again gets fresh addresses), separate address spaces per process (processes sharing a
+// Device share one vaSpace), and whatever decides the 16 MiB case beyond the 4x rule (the
+// driver's heuristic is not documented).
+type vaSpace struct {
+	low, highUp, highDown int64 // next address of the low range, above and below X
+	last                  int64 // size of the last region placed; 0 before the first
+}
 
-func newVASpace(base int64) vaSpace { return vaSpace{top: base + 1<<44, bottom: base} }
+func newVASpace() vaSpace { return vaSpace{low: lowBase, highUp: highBase, highDown: highBase} }
 
 func (v *vaSpace) place(n int64) int64 {
 	p := pages(n)
-	if p < smallRegion {
-		v.top -= p
-		return v.top
+	prev := v.last
+	v.last = p
+	if p < smallRegion && (prev == 0 || p <= jumpFactor*prev) {
+		if p < highUpRegion {
+			a := v.highUp
+			v.highUp += p
+			return a
+		}
+		v.highDown -= p
+		return v.highDown
 	}
-	a := v.bottom
-	v.bottom += p
+	a := v.low
+	v.low = (a + p + lowAlign - 1) / lowAlign * lowAlign
 	return a
 }
 
@@ -74,8 +119,8 @@ func NewDevice(spec DeviceSpec) *Device {
 	if spec.TotalBytes <= 0 {
 		panic("allocator: device with no memory")
 	}
-	// Device virtual addresses start at a CUDA-like base; they only order regions.
-	return &Device{spec: spec, used: spec.DriverReservedBytes, va: newVASpace(int64(spec.Index+1) << 45)}
+	// Each device has its own placement; addresses of different devices are never compared.
+	return &Device{spec: spec, used: spec.DriverReservedBytes, va: newVASpace()}
 }
 
 // Spec returns the device description.

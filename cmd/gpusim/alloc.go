@@ -31,10 +31,17 @@ are then numbered 0, 1, 2, ... in order); more columns are ignored. op is alloc,
 (the statistics row that record_bfc_trace.py writes first; it is echoed), so replaying a
 recorded trace prints the recorded rows.
 
+A trace may also have a ptr column (record_ptr.py: the device address of each buffer). Each
+region the allocator grows is then placed at the ptr of the alloc that grew it, where the CUDA
+driver placed it on the recording GPU, so ties between equal-size free chunks of different
+regions break as they did there; without it (or with --ignore-ptr) gpusim's model of the
+driver's placement decides. --with-ptr adds a ptr column: the simulated address of each buffer.
+
 Examples:
   gpusim alloc replay allocator/testdata/traces/growth-tiny-a.csv --mode growth --limit 750780416
   gpusim alloc replay trace.csv --mode preallocate --limit 112583507968 --variant xla-spatial
   gpusim alloc replay trace.csv --mode growth --limit 8GiB --gc=true -o replayed.csv
+  gpusim alloc replay allocator/testdata/traces-ptr/growth-small-b.csv --mode growth --limit 750780416 --with-ptr
 `
 
 func runAlloc(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -63,6 +70,8 @@ func runAllocReplay(stdout io.Writer, args []string) error {
 	variant := fs.String("variant", "classic", "classic (TF 2.x BFC) or xla-spatial (newer XLA, preallocate only); xla-spatial-exact carves the gap exactly")
 	gc := fs.Bool("gc", false, "garbage-collect free regions before an OOM (TensorFlow's default is true; JAX, which recorded the example traces, uses false)")
 	frag := fs.Float64("fragmentation-fraction", 0, "internal_fragmentation_fraction: split chunks that waste more than this fraction of the limit (0 = 128 MiB)")
+	withPtr := fs.Bool("with-ptr", false, "add a ptr column: the simulated device address of the buffer each row allocated or freed (0 for init and oom rows)")
+	ignorePtr := fs.Bool("ignore-ptr", false, "place regions with gpusim's model of the CUDA driver even when the trace has a ptr column")
 	output := fs.StringP("output", "o", "", "write the CSV to `FILE` (atomically) instead of stdout")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -73,7 +82,7 @@ func runAllocReplay(stdout io.Writer, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("alloc replay: want one trace file, got %d arguments", fs.NArg())
 	}
-	cfg := allocator.ReplayConfig{GarbageCollection: *gc, FragmentationFraction: *frag}
+	cfg := allocator.ReplayConfig{GarbageCollection: *gc, FragmentationFraction: *frag, WithPtr: *withPtr, IgnorePtr: *ignorePtr}
 	switch *mode {
 	case "growth":
 		cfg.Growth = true
@@ -111,9 +120,14 @@ func runAllocReplay(stdout io.Writer, args []string) error {
 		return asUsage(err)
 	}
 	if *output == "" {
-		return allocator.WriteReplay(stdout, tr, cfg)
+		err = allocator.WriteReplay(stdout, tr, cfg)
+	} else {
+		err = writeAllocAtomic(*output, func(w io.Writer) error { return allocator.WriteReplay(w, tr, cfg) })
 	}
-	return writeAllocAtomic(*output, func(w io.Writer) error { return allocator.WriteReplay(w, tr, cfg) })
+	if errors.Is(err, allocator.ErrBadTrace) {
+		return asUsage(err) // a ptr column that contradicts the replay names file:line
+	}
+	return err
 }
 
 // parseAllocBytes reads a byte count: a plain integer or one with a binary unit (KiB, MiB, GiB, TiB).

@@ -31,6 +31,10 @@ func TestAllocReplayRecordedTraces(t *testing.T) {
 		{"probe-prealloc.csv", []string{"--mode", "preallocate", "--limit", "112583507968", "--variant", "xla-spatial"}},
 		{"growth-a.csv", []string{"--mode", "growth", "--limit", "112583507968"}},
 		{"prealloc-ties-a.csv", []string{"--mode", "preallocate", "--limit", "430MiB", "--variant", "xla-spatial"}},
+		{"growth-small-b.csv", []string{"--mode", "growth", "--limit", "750780416"}},
+		// With the recorded addresses (ptr column): every column, the simulated addresses included.
+		{"../traces-ptr/growth-small-b.csv", []string{"--mode", "growth", "--limit", "750780416", "--with-ptr"}},
+		{"../traces-ptr/growth-ties-a.csv", []string{"--mode", "growth", "--limit", "1501560832", "--with-ptr"}},
 	} {
 		path := filepath.Join("..", "..", "allocator", "testdata", "traces", tc.file)
 		want, err := os.ReadFile(path)
@@ -62,6 +66,10 @@ func TestAllocReplayBadInput(t *testing.T) {
 		{"missing column", "op,id\nalloc,0\n", nil, "t.csv:1: bytes: bad trace: missing column bytes"},
 		{"truncated line", "op,id,bytes\nalloc,0\n", nil, "t.csv:2: bad trace: truncated line"},
 		{"not a number", "op,id,bytes\nalloc,0,ten\n", nil, "t.csv:2: bytes: bad trace: not an integer"},
+		{"bad ptr", "op,id,bytes,ptr\nalloc,0,10,0x12g\n", nil, "t.csv:2: ptr: bad trace: not an address: \"0x12g\""},
+		{"growth without ptr", "op,id,bytes,ptr\nalloc,0,10,0\n", nil, "t.csv:2: ptr: bad trace: the alloc grows the pool but has no ptr"},
+		{"overlapping regions", "op,id,bytes,ptr\nalloc,0,1048576,0x100000000\nalloc,1,3000000,0x100100000\n", nil,
+			"t.csv:3: ptr: bad trace: region [0x100100000, 0x100500000) at the recorded ptr overlaps the region [0x100000000, 0x100200000)"},
 		{"no mode", "op,id,bytes\n", []string{"--limit", "1"}, "--mode is required"},
 		{"bad limit", "op,id,bytes\n", []string{"--mode", "growth", "--limit", "lots"}, "is not a byte count"},
 		{"spatial growth", "op,id,bytes\n", []string{"--mode", "growth", "--limit", "1GiB", "--variant", "xla-spatial"}, "needs --mode preallocate"},
