@@ -357,7 +357,8 @@ func UtilizationFigure(r *Run) (*Figure, error) {
 		p.Add(l)
 		lg.Add(name, l)
 		f.Series = append(f.Series, name)
-		p.Y.Min = 0
+		// An empty buffer all along (no prefetch) would get an axis around 0: keep 0..1 at least.
+		p.Y.Min, p.Y.Max = 0, max(p.Y.Max, 1)
 		f.panels = append(f.panels, panel{p, lg})
 	}
 	f.Height = panelHeight * vg.Length(len(f.panels))
