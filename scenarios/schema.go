@@ -31,6 +31,7 @@ var schema = []field{
 	{"precision", "string", "float32 | mixed_float16 | mixed_bfloat16", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Precision) }},
 	{"tf32", "bool", "TensorFloat-32 matmuls (TF default true)", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.TF32) }},
 	{"xla", "bool", "jit_compile=True", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.XLA) }},
+	{"xla_distinct_shapes", "int", "distinct input shapes (sequence buckets); under XLA each new one recompiles the step", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.XLADistinctShapes) }},
 	{"optimizer", "string", "sgd | momentum | adam | ...", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Optimizer) }},
 	{"steps", "int", "optimizer updates to simulate", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Steps) }},
 	{"seed", "int", "seed of every random stream", func(c *train.Config, n *yaml.Node) error { return uint64Val(n, &c.Seed) }},
@@ -49,6 +50,21 @@ var schema = []field{
 	{"strategy.name", "string", "default | mirrored", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Strategy) }},
 	{"strategy.num_packs", "int", "NcclAllReduce(num_packs); 0 = one all-reduce per gradient", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.NumPacks) }},
 	{"strategy.cross_device_ops", "string", "nccl | hierarchical_copy | reduction_to_one_device (default: TF's choice)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.CrossDeviceOps) }},
+	{"strategy.devices", "list", "MirroredStrategy(devices=[...]): logical GPU indices that get a replica (default all)", func(c *train.Config, n *yaml.Node) error {
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("want a list of logical GPU indices, got a %s", kindName(n))
+		}
+		v := []int{}
+		for _, e := range n.Content {
+			var i int
+			if err := intVal(e, &i); err != nil {
+				return err
+			}
+			v = append(v, i)
+		}
+		c.StrategyDevices = v
+		return nil
+	}},
 	{"tf.visible_devices", "list", "tf.config.set_visible_devices: indices of list_physical_devices('GPU'); [] hides every GPU", func(c *train.Config, n *yaml.Node) error {
 		if n.Kind != yaml.SequenceNode {
 			return fmt.Errorf("want a list of physical device indices, got a %s", kindName(n))

@@ -53,6 +53,8 @@ type ResultJSON struct {
 	Diagnosis          *DiagnosisJSON   `json:"diagnosis,omitempty"`
 	// Devices, all-reduce, scaling and warnings (result_multigpu.go).
 	MultiGPUJSON
+	// Breakdown by op kind, XLA compiles, mixed-precision memory (result_speed.go).
+	SpeedJSON
 }
 
 // DeviceJSON is one logical GPU of the training process.
@@ -180,6 +182,7 @@ func NewResultJSON(res *train.Result) ResultJSON {
 	}
 	inputJSON(&j, res)
 	multiGPUJSON(&j, res)
+	speedJSON(&j, res)
 	return j
 }
 

@@ -143,6 +143,7 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 			p("  %-10s %10s %6s  %s\n", s.Category, sec(s.Seconds), pct(frac), strings.Repeat("█", int(frac*40+0.5)))
 		}
 	}
+	writeSpeedText(p, res)
 
 	writeInputText(p, res)
 	writeMultiGPUText(p, res)

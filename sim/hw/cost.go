@@ -126,9 +126,9 @@ func (g *GPU) computeRate(w Work) float64 {
 	case PathBF16TC:
 		return g.PeakBF16 * e.matrix(w.Kind, p)
 	case PathPseudoHalf:
-		return g.PeakFP32 * e.matrix(w.Kind, PathFP32) * e.PseudoHalf
+		return g.PeakFP32 * min(e.matrix(w.Kind, PathFP32)*g.fp32IssueScale(), 1) * e.PseudoHalf
 	case PathFP32:
-		return g.PeakFP32 * e.matrix(w.Kind, p)
+		return g.PeakFP32 * min(e.matrix(w.Kind, p)*g.fp32IssueScale(), 1)
 	}
 	// Element-wise math on the CUDA cores in the op's own dtype (Eigen's half2 intrinsics run
 	// FP16 natively on compute capability 5.3+, which is what makes FP16 slow on GP102).

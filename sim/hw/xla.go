@@ -22,8 +22,10 @@ func fusible(k string) bool {
 // output is estimated as a third of the op's traffic (two inputs and one output of equal size,
 // the common case of adds and activation gradients). The fused kernel runs at the general
 // memory efficiency rather than the per-kind one: XLA emits its own reduction and
-// element-wise code in place of the framework's BatchNorm kernels. FLOPs add up; the dtype
-// is the widest in the run.
+// element-wise code in place of the framework's BatchNorm kernels (xla/debug_options_flags.cc
+// sets xla_gpu_use_cudnn_batchnorm false, "it does not provide a performance win on average",
+// and gpu_compiler.cc's BatchNormExpander turns batch norms into reductions and element-wise
+// HLO that the fusion passes merge). FLOPs add up; the dtype is the widest in the run.
 func FuseXLA(works []Work) []Work {
 	out := make([]Work, 0, len(works))
 	i := 0
@@ -35,10 +37,8 @@ func FuseXLA(works []Work) []Work {
 		}
 		j := i
 		f := Work{Kind: KindFusion, Kernels: 1, DType: works[i].DType, TF32: works[i].TF32, Host: works[i].Host}
-		norm := false
 		for ; j < len(works) && fusible(works[j].Kind); j++ {
 			w := works[j]
-			norm = norm || w.Kind == KindNorm
 			f.FLOPs += w.FLOPs
 			f.Bytes += w.Bytes
 			if j+1 < len(works) && fusible(works[j+1].Kind) {
@@ -47,11 +47,6 @@ func FuseXLA(works []Work) []Work {
 			if dtypeSize(dtypeOf(w)) > dtypeSize(dtypeOf(f)) {
 				f.DType = w.DType
 			}
-		}
-		if norm {
-			// A fusion holding BatchNorm's statistics is a reduction fusion; it runs at the
-			// norm efficiency (XLA's reduction kernels are no faster than cuDNN's).
-			f.Kind = KindNorm
 		}
 		if j-i == 1 {
 			out = append(out, works[i])

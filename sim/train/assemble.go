@@ -87,6 +87,9 @@ func (r *runner) result() *Result {
 		bd := r.breakdowns[i]
 		n := float64(len(r.replicas))
 		for c, name := range categories {
+			if c == catCompile && bd[c] == 0 {
+				continue // only runs that compiled under XLA show the category
+			}
 			res.Breakdown = append(res.Breakdown, Share{Category: name, Seconds: float64(bd[c]) / n / float64(sim.Second)})
 		}
 	}
@@ -96,6 +99,8 @@ func (r *runner) result() *Result {
 		res.DeviceTable = r.tfd.ctx.Table()
 	}
 	r.inputResult(res)
+	r.xlaResult(res)
+	r.kindResult(res)
 	return res
 }
 

@@ -31,6 +31,10 @@ type System struct {
 	TF32 bool
 	// XLA is jit_compile=True on the train step: fused ops, fewer kernel launches.
 	XLA bool
+	// XLADistinctShapes is how many distinct input shapes the train step sees (sequence-length
+	// buckets, a ragged last batch): under XLA each new shape compiles the step again (xla.go).
+	// 0 or 1 means one shape: only the first step compiles.
+	XLADistinctShapes int
 	// Optimizer is the Keras optimizer name ("sgd", "momentum", "adam", ...); it decides the
 	// slot variables allocated at the first update.
 	Optimizer string
@@ -71,6 +75,9 @@ type System struct {
 	// "hierarchical_copy" (HierarchicalCopyAllReduce) or "reduction_to_one_device"; "" lets TF
 	// choose (select_cross_device_ops: NCCL unless logical and physical GPU counts differ).
 	CrossDeviceOps string
+	// StrategyDevices is MirroredStrategy(devices=["/gpu:i", ...]): the logical GPUs that get a
+	// replica (indices after CUDA_VISIBLE_DEVICES and set_visible_devices); nil means all.
+	StrategyDevices []int
 	// AccumulationSteps is how many micro-batches make one optimizer update (1 = none).
 	AccumulationSteps int
 	// Memory holds the memory options of the training process.
@@ -259,6 +266,9 @@ func (c *Config) Validate() error {
 	add(oneOf("precision", c.Precision, precisions))
 	if c.GPU == "" && c.GPUProfile == nil {
 		add(fieldErr("hardware.gpu", "must be set"))
+	}
+	if c.XLADistinctShapes < 0 {
+		add(fieldErr("xla_distinct_shapes", "must not be negative, got %d", c.XLADistinctShapes))
 	}
 	if c.HostCores < 0 {
 		add(fieldErr("hardware.host.cores", "must not be negative, got %d", c.HostCores))

@@ -58,6 +58,7 @@ func (r *runner) startStep() {
 		rep.micro = 0
 		rep.optimizing = false
 		rep.cat = [numCats]sim.Time{}
+		rep.kinds = kindTimes{}
 		rep.mark = r.stepStart
 		rep.trace = rep.trace[:0]
 		rep.stepBusyIvs = rep.stepBusyIvs[:0]
@@ -67,7 +68,7 @@ func (r *runner) startStep() {
 			rep.profiles[r.step-1].record(0, st.BytesInUse, st.PoolBytes)
 		}
 		rep.poolChangesAtStart, rep.failuresAtStart, rep.slotsAtStart = rep.poolChanges, rep.failures, rep.slotsDone
-		r.startMicro(rep)
+		r.compileThenStart(rep)
 	}
 }
 
@@ -229,6 +230,7 @@ func (r *runner) opEnd(rep *replica) {
 	} else {
 		r.spansDropped++
 	}
+	rep.kinds[op.cost.kind] += now - rep.mark
 	rep.cat[op.cost.cat] += now - rep.mark
 	rep.mark = now
 	rep.devFree = now
@@ -288,7 +290,7 @@ func (r *runner) endBackward(rep *replica) {
 		panic("train: pricing gradient accumulation: " + err.Error())
 	}
 	rep.pend = pendingOp{name: "accumulate_gradients", plan: p, then: after,
-		cost: opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: catBackward}}
+		cost: opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: catBackward, kind: kindIndex(hw.KindElementwise)}}
 	r.issue(rep)
 }
 
@@ -447,6 +449,7 @@ func (r *runner) endStep(rep *replica) {
 	r.stepTimes = append(r.stepTimes, (now - r.stepStart).Seconds())
 	r.recordStepSeries(r.stepStart, now)
 	r.breakdowns = append(r.breakdowns, sum)
+	r.kindBDs = append(r.kindBDs, r.sumKinds())
 	if r.skipThis {
 		r.skipped++
 	}

@@ -28,7 +28,7 @@ type stateAppender interface {
 //     their addresses, every gap one free chunk, in the same regions": the same at the end of
 //     k-1 and k when nothing above changed.
 func (r *runner) canFastForward() bool {
-	if !r.ffPossible || r.skip(r.step) || r.skip(r.step-1) || r.step <= r.cfg.TraceSteps {
+	if !r.ffPossible || r.skip(r.step) || r.skip(r.step-1) || r.step <= r.cfg.TraceSteps || r.compilesAfter(r.step) {
 		return false
 	}
 	n := len(r.stepTimes)

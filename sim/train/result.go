@@ -46,10 +46,23 @@ type Result struct {
 	// ScalingEfficiency is Throughput / (Replicas * throughput of one replica running its own
 	// per-replica batch alone): 1 is perfect scaling. 1 for a single replica.
 	ScalingEfficiency float64
+	// PrecisionSaving compares a mixed-precision run's peak memory with float32 (nil for
+	// float32 runs); outside the TF guide's 30-40% a note says why.
+	PrecisionSaving *PrecisionSaving
+	// XLACompiles counts the compilations of the train step under XLA (the first step and
+	// each new input shape); XLACompileTime is their total time (also in Breakdown's compile
+	// share of the steps that compiled).
+	XLACompiles    int
+	XLACompileTime float64
 	// SkippedSteps counts updates the loss scale optimizer skipped (inf/NaN gradients).
 	SkippedSteps int
 	// Breakdown splits the median step's time by category; the shares sum to its step time.
 	Breakdown []Share
+	// ByKind splits the same step by what the time went to: device time of each op kind
+	// (conv, matmul, attention, elementwise, norm, cast, optimizer, ...), then launch overhead
+	// (GPU idle while the host issues), input wait, sync, all-reduce and XLA compile; only
+	// non-zero shares, summing to StepTime.
+	ByKind []Share
 	// OOM is set when an allocation failed; the run ended there, as TF raises.
 	OOM *OOM
 	// Devices has one entry per logical GPU of the training process, TF order: the replicas'

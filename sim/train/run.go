@@ -21,9 +21,10 @@ const (
 	CatSync      = "sync"      // waiting for the slowest replica
 	CatAllReduce = "allreduce" // NCCL all-reduce of the gradients
 	CatOptimizer = "optimizer" // optimizer update kernels
+	CatCompile   = "compile"   // XLA compiling the step (first step, and each new input shape)
 )
 
-var categories = []string{CatInput, CatForward, CatBackward, CatLaunch, CatSync, CatAllReduce, CatOptimizer}
+var categories = []string{CatInput, CatForward, CatBackward, CatLaunch, CatSync, CatAllReduce, CatOptimizer, CatCompile}
 
 const (
 	catInput = iota
@@ -33,6 +34,7 @@ const (
 	catSync
 	catAllReduce
 	catOptimizer
+	catCompile
 	numCats
 )
 
@@ -49,6 +51,7 @@ func Run(cfg Config) (*Result, error) {
 	res, err := r.run()
 	if err == nil {
 		addScaling(cfg, res)
+		addPrecisionSaving(cfg, res)
 	}
 	return res, err
 }
@@ -74,6 +77,7 @@ func CheckCatalog(cfg *Config) error {
 type opCost struct {
 	exec, issue sim.Time
 	cat         int
+	kind        int // index into hw.Kinds
 }
 
 // plan is a models.Plan with its ops priced for one GPU.
@@ -108,6 +112,7 @@ type replica struct {
 	devFree    sim.Time // when the GPU finished the previous op
 	mark       sim.Time // start of the interval not yet attributed to a category
 	cat        [numCats]sim.Time
+	kinds      kindTimes // the step's op time by hw kind (bykind.go)
 	busy       sim.Time
 
 	meter       busyMeter  // kernel time in nvidia-smi sample windows
@@ -175,11 +180,13 @@ type runner struct {
 	stepTimes       []float64
 	arTimes         []float64
 	breakdowns      [][numCats]sim.Time // per completed step, summed over replicas
+	kindBDs         []kindTimes         // per simulated step (not fast-forwarded), summed over replicas
 	ffSteps         int
 	gradBytes       int64
 	input           inputSource
 	batches         map[int]*batch
 	skips           []bool // per step (0-based): the loss scale optimizer skips the update
+	xla             xlaState
 	skipped         int
 	skipThis        bool
 	inputWait       sim.Time // summed over replicas
@@ -243,6 +250,7 @@ func newRunner(cfg Config) (*runner, error) {
 	if err := r.setupLossScale(); err != nil {
 		return nil, err
 	}
+	r.setupXLA()
 	if err := r.setupAllReduce(); err != nil {
 		return nil, err
 	}
@@ -376,14 +384,9 @@ func (r *runner) setupDevices() error {
 	allocs := proc.Allocators()
 	r.allocs = allocs
 	r.configs = proc.Configs()
-	// MirroredStrategy: one replica per logical GPU; the default strategy: one on the GPU the
-	// tf.device scope picked (GPU:0 without one).
-	onGPU := []int{tfd.place}
-	if r.cfg.Strategy == "mirrored" {
-		onGPU = onGPU[:0]
-		for i := range allocs {
-			onGPU = append(onGPU, i)
-		}
+	onGPU, err := r.replicaGPUs(tfd, len(allocs))
+	if err != nil {
+		return err
 	}
 	n := len(onGPU)
 	for id, i := range onGPU {
@@ -548,7 +551,8 @@ func (r *runner) makePlan(batch int) (*plan, error) {
 		p.isPers[i] = true
 	}
 	for i, op := range mp.Ops {
-		c, err := r.gpu.Cost(work(op, r.cfg.TF32))
+		w := r.opWork(op)
+		c, err := r.gpu.Cost(w)
 		if err != nil {
 			return nil, fmt.Errorf("price op %s: %w", op.Name, err)
 		}
@@ -562,7 +566,7 @@ func (r *runner) makePlan(batch int) (*plan, error) {
 				p.optStart = i
 			}
 		}
-		p.costs[i] = opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: cat}
+		p.costs[i] = opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: cat, kind: kindIndex(w.Kind)}
 	}
 	return p, nil
 }
