@@ -136,3 +136,38 @@ func (d *tfDevices) crossDeviceOps(explicit string) (impl, warning string, err e
 func bridgedNVLink(g hw.GPU) bool {
 	return g.NVLinkBandwidth > 0 && g.CCMajor >= 8 && g.NVLinkBandwidth < 300e9
 }
+
+// replicaGPUs returns the logical GPUs that run a replica: for MirroredStrategy every logical
+// GPU, or those of its devices argument; for the default strategy the one the tf.device scope
+// picked (GPU:0 without one).
+func (r *runner) replicaGPUs(d *tfDevices, logical int) ([]int, error) {
+	if r.cfg.Strategy != "mirrored" {
+		if r.cfg.StrategyDevices != nil {
+			return nil, &FieldError{Field: "strategy.devices", Err: fmt.Errorf("only MirroredStrategy takes a device list (strategy.name is %q)", r.cfg.Strategy)}
+		}
+		return []int{d.place}, nil
+	}
+	if r.cfg.StrategyDevices == nil {
+		out := make([]int, logical)
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	if len(r.cfg.StrategyDevices) == 0 {
+		// mirrored_strategy.py _initialize_strategy: assert devices, "Must specify at least one device."
+		return nil, &FieldError{Field: "strategy.devices", Err: fmt.Errorf("must specify at least one device")}
+	}
+	seen := map[int]bool{}
+	for _, i := range r.cfg.StrategyDevices {
+		if i < 0 || i >= logical {
+			return nil, &FieldError{Field: "strategy.devices", Err: fmt.Errorf("/gpu:%d does not exist: the process has %d logical GPU(s) after CUDA_VISIBLE_DEVICES and set_visible_devices", i, logical)}
+		}
+		if seen[i] {
+			// mirrored_strategy.py _initialize_strategy asserts the devices are distinct.
+			return nil, &FieldError{Field: "strategy.devices", Err: fmt.Errorf("no duplicates allowed in `devices` argument: /gpu:%d twice", i)}
+		}
+		seen[i] = true
+	}
+	return append([]int(nil), r.cfg.StrategyDevices...), nil
+}

@@ -452,3 +452,24 @@ func TestMultiGPUFastForwardMatchesFullSimulation(t *testing.T) {
 		}
 	}
 }
+
+// TestStrategyDevices: MirroredStrategy(devices=["/gpu:0", "/gpu:1"]) runs on two of four
+// GPUs, named after CUDA_VISIBLE_DEVICES (the guide: the list takes logical device strings).
+func TestStrategyDevices(t *testing.T) {
+	res := mustRun(t, cfgWith(func(c *Config) {
+		c.GPUCount, c.Strategy, c.Batch, c.Steps, c.CUDAVisibleDevices, c.StrategyDevices = 8, "mirrored", 64, 2, ptr("4,5,6,7"), []int{0, 1}
+	}))
+	if res.Replicas != 2 || res.Devices[0].Physical != 4 || res.Devices[1].Physical != 5 || !res.Devices[2].Idle {
+		t.Errorf("replicas %d on cards %d, %d (GPU:2 idle %v); want 2 on cards 4 and 5", res.Replicas, res.Devices[0].Physical, res.Devices[1].Physical, res.Devices[2].Idle)
+	}
+	if res.Scaling == nil || res.Scaling.SingleBatch != 32 {
+		t.Errorf("scaling %+v, want a comparison with one GPU at batch 32", res.Scaling)
+	}
+	for _, bad := range [][]int{{}, {0, 0}, {4}} {
+		_, err := Run(cfgWith(func(c *Config) { c.GPUCount, c.Strategy, c.StrategyDevices = 4, "mirrored", bad }))
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != "strategy.devices" {
+			t.Errorf("strategy.devices=%v: error %v, want one on strategy.devices", bad, err)
+		}
+	}
+}

@@ -213,6 +213,7 @@ func addScaling(cfg Config, res *Result) {
 	ref := cfg
 	ref.Name = cfg.Name + " (1 GPU)"
 	ref.Strategy, ref.Device, ref.VisibleDevices, ref.SoftPlacement = "default", "", nil, nil
+	ref.StrategyDevices, ref.CrossDeviceOps = nil, ""
 	ref.Batch = slices.Max(res.ReplicaBatches)
 	ref.GPUCount, ref.CUDAVisibleDevices, ref.Processes = 1, nil, nil
 	ref.Env = map[string]string{}
