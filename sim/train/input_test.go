@@ -103,3 +103,24 @@ func TestInputHostFromProfile(t *testing.T) {
 		t.Error("unknown host profile accepted")
 	}
 }
+
+// TestInputReplicasCopyInParallel checks MirroredStrategy's distributed dataset: each of 4
+// replicas copies a quarter of the global batch over its own link at once, so a batch's
+// host-to-device time is about a quarter of one GPU's copy of the whole batch.
+func TestInputReplicasCopyInParallel(t *testing.T) {
+	perBatch := func(count string) float64 {
+		res, err := train.Run(scenarioConfig(t, "mirrored-4xa100", "hardware.count="+count, "batch=256", "steps=10",
+			"input.map.parallel_calls=autotune", "input.prefetch=autotune"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Input == nil || res.Input.Batches == 0 {
+			t.Fatalf("hardware.count=%s: no input statistics", count)
+		}
+		return res.Input.H2DTime.Seconds() / float64(res.Input.Batches)
+	}
+	one, four := perBatch("1"), perBatch("4")
+	if r := four / one; r < 0.2 || r > 0.35 {
+		t.Errorf("copy per batch: %.3g s on 4 replicas, %.3g s on 1: ratio %.2f, want ~0.25", four, one, r)
+	}
+}
