@@ -43,10 +43,15 @@
 // time (downsampled to Options.LevelPoints).
 //
 // To compare with nvidia-smi, UtilizationSeries turns a GPU's kernel intervals into
-// utilization.gpu samples (the busy share of each NVMLSamplePeriod window). Diagnose weighs
+// utilization.gpu samples (the busy share of each NVMLSamplePeriod window); UtilizationMeter
+// computes the same samples as kernels come, in memory that grows with the run's length, not
+// its kernel count (sim/train feeds it every kernel and NCCL collective). Diagnose weighs
 // utilization, input wait and communication time into input-, compute- or communication-bound
 // with evidence; Candidates lists remedies as scenario overrides and Rank re-simulates each
-// (with sim/train's run, or Simulate's stand-in training loop) and orders them by throughput.
+// with Simulate's stand-in training loop, RankSets with the caller's own simulation (sim/train's
+// Remedies re-runs the scenario with each change's --set overrides), and orders them by
+// throughput. In sim/train a run's Result carries this package's Stats (Result.Input), the
+// step times per epoch, the nvidia-smi samples and the Diagnosis; gpusim run prints them.
 //
 // Simulate runs a pipeline against a simple training loop (Consumer) without sim/train; the
 // package's tests use it to reproduce a PyTorch DataLoader measured on an H200
