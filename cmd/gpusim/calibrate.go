@@ -55,7 +55,7 @@ Examples:
   gpusim calibrate inventory --profile-out h200.yaml
   gpusim calibrate record --interval 50ms -o r50.json -- python3 tools/calibrate/train_torch.py resnet50 64 30
   gpusim calibrate fit sim/calibrate/testdata/torch-resnet50-b64.json.gz sim/calibrate/testdata/torch-resnet50-b128.json.gz:batch=128 --scenario sim/calibrate/testdata/torch-h200.yaml --no-memory --profile-out h200-calibrated.yaml
-  gpusim run sim/calibrate/testdata/torch-h200.yaml --set model=mobilenetv2 --set 'hardware.gpu="@h200-calibrated.yaml"'
+  gpusim run sim/calibrate/testdata/torch-h200.yaml --set model=mobilenetv2 --set hardware.gpu=@h200-calibrated.yaml
 `
 
 func runCalibrate(ctx context.Context, stdout, stderr io.Writer, args []string, open func() (calibrate.Reader, error)) error {

@@ -118,8 +118,12 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		return nil, errors.New("fit: no observations")
 	}
 	if cfg.Prior.ConvScale > 0 {
+		// A third of the budget each: the tied fit, the free fit from its answer, the free fit
+		// from the prior.
+		budget := cfg.maxEvaluations()
 		tied := cfg
 		tied.Prior.ConvScale = 0
+		tied.MaxEvaluations = max(budget/3, 10)
 		first, err := fit(obs, tied, nil)
 		if err != nil {
 			return nil, err
@@ -129,7 +133,7 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		// either start may find the lower one.
 		start := first.Params
 		start.ConvScale = start.ComputeScale
-		left := max(cfg.maxEvaluations()-first.Evaluations, 20)
+		left := max(budget-first.Evaluations, 20)
 		cfg.MaxEvaluations = left / 2
 		res, err := fit(obs, cfg, &start)
 		if err != nil {
