@@ -42,9 +42,20 @@
 // # Fitting
 //
 // [Fit] adjusts [Params] (scales of the compute and memory efficiencies, kernel launch overhead,
-// context bytes)
-// with gonum/optimize (Nelder-Mead) so that a [Predictor] (the simulator, as a function from
+// context bytes, and, when Prior.ConvScale is positive, a separate scale of the convolution
+// efficiencies) with gonum/optimize (Nelder-Mead) so that a [Predictor] (the simulator, as a function from
 // parameters to step time and memory) matches the [Observation]s taken from one or more traces.
 // A weak prior pulls each parameter toward its uncalibrated value, so a single trace (two
 // numbers) still gives a well-posed fit; [FitResult] carries the residuals before and after.
+// cmd/gpusim's predictor runs sim/train with the candidate profile in memory
+// (train.Config.GPUProfile = &candidate):
+//
+//	obs := []calibrate.Observation{{Name: "r50", StepTime: steps.Median, Predict: func(p calibrate.Params) (calibrate.Prediction, error) {
+//		g := calibrate.ApplyParams(base, p)
+//		cfg.GPUProfile = &g
+//		res, err := train.Run(cfg)
+//		...
+//		return calibrate.Prediction{StepTime: res.StepTime}, nil
+//	}}}
+//	fit, err := calibrate.Fit(obs, calibrate.FitConfig{Prior: calibrate.PriorParams(base)})
 package calibrate
