@@ -7,7 +7,10 @@
 //
 // Parse and Load start from train.DefaultConfig and overlay the document; Set applies one
 // "--set key=value" override with the same setters and validation (the value is YAML:
-// "true", "64", "[0, 1]", "{name: x}"). Every error is a *Error naming the place — the file and
+// "true", "64", "[0, 1]", "{name: x}"; a value that starts with '@' or '`', which YAML
+// reserves, is a string, so hardware.gpu=@profile.yaml needs no quotes). In a file such a value
+// must be quoted (gpu: "@profile.yaml"); unquoted, the error names the line and suggests the
+// quotes. Every error is a *Error naming the place — the file and
 // line ("run.yaml:7") or the --set argument — and the key: unknown keys, wrong types, negative
 // numbers, unknown GPUs or models, contradicting memory options.
 //
