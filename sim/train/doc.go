@@ -32,6 +32,16 @@
 // of place. Result.Scaling compares the run with one GPU alone (the same scenario at the
 // per-replica batch, simulated too), which sets ScalingEfficiency.
 //
+// The input pipeline (input.go, hooks.go) is package pipeline on the run's engine, its host
+// taken from the hw host profile (Config.Host, hardware.host.profile) where the scenario keeps
+// pipeline's defaults, one copy per replica with MirroredStrategy. Result.Input holds its
+// statistics, Result.Epochs the step times per dataset epoch (cache() shows there),
+// Result.GPUSeries each GPU's utilization as nvidia-smi samples it (every kernel and NCCL
+// collective through pipeline.UtilizationMeter, fast-forwarded steps included), and
+// Result.Diagnosis pipeline.Diagnose's verdict. Remedies re-simulates, for an input-bound run,
+// pipeline's candidate changes through a caller's rerun (gpusim run passes the scenario with
+// the change's --set overrides) and ranks them.
+//
 // The Result holds per-step times (median, throughput), GPU busy and input-stall fractions,
 // all-reduce time, skipped updates, per-device peaks, limits, pool growth history and a
 // downsampled memory timeline (O(TimelinePoints) per device whatever the run's length), and
