@@ -28,6 +28,9 @@ var runExamples = []string{
 	"gpusim run --set model=resnet50 --set batch=4096 --set hardware.gpu=t4 --set memory.growth=true -o json",
 	"gpusim run growth-fragmentation -o csv",
 	"gpusim run mirrored-4xa100 --plot plots --trace trace.json",
+	"gpusim run resnet50-8xa100 --set strategy.cross_device_ops=reduction_to_one_device",
+	"gpusim run accumulation-v100 --set accumulation_steps=1",
+	"gpusim run hardcoded-gpu --set tf.device=/GPU:0",
 }
 
 func runUsage() string {
