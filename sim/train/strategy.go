@@ -14,7 +14,8 @@ type AllReduceInfo struct {
 	// Impl is the cross-device ops TF selected: "nccl" (NcclAllReduce), "hierarchical_copy" or
 	// "reduction_to_one_device" (TF's fallback with virtual GPUs).
 	Impl string
-	// Topology is the interconnect the ranks use: "nvswitch", "nvlink" or "pcie".
+	// Topology is the interconnect the ranks use: "nvswitch", "nvlink" or "pcie"; "one GPU"
+	// when every replica is a logical GPU of the same card.
 	Topology string
 	// NumPacks is NcclAllReduce(num_packs); Calls the NCCL all-reduces per update.
 	NumPacks, Calls int
@@ -193,6 +194,14 @@ func (r *runner) allReduceInfo() *AllReduceInfo {
 	info := &AllReduceInfo{Impl: ar.Impl, Topology: r.topo.Kind, NumPacks: r.cfg.NumPacks, Calls: len(ar.Calls),
 		GradientBytes: r.gradBytes, Seconds: ar.Seconds, BusBW: ar.BusBW,
 		PackBufferBytes: r.packBufferBytes(), ReduceDeviceExtraBytes: ar.ReduceDeviceExtraBytes}
+	cards := map[int]bool{}
+	for _, rep := range r.replicas {
+		cards[r.tfd.logical[rep.logical].GPU] = true
+	}
+	if len(cards) == 1 {
+		// Logical GPUs of one card: the copies are device-memory traffic, no link is used.
+		info.Topology = "one GPU"
+	}
 	if ar.Impl == collective.ImplNCCL {
 		if o, err := r.bucketed(r.replicas[0].plans[len(r.replicas[0].plans)-1]); err == nil {
 			info.BucketBytes, info.BucketedSeconds, info.BucketedExposedSeconds = bucketBytes, o.CommSeconds, o.ExposedSeconds
