@@ -158,8 +158,14 @@ func writeInputText(p func(string, ...any), res *train.Result) {
 		}
 	}
 	if u := res.GPUSeries; res.Input != nil && len(u) > 0 && len(u[0].Samples) > 1 {
-		p("\n  %s utilization as nvidia-smi samples it (%d windows of %s, 0 .. 100%%)\n", shortDevice(res.Devices[0].Name), len(u[0].Samples), sec(u[0].Period))
-		p("  |%s|\n", utilSparkline(u[0].Samples, sparkWidth))
+		// One column per window, so that a starving GPU's swings show; a long run shows its
+		// first sparkWidth windows (averaging would flatten the swings into the mean).
+		xs, what := u[0].Samples, fmt.Sprintf("%d windows", len(u[0].Samples))
+		if len(xs) > sparkWidth {
+			xs, what = xs[:sparkWidth], fmt.Sprintf("the first %d of %d windows", sparkWidth, len(xs))
+		}
+		p("\n  %s utilization as nvidia-smi samples it (%s of %s, 0 .. 100%%)\n", shortDevice(res.Devices[0].Name), what, sec(u[0].Period))
+		p("  |%s|\n", utilSparkline(xs, sparkWidth))
 	}
 	d := res.Diagnosis
 	if d == nil {
