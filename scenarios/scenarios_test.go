@@ -60,6 +60,7 @@ func TestStableKeys(t *testing.T) {
 		{"precision", "mixed_bfloat16", func(c *train.Config) bool { return c.Precision == "mixed_bfloat16" }},
 		{"tf32", "false", func(c *train.Config) bool { return !c.TF32 }},
 		{"xla", "true", func(c *train.Config) bool { return c.XLA }},
+		{"xla_distinct_shapes", "6", func(c *train.Config) bool { return c.XLADistinctShapes == 6 }},
 		{"optimizer", "adam", func(c *train.Config) bool { return c.Optimizer == "adam" }},
 		{"steps", "7", func(c *train.Config) bool { return c.Steps == 7 }},
 		{"seed", "42", func(c *train.Config) bool { return c.Seed == 42 }},

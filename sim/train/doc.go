@@ -46,7 +46,18 @@
 // all-reduce time, skipped updates, per-device peaks, limits, pool growth history and a
 // downsampled memory timeline (O(TimelinePoints) per device whatever the run's length), and
 // the median step split by category (input, forward, backward, launch, sync, allreduce,
-// optimizer), which sums to its time.
+// optimizer, and compile when it compiled), which sums to its time; Result.ByKind splits the
+// same step by op kind (conv, matmul, norm, cast, fusion, ...) plus launch, input, sync,
+// all-reduce and compile, and sums to its time too (bykind.go).
+//
+// Speed and precision (xla.go, precision.go): with XLA the first step compiles the train step
+// (XLACompileSeconds: a fit to compile times measured with JAX on the H200, per op and per
+// distinct GEMM shape), and so does every step that sees a new input shape
+// (Config.XLADistinctShapes, scenario key xla_distinct_shapes: shapes are drawn per step from
+// the run's seed), so a short run with XLA can be slower than without (Result.XLACompiles,
+// XLACompileTime, a note). Under XLA batch norms are priced as XLA fusions, not cuDNN kernels.
+// A mixed-precision run is compared with the same run in float32 (Result.PrecisionSaving);
+// outside the TF guide's 30-40% peak-memory saving a note says why.
 //
 // Steps are fast-forwarded only when provably identical to the one before: nothing random
 // feeds them (no input pipeline, no loss-scale skip) and every allocator ended the step in the

@@ -57,9 +57,18 @@ func h200Steps(t *testing.T) []h200Row {
 		nchw[[3]string{r.model, r.prec, strconv.Itoa(r.batch)}] = r
 	}
 	rows := read("../../testdata/h200/steps.csv")
+	seen := map[[3]string]bool{}
 	for i, r := range rows {
-		if n, ok := nchw[[3]string{r.model, r.prec, strconv.Itoa(r.batch)}]; ok && (r.prec == "tf32" || r.prec == "fp32") {
+		k := [3]string{r.model, r.prec, strconv.Itoa(r.batch)}
+		seen[k] = true
+		if n, ok := nchw[k]; ok && (r.prec == "tf32" || r.prec == "fp32") {
 			rows[i] = n
+		}
+	}
+	// Configs measured only in the second run (float32 BERT and GPT-2).
+	for _, r := range read("../../testdata/h200/nchw/steps.csv") {
+		if !seen[[3]string{r.model, r.prec, strconv.Itoa(r.batch)}] {
+			rows = append(rows, r)
 		}
 	}
 	return rows
@@ -141,7 +150,7 @@ func TestH200StepTimeThroughRun(t *testing.T) {
 		tol  float64
 	}{{"all configs", mae(all), 0.41}, {"larger batch", mae(large), 0.33}, {"ResNet-50/VGG16 larger batch", mae(cnn), 0.15}} {
 		if c.got > c.tol {
-			t.Errorf("step-time MAE (%s) = %.1f%%, want <= %.0f%%", c.name, 100*c.got, 100*c.tol)
+			t.Errorf("step-time MAE through train.Run (%s) = %.1f%%, want <= %.0f%%", c.name, 100*c.got, 100*c.tol)
 		}
 	}
 }
@@ -198,7 +207,7 @@ func TestMixedPrecisionMemorySaving(t *testing.T) {
 		batch      int
 	}{{"resnet50", "momentum", 256}, {"bert-base:seq=128,head=mlm", "adamw", 64}, {"bert-base", "adam", 32}} {
 		c := DefaultConfig()
-		c.GPU, c.Model, c.Batch, c.Optimizer, c.Precision, c.Steps = "h200", tc.model, tc.batch, tc.opt, "mixed_float16", 3
+		c.GPU, c.Model, c.Batch, c.Optimizer, c.Precision, c.Steps = "h200", tc.model, tc.batch, tc.opt, "mixed_float16", 20 // past the first skipped updates: slots exist
 		res := mustRun(t, c)
 		s := res.PrecisionSaving
 		if s == nil {
