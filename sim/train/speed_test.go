@@ -21,7 +21,9 @@ type h200Row struct {
 
 // h200Steps reads testdata/h200/steps.csv and, for the float32/TF32 CNN rows, the NCHW
 // re-measurement (testdata/h200/nchw/steps.csv): TF's layout optimizer runs float32
-// convolutions NCHW (generic_layout_optimizer.cc), so those are the runs a TF user gets.
+// convolutions NCHW (generic_layout_optimizer.cc), so those are the runs a TF user gets. As
+// hw.ReadTFLayout does, MobileNetV2 keeps its NHWC runs: TF runs its depthwise convolutions
+// with its own kernels, not cuDNN's slow NCHW depthwise ones.
 func h200Steps(t *testing.T) []h200Row {
 	t.Helper()
 	read := func(path string) []h200Row {
@@ -61,7 +63,7 @@ func h200Steps(t *testing.T) []h200Row {
 	for i, r := range rows {
 		k := [3]string{r.model, r.prec, strconv.Itoa(r.batch)}
 		seen[k] = true
-		if n, ok := nchw[k]; ok && (r.prec == "tf32" || r.prec == "fp32") {
+		if n, ok := nchw[k]; ok && (r.prec == "tf32" || r.prec == "fp32") && r.model != "mobilenetv2" {
 			rows[i] = n
 		}
 	}
@@ -148,7 +150,7 @@ func TestH200StepTimeThroughRun(t *testing.T) {
 		name string
 		got  float64
 		tol  float64
-	}{{"all configs", mae(all), 0.41}, {"larger batch", mae(large), 0.33}, {"ResNet-50/VGG16 larger batch", mae(cnn), 0.15}} {
+	}{{"all configs", mae(all), 0.39}, {"larger batch", mae(large), 0.31}, {"ResNet-50/VGG16 larger batch", mae(cnn), 0.15}} {
 		if c.got > c.tol {
 			t.Errorf("step-time MAE through train.Run (%s) = %.1f%%, want <= %.0f%%", c.name, 100*c.got, 100*c.tol)
 		}

@@ -111,8 +111,12 @@ func (r *runner) xlaResult(res *Result) {
 	}
 	res.XLACompiles = r.xla.count
 	res.XLACompileTime = r.xla.total.Seconds()
-	msg := fmt.Sprintf("XLA compiled the train step %d time(s), %.1f s each (%.1f s in all, %.0f%% of the run's %.1f s)",
-		r.xla.count, r.xla.dur.Seconds(), res.XLACompileTime, 100*res.XLACompileTime/max(res.Elapsed, 1e-12), res.Elapsed)
+	times := "once"
+	if r.xla.count > 1 {
+		times = fmt.Sprintf("%d times", r.xla.count)
+	}
+	msg := fmt.Sprintf("XLA compiled the train step %s, %.1f s each (%.1f s in all, %.0f%% of the run's %.1f s)",
+		times, r.xla.dur.Seconds(), res.XLACompileTime, 100*res.XLACompileTime/max(res.Elapsed, 1e-12), res.Elapsed)
 	if r.xla.count > 1 {
 		msg += fmt.Sprintf(": each new input shape (xla_distinct_shapes: %d) recompiles; pad or bucket inputs to fewer shapes", r.cfg.XLADistinctShapes)
 	}
