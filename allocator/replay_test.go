@@ -143,17 +143,44 @@ func TestReplayRecordedTraces(t *testing.T) {
 	}
 }
 
+// lateFree is the index of the first row (0 = init) where a recording shows JAX releasing a
+// buffer late: a free row whose bytes_in_use did not drop (Array.delete() returned before the
+// runtime freed the buffer, which was still held by its transfer). -1 if there is none.
+// record_ptr.py frees only live buffers of at least 1 byte, so every other free lowers it.
+func lateFree(rows []string) int {
+	const col = 4 // bytes_in_use
+	prev := ""
+	for i, r := range rows {
+		f := strings.Split(r, ",")
+		if f[0] == OpFree && f[col] == prev {
+			return i
+		}
+		prev = f[col]
+	}
+	return -1
+}
+
+// ptrLateFree lists the recordings with a late free and how many rows of each still match in
+// every column when replayed with the recorded addresses. In growth-oos-a and growth-val-t the
+// late-freed buffer's bytes show up two or three rows later and the rows agree again; in
+// growth-val-p a 256-byte buffer was still held when the next alloc came, so the recorded
+// allocator put that alloc 256 B higher and the addresses differ from then on.
+var ptrLateFree = map[string]int{"growth-oos-a.csv": 999, "growth-val-t.csv": 1998, "growth-val-p.csv": 56}
+
 // TestReplayRecordedAddresses replays the growth traces recorded with buffer addresses
 // (testdata/traces-ptr): with the driver's region placement taken from the ptr column, every
-// column of every row must match, the simulated address of every buffer included.
+// column of every row must match, the simulated address of every buffer included, up to the
+// first row where the recording shows a late free (ptrLateFree).
 func TestReplayRecordedAddresses(t *testing.T) {
 	paths, err := filepath.Glob("testdata/traces-ptr/*.csv")
-	if err != nil || len(paths) < 4 {
-		t.Fatalf("want the 4 traces of testdata/traces-ptr, got %v (%v)", paths, err)
+	if err != nil || len(paths) < 28 {
+		t.Fatalf("want the 28 traces of testdata/traces-ptr, got %d (%v)", len(paths), err)
 	}
+	total, matched := 0, 0
 	for _, path := range paths {
 		rt := loadRecorded(t, path)
-		t.Run(filepath.Base(path), func(t *testing.T) {
+		base := filepath.Base(path)
+		t.Run(base, func(t *testing.T) {
 			if !rt.hasPtr || !rt.growth {
 				t.Fatalf("%s: want a growth trace with a ptr column", path)
 			}
@@ -161,38 +188,84 @@ func TestReplayRecordedAddresses(t *testing.T) {
 			if len(got) != len(rt.rows) {
 				t.Fatalf("replay gave %d rows, recorded %d", len(got), len(rt.rows))
 			}
+			n, first := 0, -1
 			for i := range got {
-				if got[i] != rt.rows[i] {
-					t.Fatalf("row %d (line %d) differs:\n got  %s\n want %s", i, i+2, got[i], rt.rows[i])
+				if got[i] == rt.rows[i] {
+					n++
+				} else if first < 0 {
+					first = i
 				}
 			}
-			t.Logf("%d/%d rows match in every column, ptr included (%d OOMs)", len(got), len(rt.rows), rt.numOOMs)
+			total += len(got)
+			matched += n
+			late := lateFree(rt.rows)
+			want, listed := ptrLateFree[base]
+			if !listed {
+				want = len(got)
+			}
+			if listed != (late >= 0) {
+				t.Errorf("late free at row %d, listed in ptrLateFree: %v", late, listed)
+			}
+			if first >= 0 && (late < 0 || first < late) {
+				t.Errorf("row %d (line %d) differs before any late free (row %d):\n got  %s\n want %s", first, first+2, late, got[first], rt.rows[first])
+			}
+			if n != want {
+				t.Errorf("%d/%d rows match in every column, want %d", n, len(got), want)
+			}
+			t.Logf("%d/%d rows match in every column, ptr included (%d OOMs; late free at row %d)", n, len(got), rt.numOOMs, late)
 		})
 	}
+	t.Logf("all traces: %d/%d rows match in every column", matched, total)
 }
 
-// TestReplayPlacementModel replays the traces of testdata/traces-ptr without their addresses
-// (IgnorePtr: regions placed by vaSpace, as in a simulation) and compares the statistics
-// columns; it also counts the rows whose simulated address equals the recorded one (vaSpace
-// reproduces the low range's addresses, not X, the high range's base).
+// placementMisses lists the traces of testdata/traces-ptr where vaSpace orders the regions
+// otherwise than the driver did, with the rows that still match the replay with the recorded
+// addresses (statistics columns). growth-oos-j grew 2, 4 and 8 MiB regions and the driver put
+// the 8 MiB one high; it put it low in growth-oos-f, -g, -l, -ties-c and growth-val-t, -u after
+// the same sizes, and the model follows the majority.
+var placementMisses = map[string]int{"growth-oos-j.csv": 1841}
+
+// TestReplayPlacementModel replays each trace of testdata/traces-ptr twice: with the recorded
+// region addresses, and without them (IgnorePtr: regions placed by vaSpace, as in a simulation).
+// The statistics columns must agree row for row except for the traces in placementMisses; it
+// also logs how many rows of the recording the model reproduces.
 func TestReplayPlacementModel(t *testing.T) {
 	paths, _ := filepath.Glob("testdata/traces-ptr/*.csv")
+	var sumModel, sumRec, sumRows int
 	for _, path := range paths {
 		rt := loadRecorded(t, path)
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			got := replayLines(t, path, ReplayConfig{Growth: true, Limit: rt.limit, IgnorePtr: true, WithPtr: true})
-			stats, ptrs := 0, 0
-			for i := range got {
-				g, w := strings.Split(got[i], ","), strings.Split(rt.rows[i], ",")
-				if strings.Join(g[:len(g)-1], ",") != strings.Join(w[:len(w)-1], ",") {
-					t.Fatalf("row %d (line %d) differs:\n got  %s\n want %s", i, i+2, got[i], rt.rows[i])
+		base := filepath.Base(path)
+		t.Run(base, func(t *testing.T) {
+			rec := replayLines(t, path, ReplayConfig{Growth: true, Limit: rt.limit})
+			model := replayLines(t, path, ReplayConfig{Growth: true, Limit: rt.limit, IgnorePtr: true})
+			same, ofRecording, first := 0, 0, -1
+			for i := range model {
+				if model[i] == rec[i] {
+					same++
+				} else if first < 0 {
+					first = i
 				}
-				stats++
-				if g[len(g)-1] == w[len(w)-1] {
-					ptrs++
+				if w := rt.rows[i]; model[i] == w[:strings.LastIndexByte(w, ',')] {
+					ofRecording++
 				}
 			}
-			t.Logf("%d/%d rows match in the statistics columns, %d in ptr too", stats, len(rt.rows), ptrs)
+			sumModel += ofRecording
+			sumRows += len(model)
+			for i := range rec {
+				if w := rt.rows[i]; rec[i] == w[:strings.LastIndexByte(w, ',')] {
+					sumRec++
+				}
+			}
+			want, miss := placementMisses[base]
+			if !miss {
+				want = len(model)
+			}
+			if same != want {
+				t.Errorf("%d/%d rows as with the recorded addresses, want %d; first difference at row %d:\n model    %s\n recorded %s",
+					same, len(model), want, first, model[first], rec[first])
+			}
+			t.Logf("placement model: %d/%d rows match the recording (statistics columns)", ofRecording, len(model))
 		})
 	}
+	t.Logf("all traces: the placement model reproduces %d/%d rows, the recorded addresses %d", sumModel, sumRows, sumRec)
 }
