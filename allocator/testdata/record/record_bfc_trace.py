@@ -17,6 +17,9 @@ Mode is chosen by JAX's own environment variables:
   growth:      XLA_PYTHON_CLIENT_PREALLOCATE=false
   preallocate: (default)
   small limit: XLA_CLIENT_MEM_FRACTION=0.005   (fraction of GPU memory; bytes_limit is in every row)
+With RECORD_PTR=1 in the environment, a last column `ptr` holds the device address of the buffer
+that an alloc row created or a free row released (Array.unsafe_buffer_pointer()): it shows where
+the CUDA driver placed each region (see ../traces-ptr/README.md).
 Writes $OUT/NAME.csv (or /tmp/NAME.csv) with columns
   op,id,bytes,result,bytes_in_use,peak_bytes_in_use,pool_bytes,peak_pool_bytes,
   largest_free_block_bytes,num_allocs,largest_alloc_size,bytes_limit
@@ -52,20 +55,25 @@ def stats():
 def st():
     s = stats(); return [s.get(k, -1) for k in KEYS]
 live = {}
+ptrs = {}
+PTR = os.environ.get("RECORD_PTR") == "1"
+def ptrcol(i):
+    return [ptrs.get(i, 0)] if PTR else []
 rows = []
 t_oom = []
 def put(i, n):
     t0 = time.time()
     try:
         a = jax.device_put(np.empty(n, np.uint8), d); a.block_until_ready(); live[i] = a; res = "ok"
+        if PTR: ptrs[i] = a.unsafe_buffer_pointer()
     except Exception as e:
         res = "oom" if "RESOURCE_EXHAUSTED" in str(e) or "out of memory" in str(e).lower() else "err:" + str(e)[:80]
         if res == "oom":
             t_oom.append(round(time.time() - t0, 3))
-    rows.append(["alloc", i, n, res] + st())
+    rows.append(["alloc", i, n, res] + st() + ptrcol(i))
 def free(i):
-    a = live.pop(i); a.delete(); rows.append(["free", i, 0, "ok"] + st())
-rows.append(["init", -1, 0, "ok"] + st())
+    a = live.pop(i); a.delete(); rows.append(["free", i, 0, "ok"] + st() + ptrcol(i))
+rows.append(["init", -1, 0, "ok"] + st() + ([0] if PTR else []))
 growth = os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE", "").lower() in ("false", "0")
 if name.startswith("probe"):
     for i, n in enumerate([1, 1000, 2**20, 3*2**20, 7*2**20]):
@@ -114,7 +122,7 @@ else:
 meta["nvml_end"] = nvml()
 meta["oom_seconds"] = t_oom
 with open(os.path.join(outdir, name + ".csv"), "w", newline="") as f:
-    w = csv.writer(f); w.writerow(["op", "id", "bytes", "result"] + KEYS); w.writerows(rows)
+    w = csv.writer(f); w.writerow(["op", "id", "bytes", "result"] + KEYS + (["ptr"] if PTR else [])); w.writerows(rows)
 with open(os.path.join(outdir, name + ".json"), "w") as f:
     json.dump(meta, f, indent=1)
 print(name, "rows", len(rows), "ooms", sum(1 for r in rows if r[3] == "oom"),
