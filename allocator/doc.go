@@ -26,6 +26,10 @@
 //
 // Ground truth: testdata/traces holds 23,000 operations recorded on an H200 with JAX 0.11.2;
 // TestReplayRecordedTraces replays them and compares every statistic of every row.
+// testdata/traces-ptr holds 28 growth traces (58,088 rows) with every buffer's device address:
+// TestReplayRecordedAddresses replays them with the driver's region addresses and compares every
+// column, the simulated addresses included; TestReplayPlacementModel checks the placement model
+// (Device and the default sub-allocator place regions with it: see vaSpace) against them.
 //
 // # Other allocators
 //
@@ -46,6 +50,9 @@
 //
 // ReadTrace, Replay and WriteReplay implement `gpusim alloc replay`: input columns op,id,bytes;
 // output ReplayHeader columns, one row per op, the same as record_bfc_trace.py records on a GPU.
+// A trace with a ptr column (record_ptr.py) is replayed with each region at the recorded
+// address of the alloc that grew it; ReplayConfig.IgnorePtr uses the placement model instead,
+// and ReplayConfig.WithPtr adds the simulated addresses (ReplayHeaderPtr, AppendRowPtr).
 //
 // Example:
 //
