@@ -50,8 +50,8 @@
 //
 // ReadTrace, Replay and WriteReplay implement `gpusim alloc replay`: input columns op,id,bytes;
 // output ReplayHeader columns, one row per op, the same as record_bfc_trace.py records on a GPU.
-// A trace with a ptr column (record_ptr.py) is replayed with each region at the recorded
-// address of the alloc that grew it; ReplayConfig.IgnorePtr uses the placement model instead,
+// A trace with a ptr column (record_bfc_trace.py with RECORD_PTR=1) is replayed with each
+// region at the recorded address of the alloc that grew it; ReplayConfig.IgnorePtr uses the placement model instead,
 // and ReplayConfig.WithPtr adds the simulated addresses (ReplayHeaderPtr, AppendRowPtr).
 //
 // Example:

@@ -14,7 +14,8 @@ import (
 // jax.Device.memory_stats().
 const ReplayHeader = "op,id,bytes,result,bytes_in_use,peak_bytes_in_use,pool_bytes,peak_pool_bytes,largest_free_block_bytes,num_allocs,largest_alloc_size,bytes_limit"
 
-// ReplayHeaderPtr is ReplayHeader with record_ptr.py's ptr column (--with-ptr).
+// ReplayHeaderPtr is ReplayHeader with the ptr column that record_bfc_trace.py adds with
+// RECORD_PTR=1 (--with-ptr).
 const ReplayHeaderPtr = ReplayHeader + ",ptr"
 
 // Trace operations.
@@ -33,8 +34,8 @@ type TraceOp struct {
 	ID    int64 // as written in the trace (or assigned in order for an alloc without one)
 	Bytes int64
 	Line  int // line number in the file, for messages
-	// Ptr is the device address in the trace's optional ptr column (record_ptr.py): the buffer an
-	// alloc row created or a free row released; 0 when the trace has no ptr column or the row none.
+	// Ptr is the device address in the trace's optional ptr column (record_bfc_trace.py with
+	// RECORD_PTR=1): the buffer an alloc row created or a free row released; 0 when the trace has no ptr column or the row none.
 	Ptr  int64
 	slot int32
 }
@@ -203,7 +204,7 @@ func ReadTrace(r io.Reader, name string) (*Trace, error) {
 	return tr, nil
 }
 
-// parsePtr reads a device address: decimal as record_ptr.py writes it, or 0x-prefixed hex.
+// parsePtr reads a device address: decimal as record_bfc_trace.py writes it, or 0x-prefixed hex.
 func parsePtr(b []byte) (int64, error) {
 	s := string(b)
 	var v int64
@@ -242,7 +243,8 @@ type ReplayConfig struct {
 	// a ptr column (--ignore-ptr): what a simulation without recorded addresses gets.
 	IgnorePtr bool
 	// WithPtr makes WriteReplay append a ptr column: the simulated address of the chunk an alloc
-	// row got or a free row released (0 for init and OOM rows), as record_ptr.py records it.
+	// row got or a free row released (0 for init and OOM rows), as record_bfc_trace.py records
+	// it with RECORD_PTR=1.
 	WithPtr bool
 }
 

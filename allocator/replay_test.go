@@ -21,7 +21,7 @@ type recordedTrace struct {
 	limit   int64
 	rows    []string // data rows, header excluded
 	numOOMs int
-	hasPtr  bool // the recording has record_ptr.py's ptr column
+	hasPtr  bool // the recording has record_bfc_trace.py's ptr column (RECORD_PTR=1)
 }
 
 func loadRecorded(t testing.TB, path string) recordedTrace {
@@ -146,7 +146,7 @@ func TestReplayRecordedTraces(t *testing.T) {
 // lateFree is the index of the first row (0 = init) where a recording shows JAX releasing a
 // buffer late: a free row whose bytes_in_use did not drop (Array.delete() returned before the
 // runtime freed the buffer, which was still held by its transfer). -1 if there is none.
-// record_ptr.py frees only live buffers of at least 1 byte, so every other free lowers it.
+// record_bfc_trace.py frees only live buffers of at least 1 byte, so every other free lowers it.
 func lateFree(rows []string) int {
 	const col = 4 // bytes_in_use
 	prev := ""

@@ -31,11 +31,11 @@ are then numbered 0, 1, 2, ... in order); more columns are ignored. op is alloc,
 (the statistics row that record_bfc_trace.py writes first; it is echoed), so replaying a
 recorded trace prints the recorded rows.
 
-A trace may also have a ptr column (record_ptr.py: the device address of each buffer). Each
-region the allocator grows is then placed at the ptr of the alloc that grew it, where the CUDA
-driver placed it on the recording GPU, so ties between equal-size free chunks of different
-regions break as they did there; without it (or with --ignore-ptr) gpusim's model of the
-driver's placement decides. --with-ptr adds a ptr column: the simulated address of each buffer.
+A trace may also have a ptr column (record_bfc_trace.py with RECORD_PTR=1: the device
+address of each buffer). Each region the allocator grows is then placed at the ptr of the
+alloc that grew it, where the CUDA driver placed it on the recording GPU, so ties between
+equal-size free chunks of different regions break as they did there; without it (or with
+--ignore-ptr) gpusim's model of the driver's placement decides. --with-ptr adds a ptr column: the simulated address of each buffer.
 
 Examples:
   gpusim alloc replay allocator/testdata/traces/growth-tiny-a.csv --mode growth --limit 750780416

@@ -1,17 +1,18 @@
 #!/bin/bash
-# More growth traces with buffer addresses (record_ptr.py) for the region placement model
+# More growth traces with buffer addresses (record_bfc_trace.py, RECORD_PTR=1) for the region placement model
 # (allocator/device.go, vaSpace). From the repo root on the GPU machine:
 #   bash allocator/testdata/record/record_oos.sh    (writes $OUT/oos.tar.gz)
 # On 2026-11-29 the three groups below ran as three device calls (15:38, 15:38, 15:41 UTC):
 # growth-oos-* were used to fit the rule, growth-val-* were recorded after it was fixed and kept
-# out of the fit (testdata/traces-ptr/README.md).
+# out of the fit (testdata/traces-ptr/README.md). They ran with record_ptr.py, since merged into
+# record_bfc_trace.py as RECORD_PTR=1 (same output).
 set -u
 R=allocator/testdata/record
 export PYTHONUNBUFFERED=1
 O=/tmp/oos; mkdir -p $O
 rec() { # NAME FRACTION ARGS...
 	local n=$1 f=$2; shift 2
-	env XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_CLIENT_MEM_FRACTION=$f OUT=$O timeout 200 python3 $R/record_ptr.py $n "$@"
+	env XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_CLIENT_MEM_FRACTION=$f OUT=$O RECORD_PTR=1 timeout 200 python3 $R/record_bfc_trace.py $n "$@"
 }
 rec growth-oos-a 0.005 1000 24 0.85 &
 rec growth-oos-b 0.005 1000 25 0.85 &
