@@ -1,0 +1,389 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gpusim/gpusim/internal/report"
+	"github.com/gpusim/gpusim/scenarios"
+	"github.com/gpusim/gpusim/sim/train"
+	"github.com/gpusim/gpusim/sim/train/capacity"
+)
+
+func init() {
+	register(command{name: "capacity", summary: "capacity planning: the largest batch that fits, the GPUs for a throughput", run: runCapacity})
+}
+
+// capacityExamples are the usage examples of gpusim capacity; a test runs each of them.
+var capacityExamples = []string{
+	"gpusim capacity max-batch --set hardware.gpu=rtx3090 --set memory.growth=true",
+	"gpusim capacity max-batch --set hardware.gpu=rtx3090 --set memory.growth=true --set precision=mixed_float16 -o json",
+	"gpusim capacity max-batch --set model=mlp --max 4096 --multiple 64",
+	"gpusim capacity gpus resnet50-a100 --throughput 10000",
+	"gpusim capacity gpus resnet50-a100 --throughput 10000 --global-batch 1024 --max-gpus 16",
+}
+
+func capacityUsage() string {
+	var b strings.Builder
+	b.WriteString(`Usage:
+  gpusim capacity max-batch [SCENARIO] [--set key=value]... [--min 1] [--max 65536] [--multiple 8] [--steps 3] [-o text|json]
+  gpusim capacity gpus [SCENARIO] --throughput N [--max-gpus 64] [--per-gpu-batch B | --global-batch B] [-o text|json]
+
+max-batch finds the largest global batch (a multiple of --multiple) for which the scenario does
+not run out of memory: it doubles the batch from --min until one OOMs, bisects between the last
+fit and that OOM, then re-checks the --below batches just under the answer. Each batch is a
+real gpusim run of --steps updates. 3 steps by default because Keras creates the optimizer
+slots (momentum, Adam's m and v) at the first update: a batch can fit step 1 and OOM in step 2,
+the first forward and backward pass with the slots held; step 3 repeats the steady step. Under
+mixed_float16 a batch whose loss scale skipped updates is re-run with more steps until two
+updates were applied. Fitting is not monotone with TF's BFC allocator (fragmentation: a smaller
+batch can leave a pool layout in which a later tensor has no room); when a batch below the
+answer OOMs, the report says so and lists it.
+
+gpus finds the fewest GPUs (hardware.count, with strategy.name=mirrored) whose throughput
+reaches --throughput samples/s: counts 1, 2, 4, ... up to --max-gpus, then bisection. By default
+each GPU keeps its batch (weak scaling: --per-gpu-batch, default the scenario's batch per GPU);
+--global-batch keeps the global batch and splits it (strong scaling). Every count tried is
+listed with its throughput and scaling efficiency. When the target is out of reach the report
+says why: input bound (tf.data cannot feed more), all-reduce bound, throughput falling with more
+GPUs, OOM, or simply more GPUs needed than --max-gpus. Counts above 8 are one host on NVSwitch as
+gpusim models it (no inter-node network).
+
+SCENARIO is a YAML file or a built-in name (gpusim list scenarios); none means the built-in
+"default". --set overrides a scenario key (gpusim run --help lists them); the searched keys
+(batch; for gpus also hardware.count and strategy.name) cannot be set. An OOM is a result; bad
+input exits 2.
+
+Examples:
+`)
+	for _, e := range capacityExamples {
+		b.WriteString("  " + e + "\n")
+	}
+	return b.String()
+}
+
+func runCapacity(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, capacityUsage())
+		return usagef("capacity: want a subcommand: max-batch or gpus")
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, capacityUsage())
+		return nil
+	case "max-batch":
+		return runMaxBatch(ctx, stdout, args[1:])
+	case "gpus":
+		return runCapacityGPUs(ctx, stdout, args[1:])
+	}
+	return usagef("capacity: unknown subcommand %q: want max-batch or gpus", args[0])
+}
+
+// capacityFlags are the flags both subcommands share.
+type capacityFlags struct {
+	sets   []string
+	format string
+	jobs   int
+	steps  int
+}
+
+func (c *capacityFlags) add(fs *pflag.FlagSet, steps int, stepsHelp string) {
+	fs.StringArrayVar(&c.sets, "set", nil, "override a scenario `key=value` (repeatable)")
+	fs.StringVarP(&c.format, "output", "o", "text", "output format: text or json")
+	fs.IntVarP(&c.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "runs simulated at once (the answer does not depend on it)")
+	fs.IntVar(&c.steps, "steps", steps, stepsHelp)
+}
+
+// parse parses args, prints the help on --help (done = true) and loads the scenario with the
+// overrides, refusing overrides of the searched keys.
+func (c *capacityFlags) parse(name string, fs *pflag.FlagSet, stdout io.Writer, args []string, searched ...string) (sc *scenarios.Scenario, done bool, err error) {
+	fs.SetOutput(io.Discard)
+	help := fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(args); err != nil {
+		return nil, false, usagef("capacity %s: %v", name, err)
+	}
+	if *help {
+		fmt.Fprint(stdout, capacityUsage()+"\nFlags of "+name+":\n"+fs.FlagUsages())
+		return nil, true, nil
+	}
+	if fs.NArg() > 1 {
+		return nil, false, usagef("capacity %s: want at most one scenario, got %d: %s", name, fs.NArg(), strings.Join(fs.Args(), " "))
+	}
+	if c.format != "text" && c.format != "json" {
+		return nil, false, usagef("capacity %s: -o %q: want text or json", name, c.format)
+	}
+	if c.jobs < 1 {
+		return nil, false, usagef("capacity %s: --jobs %d: want at least 1", name, c.jobs)
+	}
+	for _, kv := range c.sets {
+		key, _, _ := strings.Cut(kv, "=")
+		for _, s := range searched {
+			if strings.TrimSpace(key) == s {
+				return nil, false, usagef("capacity %s: --set %s: %s is what the search varies", name, kv, s)
+			}
+		}
+	}
+	sc, err = scenarios.Resolve(fs.Arg(0))
+	if err != nil {
+		return nil, false, asUsage(err)
+	}
+	if err := sc.SetAll(c.sets); err != nil {
+		return nil, false, asUsage(err)
+	}
+	return sc, false, nil
+}
+
+// capacityError turns a train.Run error into bad input (exit 2) naming the scenario place.
+func capacityError(name string, sc *scenarios.Scenario, err error) error {
+	var fe *train.FieldError
+	if errors.As(err, &fe) {
+		place := sc.Origin(fe.Field)
+		if place == "" {
+			place = sc.Source
+		}
+		return usagef("capacity %s: %s: %s: %v (%v)", name, place, fe.Field, fe.Err, err)
+	}
+	if ctxErr := context.Cause(context.Background()); ctxErr != nil {
+		return ctxErr
+	}
+	return fmt.Errorf("capacity %s %s: %w", name, sc.Name, err)
+}
+
+func runMaxBatch(ctx context.Context, stdout io.Writer, args []string) error {
+	fs := pflag.NewFlagSet("max-batch", pflag.ContinueOnError)
+	var c capacityFlags
+	o := capacity.DefaultMaxBatchOptions()
+	c.add(fs, o.Steps, "optimizer updates per batch tried (3: past the first update, where Keras creates the slots)")
+	fs.IntVar(&o.Min, "min", o.Min, "smallest batch tried")
+	fs.IntVar(&o.Max, "max", o.Max, "largest batch tried")
+	fs.IntVar(&o.Multiple, "multiple", o.Multiple, "the answer is a multiple of this")
+	fs.IntVar(&o.Below, "below", o.Below, "batches just below the answer re-checked (BFC fragmentation)")
+	sc, done, err := c.parse("max-batch", fs, stdout, args, "batch")
+	if done || err != nil {
+		return err
+	}
+	switch {
+	case o.Min < 1:
+		return usagef("capacity max-batch: --min %d: want at least 1", o.Min)
+	case o.Multiple < 1:
+		return usagef("capacity max-batch: --multiple %d: want at least 1", o.Multiple)
+	case o.Max < o.Min:
+		return usagef("capacity max-batch: --max %d below --min %d", o.Max, o.Min)
+	case c.steps < 1:
+		return usagef("capacity max-batch: --steps %d: want at least 1", c.steps)
+	case o.Below < 0:
+		return usagef("capacity max-batch: --below %d: want at least 0", o.Below)
+	}
+	if (o.Min+o.Multiple-1)/o.Multiple*o.Multiple > o.Max {
+		return usagef("capacity max-batch: no multiple of %d between --min %d and --max %d", o.Multiple, o.Min, o.Max)
+	}
+	o.Steps, o.Jobs = c.steps, c.jobs
+	rep, err := capacity.MaxBatch(ctx, sc.Config, o)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return capacityError("max-batch", sc, err)
+	}
+	if c.format == "json" {
+		return writeCapacityJSON(stdout, struct {
+			Scenario string `json:"scenario"`
+			Setup    string `json:"setup"`
+			*capacity.MaxBatchReport
+		}{sc.Name, capacitySetup(sc.Config), rep})
+	}
+	return writeMaxBatchText(stdout, sc, o, rep)
+}
+
+func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error {
+	fs := pflag.NewFlagSet("gpus", pflag.ContinueOnError)
+	var c capacityFlags
+	o := capacity.GPUsOptions{MaxGPUs: 64}
+	c.add(fs, 0, "optimizer updates per count (0 = the scenario's steps)")
+	fs.Float64Var(&o.Throughput, "throughput", 0, "target `samples/s` (required)")
+	fs.IntVar(&o.MaxGPUs, "max-gpus", o.MaxGPUs, "most GPUs tried")
+	fs.IntVar(&o.PerGPUBatch, "per-gpu-batch", 0, "batch of each GPU, fixed (weak scaling; default the scenario's batch per GPU)")
+	fs.IntVar(&o.GlobalBatch, "global-batch", 0, "global batch, fixed and split over the GPUs (strong scaling)")
+	sc, done, err := c.parse("gpus", fs, stdout, args, "batch", "hardware.count", "strategy.name")
+	if done || err != nil {
+		return err
+	}
+	switch {
+	case !fs.Changed("throughput"):
+		return usagef("capacity gpus: --throughput is required (samples/s)")
+	case !(o.Throughput > 0):
+		return usagef("capacity gpus: --throughput %v: want a positive number of samples/s", o.Throughput)
+	case o.MaxGPUs < 1:
+		return usagef("capacity gpus: --max-gpus %d: want at least 1", o.MaxGPUs)
+	case fs.Changed("per-gpu-batch") && fs.Changed("global-batch"):
+		return usagef("capacity gpus: give --per-gpu-batch or --global-batch, not both")
+	case fs.Changed("per-gpu-batch") && o.PerGPUBatch < 1:
+		return usagef("capacity gpus: --per-gpu-batch %d: want at least 1", o.PerGPUBatch)
+	case fs.Changed("global-batch") && o.GlobalBatch < 1:
+		return usagef("capacity gpus: --global-batch %d: want at least 1", o.GlobalBatch)
+	case c.steps < 0:
+		return usagef("capacity gpus: --steps %d: want at least 0", c.steps)
+	}
+	o.Steps, o.Jobs = c.steps, c.jobs
+	rep, err := capacity.GPUs(ctx, sc.Config, o)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return capacityError("gpus", sc, err)
+	}
+	if c.format == "json" {
+		return writeCapacityJSON(stdout, struct {
+			Scenario string `json:"scenario"`
+			Setup    string `json:"setup"`
+			*capacity.GPUsReport
+		}{sc.Name, capacitySetup(sc.Config), rep})
+	}
+	return writeGPUsText(stdout, sc, rep)
+}
+
+func writeCapacityJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// capacitySetup names what the search keeps: model, GPU, precision and memory mode.
+func capacitySetup(cfg train.Config) string {
+	mem := "preallocate"
+	switch {
+	case cfg.Memory.Mode != "":
+		mem = cfg.Memory.Mode
+	case cfg.Memory.Growth != nil && *cfg.Memory.Growth:
+		mem = "growth"
+	case cfg.Memory.LimitMiB > 0:
+		mem = fmt.Sprintf("limit %d MiB", cfg.Memory.LimitMiB)
+	case cfg.Memory.Fraction > 0:
+		mem = fmt.Sprintf("fraction %g", cfg.Memory.Fraction)
+	}
+	if cfg.Memory.Allocator != "" && cfg.Memory.Allocator != "bfc" {
+		mem += ", " + cfg.Memory.Allocator
+	}
+	s := fmt.Sprintf("%s on %s, %s, optimizer %s, memory %s", cfg.Model, cfg.GPU, cfg.Precision, cfg.Optimizer, mem)
+	if cfg.XLA {
+		s += ", XLA"
+	}
+	if cfg.AccumulationSteps > 1 {
+		s += fmt.Sprintf(", %d accumulation steps", cfg.AccumulationSteps)
+	}
+	return s
+}
+
+func fmtBytes(v int64) string { return report.FormatBytes(float64(v)) }
+
+func writeMaxBatchText(w io.Writer, sc *scenarios.Scenario, o capacity.MaxBatchOptions, rep *capacity.MaxBatchReport) error {
+	var b strings.Builder
+	cfg := sc.Config
+	fmt.Fprintf(&b, "gpusim capacity max-batch: %s\n", sc.Name)
+	fmt.Fprintf(&b, "  %s", capacitySetup(cfg))
+	if cfg.Strategy == "mirrored" {
+		fmt.Fprintf(&b, ", %d x GPU mirrored", cfg.GPUCount)
+	}
+	fmt.Fprintf(&b, "\n  global batches %d..%d in multiples of %d, %d steps each\n\n", rep.Min, rep.Max, rep.Multiple, o.Steps)
+	if rep.Fit == nil {
+		fmt.Fprintf(&b, "no batch fits: the smallest, %d, runs out of memory\n", rep.Min)
+	} else {
+		f := rep.Fit
+		fmt.Fprintf(&b, "max batch        %d", rep.Batch)
+		if rep.AtMax {
+			b.WriteString(" (the largest allowed: raise --max to search further)")
+		}
+		fmt.Fprintf(&b, "\n  peak in use    %s of a %s limit (pool %s)\n", fmtBytes(f.PeakBytes), fmtBytes(f.LimitBytes), fmtBytes(f.PoolBytes))
+		fmt.Fprintf(&b, "  step time      %.1f ms\n", 1e3*f.StepTime)
+		fmt.Fprintf(&b, "  throughput     %.0f samples/s\n", f.Throughput)
+	}
+	if t := rep.FirstOOM; t != nil && t.OOM != nil {
+		fmt.Fprintf(&b, "first OOM        batch %d, step %d, op %s (%s requested, fragmentation %.1f%%)\n",
+			t.Batch, t.OOM.Step, t.OOM.Op, fmtBytes(t.OOM.Requested), 100*t.OOM.Fragmentation)
+		fmt.Fprintf(&b, "  %s\n", t.OOM.Message)
+	}
+	if rep.Fit != nil {
+		b.WriteString("\n")
+		var checked []int
+		for _, t := range rep.Trials {
+			if t.Batch < rep.Batch && t.Batch >= rep.Batch-o.Below*rep.Multiple {
+				checked = append(checked, t.Batch)
+			}
+		}
+		if len(rep.NotMonotone) == 0 {
+			fmt.Fprintf(&b, "monotone check: every batch tried below %d fits (%d checked just below it)\n", rep.Batch, len(checked))
+		} else {
+			fmt.Fprintf(&b, "NOT MONOTONE: %d batch(es) below %d run out of memory although %d fits (BFC fragmentation):\n",
+				len(rep.NotMonotone), rep.Batch, rep.Batch)
+			for _, t := range rep.NotMonotone {
+				fmt.Fprintf(&b, "  batch %d: step %d, op %s, fragmentation %.1f%%\n", t.Batch, t.OOM.Step, t.OOM.Op, 100*t.OOM.Fragmentation)
+			}
+			b.WriteString("  pick a batch that fits with margin, or TF_GPU_ALLOCATOR=cuda_malloc_async\n")
+		}
+	}
+	b.WriteString("\ntrials (search order)\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  batch\tphase\tsteps\tresult\tpeak in use\tstep time\tsamples/s")
+	for _, t := range rep.Trials {
+		res, st, tp := "fits", fmt.Sprintf("%.1f ms", 1e3*t.StepTime), fmt.Sprintf("%.0f", t.Throughput)
+		if !t.Fits {
+			res = fmt.Sprintf("OOM (step %d)", t.OOM.Step)
+			if t.StepTime == 0 {
+				st, tp = "-", "-"
+			}
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%d\t%s\t%s\t%s\t%s\n", t.Batch, t.Phase, t.Steps, res, fmtBytes(t.PeakBytes), st, tp)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *capacity.GPUsReport) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "gpusim capacity gpus: %s\n", sc.Name)
+	fmt.Fprintf(&b, "  %s, MirroredStrategy\n", capacitySetup(sc.Config))
+	if rep.Scaling == "weak" {
+		fmt.Fprintf(&b, "  weak scaling: batch %d per GPU; target %.0f samples/s; at most %d GPUs\n\n", rep.Batch, rep.Target, rep.MaxGPUs)
+	} else {
+		fmt.Fprintf(&b, "  strong scaling: global batch %d; target %.0f samples/s; at most %d GPUs\n\n", rep.Batch, rep.Target, rep.MaxGPUs)
+	}
+	if f := rep.Fit; f != nil {
+		fmt.Fprintf(&b, "GPUs needed      %d\n", rep.GPUs)
+		fmt.Fprintf(&b, "  throughput     %.0f samples/s (global batch %d, step %.1f ms)\n", f.Throughput, f.GlobalBatch, 1e3*f.StepTime)
+		fmt.Fprintf(&b, "  scaling eff.   %.1f%% (all-reduce %.1f ms per step)\n", 100*f.Efficiency, 1e3*f.AllReduceTime)
+	} else {
+		fmt.Fprintf(&b, "unreachable      %s\n", rep.Reason)
+	}
+	b.WriteString("\ncounts tried\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  GPUs\tphase\tglobal batch\tper GPU\tsamples/s\tefficiency\tall-reduce\tinput stall\tbound\tpeak in use")
+	for _, t := range rep.Trials {
+		tp, eff := fmt.Sprintf("%.0f", t.Throughput), fmt.Sprintf("%.1f%%", 100*t.Efficiency)
+		if t.OOM != nil {
+			tp, eff = fmt.Sprintf("OOM (step %d)", t.OOM.Step), "-"
+		}
+		mark := ""
+		if t.Reaches {
+			mark = " *"
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%s%s\t%s\t%.1f ms\t%.1f%%\t%s\t%s\n", t.GPUs, t.Phase, t.GlobalBatch, t.ReplicaBatch,
+			tp, mark, eff, 1e3*t.AllReduceTime, 100*t.InputStall, t.Bound, fmtBytes(t.PeakBytes))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	b.WriteString("  (* reaches the target)\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
