@@ -207,7 +207,7 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 	fs := pflag.NewFlagSet("gpus", pflag.ContinueOnError)
 	var c capacityFlags
 	o := capacity.GPUsOptions{MaxGPUs: 64}
-	c.add(fs, 0, "optimizer updates per count (0 = the scenario's steps)")
+	c.add(fs, 0, "optimizer updates per count (0 = the scenario's steps; keep 20 or more under mixed_float16, whose skipped updates are shorter)")
 	fs.Float64Var(&o.Throughput, "throughput", 0, "target `samples/s` (required)")
 	fs.IntVar(&o.MaxGPUs, "max-gpus", o.MaxGPUs, "most GPUs tried")
 	fs.IntVar(&o.PerGPUBatch, "per-gpu-batch", 0, "batch of each GPU, fixed (weak scaling; default the scenario's batch per GPU)")
@@ -302,7 +302,7 @@ func writeMaxBatchText(w io.Writer, sc *scenarios.Scenario, o capacity.MaxBatchO
 			b.WriteString(" (the largest allowed: raise --max to search further)")
 		}
 		fmt.Fprintf(&b, "\n  peak in use    %s of a %s limit (pool %s)\n", fmtBytes(f.PeakBytes), fmtBytes(f.LimitBytes), fmtBytes(f.PoolBytes))
-		fmt.Fprintf(&b, "  step time      %.1f ms\n", 1e3*f.StepTime)
+		fmt.Fprintf(&b, "  step time      %.1f ms (median of %d steps; gpusim run --set batch=%d for a full run)\n", 1e3*f.StepTime, f.Steps, rep.Batch)
 		fmt.Fprintf(&b, "  throughput     %.0f samples/s\n", f.Throughput)
 	}
 	if t := rep.FirstOOM; t != nil && t.OOM != nil {
@@ -383,7 +383,9 @@ func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *capacity.GPUsReport
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	b.WriteString("  (* reaches the target)\n")
+	if rep.Fit != nil {
+		b.WriteString("  (* reaches the target)\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
