@@ -389,12 +389,12 @@ def run_one(jax, jnp, lax, row, steps, warmup):
     for _ in range(steps):
         t = time.perf_counter()
         *state, loss = compiled(*state, x, labels)
-        loss.block_until_ready()
+        jax.block_until_ready((state, loss))
         times.append(time.perf_counter() - t)
     t = time.perf_counter()
     for _ in range(steps):
         *state, loss = compiled(*state, x, labels)
-    loss.block_until_ready()
+    jax.block_until_ready((state, loss))
     pipelined = (time.perf_counter() - t) / steps
     if not bool(jnp.isfinite(loss)):
         print("%s %s %d: loss is not finite (%r); timing kept" % (model, prec, batch, float(loss)), flush=True)
