@@ -17,9 +17,11 @@ Precisions:
   bf16  Keras mixed_bfloat16: float32 params and optimizer, bfloat16 compute; batch norm,
         layer norm, softmax and the loss in float32 as Keras upcasts them.
 
-Only jax, jax.numpy and jax.lax (no flax/optax). One subprocess per (model, precision) runs
-its batches in ascending order, so that device.memory_stats()['peak_bytes_in_use'] (a
-process-lifetime peak) is clean for each config (peak_clean=0 marks one that is not).
+Only jax, jax.numpy and jax.lax (no flax/optax). One subprocess per model runs its configs
+in order of growing memory (batch ascending, bf16 before float32 at each batch), so that
+device.memory_stats()['peak_bytes_in_use'] (a process-lifetime peak) is each config's own
+(peak_clean=0 marks one whose peak did not exceed an earlier config's: then only
+memory_analysis's figures are its own).
 
 Run on the device machine from the repository root:
     python3 tools/h200/jax_step.py --budget 220 --out $OUT
@@ -411,7 +413,7 @@ def run_one(jax, jnp, lax, row, steps, warmup):
 
 
 def child(args):
-    """Runs the batches of one (model, precision) in ascending order in this process."""
+    """Runs one model's configs in this process, in order of growing memory."""
     import jax
     import jax.numpy as jnp
     from jax import lax
@@ -429,7 +431,7 @@ def child(args):
     except Exception as e:
         print("ENV " + json.dumps({"error": repr(e)}), flush=True)
     rows = json.loads(args.child)
-    rows.sort(key=lambda r: int(r["batch"]))
+    rows.sort(key=lambda r: (int(r["batch"]), r["prec"] != "bf16"))
     last_peak = 0
     for r in rows:
         res = dict(r)
@@ -466,8 +468,8 @@ def main():
             r["batch"] = str(max(1, int(r["batch"]) // 16))
             r["size"] = "64" if r["model"] in ("bert-base", "gpt2") else "32"
     groups = []
-    for r in rows:  # one group per (model, precision), in file order
-        if not groups or (groups[-1][0]["model"], groups[-1][0]["prec"]) != (r["model"], r["prec"]):
+    for r in rows:  # one group per model, in file order
+        if not groups or groups[-1][0]["model"] != r["model"]:
             groups.append([])
         groups[-1].append(r)
     start = time.time()
@@ -477,7 +479,7 @@ def main():
     for g in groups:
         left = args.budget - (time.time() - start)
         if left < 20:
-            log.write("budget spent: skipped %s %s\n" % (g[0]["model"], g[0]["prec"]))
+            log.write("budget spent: skipped %s\n" % g[0]["model"])
             continue
         cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps(g),
                "--steps", str(args.steps), "--warmup", str(args.warmup)]
@@ -487,7 +489,7 @@ def main():
             text, rc = p.stdout + p.stderr, p.returncode
         except subprocess.TimeoutExpired as e:
             text, rc = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
-        log.write("== %s %s rc=%s %.1fs\n%s\n" % (g[0]["model"], g[0]["prec"], rc, time.time() - t, text[-4000:]))
+        log.write("== %s rc=%s %.1fs\n%s\n" % (g[0]["model"], rc, time.time() - t, text[-6000:]))
         log.flush()
         for line in text.splitlines():
             if line.startswith("ENV ") and not envj:
@@ -499,7 +501,7 @@ def main():
             w.writeheader()
             for r in results:
                 w.writerow(r)
-        print("%s %s: %d rows so far, %.0fs" % (g[0]["model"], g[0]["prec"], len(results), time.time() - start), flush=True)
+        print("%s: %d rows so far, %.0fs" % (g[0]["model"], len(results), time.time() - start), flush=True)
     envj.update(budget_s=args.budget, steps=args.steps, warmup=args.warmup, quick=args.quick,
                 wall_s=time.time() - start, date_utc=time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()))
     with open(os.path.join(args.out, "jax_env.json"), "w") as f:
