@@ -149,10 +149,12 @@ func capacityError(name string, sc *scenarios.Scenario, err error) error {
 		if place == "" {
 			place = sc.Source
 		}
-		return usagef("capacity %s: %s: %s: %v (%v)", name, place, fe.Field, fe.Err, err)
-	}
-	if ctxErr := context.Cause(context.Background()); ctxErr != nil {
-		return ctxErr
+		at := ""
+		var te *capacity.TrialError
+		if errors.As(err, &te) {
+			at = fmt.Sprintf(" (at %s %d)", te.What, te.Value)
+		}
+		return usagef("capacity %s: %s: %s: %v%s", name, place, fe.Field, fe.Err, at)
 	}
 	return fmt.Errorf("capacity %s %s: %w", name, sc.Name, err)
 }

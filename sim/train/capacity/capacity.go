@@ -107,8 +107,15 @@ func runFunc(f RunFunc) RunFunc {
 	return f
 }
 
-// errTrial wraps a run's error with the value that was being tried, keeping the error chain
-// (a *train.FieldError stays reachable with errors.As).
-func errTrial(what string, v int, err error) error {
-	return fmt.Errorf("%s %d: %w", what, v, err)
+// TrialError is a run's error (a configuration TF rejects) with the value being tried; the
+// *train.FieldError it wraps stays reachable with errors.As.
+type TrialError struct {
+	What  string // "batch" or "gpus"
+	Value int
+	Err   error
 }
+
+func (e *TrialError) Error() string { return fmt.Sprintf("%s %d: %v", e.What, e.Value, e.Err) }
+func (e *TrialError) Unwrap() error { return e.Err }
+
+func errTrial(what string, v int, err error) error { return &TrialError{What: what, Value: v, Err: err} }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestCapacityUsageExamples runs every example of gpusim capacity --help.
+func TestCapacityUsageExamples(t *testing.T) {
+	help, _, code := runCLI(t, "capacity", "--help")
+	if code != 0 {
+		t.Fatalf("capacity --help: exit %d", code)
+	}
+	for _, ex := range capacityExamples {
+		if !strings.Contains(help, ex) {
+			t.Errorf("capacity --help does not show example %q", ex)
+		}
+		out, errs, code := runCLI(t, strings.Fields(ex)[1:]...)
+		if code != 0 {
+			t.Errorf("example %q: exit %d: %s", ex, code, errs)
+			continue
+		}
+		if strings.Contains(ex, "-o json") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(out), &m); err != nil {
+				t.Errorf("example %q: %v", ex, err)
+			}
+			continue
+		}
+		for _, want := range []string{"gpusim capacity", "trials"} {
+			if strings.Contains(ex, " gpus ") {
+				want = strings.Replace(want, "trials", "counts tried", 1)
+			}
+			if !strings.Contains(out, want) {
+				t.Errorf("example %q: output lacks %q:\n%s", ex, want, out)
+			}
+		}
+	}
+	for _, sub := range []string{"max-batch", "gpus"} {
+		if out, _, code := runCLI(t, "capacity", sub, "--help"); code != 0 || !strings.Contains(out, "Flags of "+sub) {
+			t.Errorf("capacity %s --help: exit %d, output %q", sub, code, out)
+		}
+	}
+}
+
+// TestCapacityMaxBatchJSON answers the README's question: ResNet-50 batch 256 on a 24 GB
+// RTX 3090 with memory growth fits in float32, and the largest batch is reported with the
+// first one that OOMs and TF's message.
+func TestCapacityMaxBatchJSON(t *testing.T) {
+	out, errs, code := runCLI(t, "capacity", "max-batch", "--set", "hardware.gpu=rtx3090", "--set", "memory.growth=true", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Scenario string `json:"scenario"`
+		MaxBatch int    `json:"max_batch"`
+		Fit      struct {
+			Fits      bool    `json:"fits"`
+			PeakBytes int64   `json:"peak_bytes_in_use"`
+			Limit     int64   `json:"bytes_limit"`
+			Through   float64 `json:"throughput_samples_per_s"`
+		} `json:"fit"`
+		FirstOOM struct {
+			Batch int `json:"batch"`
+			OOM   struct {
+				Message string `json:"message"`
+			} `json:"oom"`
+		} `json:"first_oom"`
+		Trials []json.RawMessage `json:"trials"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.MaxBatch < 256 || rep.MaxBatch%8 != 0 || !rep.Fit.Fits || rep.Fit.PeakBytes > rep.Fit.Limit || rep.Fit.Through <= 0 {
+		t.Errorf("max batch %d, fit %+v: want a multiple of 8 of at least 256 within the limit", rep.MaxBatch, rep.Fit)
+	}
+	if rep.FirstOOM.Batch != rep.MaxBatch+8 || !strings.HasPrefix(rep.FirstOOM.OOM.Message, "ResourceExhaustedError: OOM when allocating tensor") {
+		t.Errorf("first OOM %+v, want batch %d with TF's message", rep.FirstOOM, rep.MaxBatch+8)
+	}
+}
+
+func TestCapacityBadInputExits2(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"capacity"}, "want a subcommand"},
+		{[]string{"capacity", "size"}, "unknown subcommand"},
+		{[]string{"capacity", "max-batch", "--multiple", "0"}, "--multiple 0"},
+		{[]string{"capacity", "max-batch", "--min", "0"}, "--min 0"},
+		{[]string{"capacity", "max-batch", "--min", "64", "--max", "32"}, "below --min"},
+		{[]string{"capacity", "max-batch", "--min", "9", "--max", "15"}, "no multiple of 8"},
+		{[]string{"capacity", "max-batch", "--steps", "0"}, "--steps 0"},
+		{[]string{"capacity", "max-batch", "-o", "csv"}, `-o "csv"`},
+		{[]string{"capacity", "max-batch", "--set", "batch=64"}, "batch is what the search varies"},
+		{[]string{"capacity", "max-batch", "--set", "precision=float8"}, "precision"},
+		{[]string{"capacity", "max-batch", "no-such-scenario"}, "no-such-scenario"},
+		{[]string{"capacity", "max-batch", "a", "b"}, "at most one scenario"},
+		{[]string{"capacity", "max-batch", "--bogus"}, "bogus"},
+		{[]string{"capacity", "gpus"}, "--throughput is required"},
+		{[]string{"capacity", "gpus", "--throughput", "-5"}, "--throughput -5"},
+		{[]string{"capacity", "gpus", "--throughput", "100", "--max-gpus", "0"}, "--max-gpus 0"},
+		{[]string{"capacity", "gpus", "--throughput", "100", "--per-gpu-batch", "8", "--global-batch", "64"}, "not both"},
+		{[]string{"capacity", "gpus", "--throughput", "100", "--global-batch", "0"}, "--global-batch 0"},
+		{[]string{"capacity", "gpus", "--throughput", "100", "--set", "hardware.count=4"}, "hardware.count is what the search varies"},
+		{[]string{"capacity", "gpus", "--throughput", "100", "--set", "cuda_visible_devices=7"}, "cuda_visible_devices"},
+	} {
+		_, errs, code := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("gpusim %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(tc.args, " "), code, errs, tc.want)
+		}
+	}
+}
