@@ -118,4 +118,6 @@ type TrialError struct {
 func (e *TrialError) Error() string { return fmt.Sprintf("%s %d: %v", e.What, e.Value, e.Err) }
 func (e *TrialError) Unwrap() error { return e.Err }
 
-func errTrial(what string, v int, err error) error { return &TrialError{What: what, Value: v, Err: err} }
+func errTrial(what string, v int, err error) error {
+	return &TrialError{What: what, Value: v, Err: err}
+}
