@@ -337,9 +337,10 @@ def run_one(jax, jnp, lax, row, steps, warmup):
     cdt = jnp.bfloat16 if prec == "bf16" else f32
     matmul = {"tf32": "tensorfloat32", "fp32": "float32", "bf16": "tensorfloat32"}[prec]
     init, apply, make_inputs = build(jax, jnp, lax, model, size, cdt)
-    key = jax.random.PRNGKey(0)
+    mkkey = getattr(jax.random, "PRNGKey", None) or jax.random.key  # legacy raw keys where present
+    key = mkkey(0)
     params, bn_state = init(key)
-    x, labels = make_inputs(jax.random.PRNGKey(1), batch)
+    x, labels = make_inputs(mkkey(1), batch)
     if model not in ("bert-base", "gpt2"):
         x = x.astype(cdt)
     if opt == "momentum":
@@ -371,7 +372,7 @@ def run_one(jax, jnp, lax, row, steps, warmup):
         return p, o, new_st, rng, loss
 
     live = sum(a.nbytes for a in jax.live_arrays())
-    rng = jax.random.PRNGKey(2)
+    rng = mkkey(2)
     t0 = time.perf_counter()
     with jax.default_matmul_precision(matmul):
         compiled = jax.jit(step, donate_argnums=(0, 1, 2, 3)).lower(params, opt_state, bn_state, rng, x, labels).compile()
