@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/gpusim/gpusim/allocator"
+	"github.com/gpusim/gpusim/internal/atomicfile"
 )
 
 func init() {
@@ -122,7 +122,10 @@ func runAllocReplay(stdout io.Writer, args []string) error {
 	if *output == "" {
 		err = allocator.WriteReplay(stdout, tr, cfg)
 	} else {
-		err = writeAllocAtomic(*output, func(w io.Writer) error { return allocator.WriteReplay(w, tr, cfg) })
+		err = atomicfile.Write(*output, func(w io.Writer) error { return allocator.WriteReplay(w, tr, cfg) })
+		if err != nil {
+			err = fmt.Errorf("alloc replay: %w", err)
+		}
 	}
 	if errors.Is(err, allocator.ErrBadTrace) {
 		return asUsage(err) // a ptr column that contradicts the replay names file:line
@@ -152,28 +155,4 @@ func parseAllocBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("%q: the limit must be positive", s)
 	}
 	return n * mul, nil
-}
-
-// writeAllocAtomic writes through a temporary file in the same directory and renames it over
-// path, so readers never see a half-written file.
-func writeAllocAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("alloc replay: %w", err)
-	}
-	name := tmp.Name()
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("alloc replay: writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("alloc replay: writing %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("alloc replay: %w", err)
-	}
-	return nil
 }

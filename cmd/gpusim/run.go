@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/gpusim/gpusim/internal/atomicfile"
 	"github.com/gpusim/gpusim/internal/report"
 	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/sim/train"
@@ -123,7 +122,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		fmt.Fprintf(stderr, "wrote %d figure files to %s\n", len(paths), *plotDir)
 	}
 	if *tracePath != "" {
-		if err := writeFileAtomic(*tracePath, func(w io.Writer) error { return report.WriteResultTrace(w, res) }); err != nil {
+		if err := atomicfile.Write(*tracePath, func(w io.Writer) error { return report.WriteResultTrace(w, res) }); err != nil {
 			return fmt.Errorf("run: trace: %w", err)
 		}
 		fmt.Fprintf(stderr, "wrote trace %s\n", *tracePath)
@@ -135,33 +134,4 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		return report.WriteResultCSV(stdout, res)
 	}
 	return report.WriteResultText(stdout, res)
-}
-
-// writeFileAtomic writes through a temporary file in the same directory and renames it over
-// path, so readers never see a half-written file.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return err
-	}
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return err
-	}
-	return nil
 }

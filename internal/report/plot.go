@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpusim/gpusim/internal/atomicfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -730,30 +731,10 @@ func WritePlots(dir string, runs []Run, formats ...string) ([]string, error) {
 	return paths, nil
 }
 
-// WriteFileAtomic writes data to a temporary file next to path and renames it over path.
+// WriteFileAtomic writes data to a temporary file next to path and renames it over path
+// (atomicfile.WriteBytes).
 func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return atomicfile.WriteBytes(path, data)
 }
 
 // slug makes a label safe as a file name: letters, digits and ". _ = -" are kept, anything

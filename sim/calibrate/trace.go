@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/gpusim/gpusim/internal/atomicfile"
 )
 
 // TraceVersion is the version of the trace file format written by this package.
@@ -126,25 +127,8 @@ func (t *Trace) WriteFile(path string) error {
 	return WriteFileAtomic(path, t.Write)
 }
 
-// WriteFileAtomic writes path through a temp file in the same folder and a rename.
+// WriteFileAtomic writes path through a temp file in the same folder and a rename
+// (atomicfile.Write).
 func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.Write(path, write)
 }
