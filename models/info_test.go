@@ -2,6 +2,7 @@ package models
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,7 +50,7 @@ func TestGetOptions(t *testing.T) {
 			t.Errorf("Get(%q): %v", tt.spec, err)
 			continue
 		}
-		if !equal(m.InputShapes[0], tt.inShape) || m.Params != tt.params {
+		if !slices.Equal(m.InputShapes[0], tt.inShape) || m.Params != tt.params {
 			t.Errorf("Get(%q) input %v params %d, want %v %d", tt.spec, m.InputShapes[0], m.Params, tt.inShape, tt.params)
 		}
 	}

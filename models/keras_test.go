@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -145,7 +146,7 @@ func TestImportHandWritten(t *testing.T) {
 		if m.Params != tt.params || m.TrainableParams != tt.trainable {
 			t.Errorf("%s params = %d / %d, want %d / %d\n%s", tt.file, m.Params, m.TrainableParams, tt.params, tt.trainable, m.Summary())
 		}
-		if len(m.OutputShapes) != 1 || !equal(m.OutputShapes[0], tt.outShape) {
+		if len(m.OutputShapes) != 1 || !slices.Equal(m.OutputShapes[0], tt.outShape) {
 			t.Errorf("%s output shapes = %v, want [%v]", tt.file, m.OutputShapes, tt.outShape)
 		}
 		p, err := m.Plan(PlanOptions{Batch: 4, Precision: MixedFloat16, Optimizer: "adam"})
@@ -277,7 +278,7 @@ func TestImportKwargsTensors(t *testing.T) {
 	if want := int64(72 + 136 + 136 + 72); m.Params != want {
 		t.Errorf("params = %d, want %d", m.Params, want)
 	}
-	if got, want := m.OutputShapes[0], []int{4, 8}; !equal(got, want) {
+	if got, want := m.OutputShapes[0], []int{4, 8}; !slices.Equal(got, want) {
 		t.Errorf("output shape = %v, want %v", got, want)
 	}
 }

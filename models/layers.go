@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -779,19 +780,7 @@ const maxElems = 1 << 36
 
 func allSame(g *graph, ins []int) bool {
 	for _, y := range ins[1:] {
-		if !equal(g.shape(y), g.shape(ins[0])) {
-			return false
-		}
-	}
-	return true
-}
-
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
+		if !slices.Equal(g.shape(y), g.shape(ins[0])) {
 			return false
 		}
 	}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/gpusim/gpusim/allocator"
 )
@@ -37,7 +38,7 @@ func (r *runner) canFastForward() bool {
 		switch a := rep.alloc.(type) {
 		case stateAppender:
 			rep.state, rep.prevState = a.AppendState(rep.prevState[:0]), rep.state
-			if !bytes.Equal(rep.state, rep.prevState) || !sameTrace(rep.trace, rep.prevTrace) {
+			if !bytes.Equal(rep.state, rep.prevState) || !slices.Equal(rep.trace, rep.prevTrace) {
 				ok = false
 			}
 		case *allocator.BFC:
@@ -60,18 +61,6 @@ func fastForwardable(a allocator.Allocator) bool {
 		return true
 	}
 	return false
-}
-
-func sameTrace(a, b []memEvent) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // fastForward appends the remaining steps as copies of the last one: step times, breakdowns,
