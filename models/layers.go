@@ -356,19 +356,9 @@ func (g *graph) apply(class, name string, c cfg, ins []int) (int, error) {
 		if len(s) == 0 {
 			return 0, errors.New("scalar input")
 		}
-		axis, err := c.ints("axis", 0, -1)
+		ch, err := axisChannels(c, s)
 		if err != nil {
 			return 0, err
-		}
-		ch := 1
-		for _, a := range axis {
-			if a < 0 {
-				a += len(s) + 1
-			}
-			if a < 1 || a > len(s) {
-				return 0, fmt.Errorf("axis %d out of range for shape %v", a, s)
-			}
-			ch *= s[a-1]
 		}
 		center, err := c.bool("center", true)
 		if err != nil {
@@ -629,19 +619,9 @@ func (g *graph) apply(class, name string, c cfg, ins []int) (int, error) {
 	case "Rescaling":
 		return g.ewNode(name+"/Rescaling", []int{x}, 2, 0), nil
 	case "Normalization":
-		axis, err := c.ints("axis", 0, -1)
+		ch, err := axisChannels(c, s)
 		if err != nil {
 			return 0, err
-		}
-		ch := 1
-		for _, a := range axis {
-			if a < 0 {
-				a += len(s) + 1
-			}
-			if a < 1 || a > len(s) {
-				return 0, fmt.Errorf("axis %d out of range for shape %v", a, s)
-			}
-			ch *= s[a-1]
 		}
 		// keras Normalization.build: adapt_mean, adapt_variance and count are non-trainable
 		// weights when mean/variance are not given in the config.
@@ -777,6 +757,28 @@ var errUnsupported = errors.New("unsupported layer class")
 // maxElems bounds one tensor's elements per sample (2^36: 256 GiB in float32), so absurd
 // shapes in an imported file are an error instead of an overflow.
 const maxElems = 1 << 36
+
+// axisChannels reads the config's "axis" (one int or a list, default -1, counted with the batch
+// dimension as Keras does) and returns the product of those dimensions of the per-sample
+// shape s: the size of the per-channel weights of BatchNormalization, LayerNormalization and
+// Normalization.
+func axisChannels(c cfg, s []int) (int, error) {
+	axis, err := c.ints("axis", 0, -1)
+	if err != nil {
+		return 0, err
+	}
+	ch := 1
+	for _, a := range axis {
+		if a < 0 {
+			a += len(s) + 1
+		}
+		if a < 1 || a > len(s) {
+			return 0, fmt.Errorf("axis %d out of range for shape %v", a, s)
+		}
+		ch *= s[a-1]
+	}
+	return ch, nil
+}
 
 func allSame(g *graph, ins []int) bool {
 	for _, y := range ins[1:] {
