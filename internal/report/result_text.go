@@ -60,8 +60,14 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 			[2]string{"throughput", FormatValue(res.Throughput, UnitSamplesPerSec)},
 		)
 	}
-	rows = append(rows, [2]string{"GPU utilization", pct(res.GPUUtilization)},
-		[2]string{"input stall", pct(res.InputStallFraction)})
+	// A run that failed before its first update has no training speed: the kernels it ran
+	// until the OOM would read as a busy GPU (99.8% for a second process that OOMs in step 1).
+	util, stall := pct(res.GPUUtilization), pct(res.InputStallFraction)
+	if len(res.StepTimes) == 0 {
+		util, stall = "- (no step completed)", "-"
+	}
+	rows = append(rows, [2]string{"GPU utilization", util},
+		[2]string{"input stall", stall})
 	if res.Replicas > 1 {
 		rows = append(rows, [2]string{"all-reduce (median)", sec(res.AllReduceTime)},
 			[2]string{"scaling efficiency", pct(res.ScalingEfficiency)})
@@ -76,6 +82,9 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 		tab := [][]string{{"device", "card", "allocator", "peak in use", "peak pool", "limit", "busy"}}
 		for _, d := range res.Devices {
 			busy := pct(d.BusyFraction)
+			if len(res.StepTimes) == 0 {
+				busy = "-"
+			}
 			if d.Idle {
 				busy = "idle (no replica)"
 			}
@@ -160,11 +169,7 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 			p("\nprocess %s: %s\n", pr.Name, pr.Err)
 			continue
 		}
-		var parts []string
-		for _, b := range pr.PoolBytes {
-			parts = append(parts, bytes(b))
-		}
-		p("\nprocess %s holds %s\n", pr.Name, strings.Join(parts, ", "))
+		p("\nprocess %s %s\n", pr.Name, processHolds(pr.PoolBytes))
 	}
 	for _, n := range res.Notes {
 		p("\nnote: %s\n", n)
@@ -269,4 +274,25 @@ func shortDevice(tf string) string {
 		return after
 	}
 	return tf
+}
+
+// processHolds says what another process's pools take: "holds 14.33GiB" for one GPU, "holds
+// 30.29GiB on each of its 2 GPUs" when equal, else one figure per GPU it uses, in its order.
+func processHolds(pools []int64) string {
+	switch len(pools) {
+	case 0:
+		return "holds no GPU memory"
+	case 1:
+		return "holds " + FormatBytes(float64(pools[0]))
+	}
+	parts := make([]string, len(pools))
+	same := true
+	for i, b := range pools {
+		parts[i] = FormatBytes(float64(b))
+		same = same && b == pools[0]
+	}
+	if same {
+		return fmt.Sprintf("holds %s on each of its %d GPUs", parts[0], len(pools))
+	}
+	return fmt.Sprintf("holds %s on its %d GPUs (in the order of its gpus list)", strings.Join(parts, ", "), len(pools))
 }
