@@ -234,19 +234,7 @@ func (r *runner) opEnd(rep *replica) {
 	rep.cat[op.cost.cat] += now - rep.mark
 	rep.mark = now
 	rep.devFree = now
-	freed := false
-	for _, ti := range op.free {
-		if rep.isLive[ti] {
-			rep.alloc.Free(rep.live[ti])
-			rep.isLive[ti] = false
-			freed = true
-		}
-	}
-	if freed {
-		// Frees only lower the bytes in use (and never change the pool): one sample after
-		// them keeps the timeline's maxima.
-		r.recordMem(rep, 0)
-	}
+	r.freeTensors(rep, op.free)
 	if then := op.then; then != nil {
 		op.then = nil
 		then()
@@ -264,7 +252,7 @@ func (r *runner) endBackward(rep *replica) {
 		if r.cfg.AccumulationSteps > 1 {
 			// The micro-step's gradients are in the accumulators: dead now, on every micro-step
 			// (the all-reduce and the optimizer read the accumulators).
-			r.freeGradients(rep, p)
+			r.freeTensors(rep, p.Gradients)
 		}
 		if !r.final(rep) {
 			// Gradients were added to the accumulators and are dropped; next micro-batch.
@@ -294,10 +282,12 @@ func (r *runner) endBackward(rep *replica) {
 	r.issue(rep)
 }
 
-// freeGradients frees the plan's gradient tensors still alive on rep.
-func (r *runner) freeGradients(rep *replica, p *plan) {
+// freeTensors frees the plan tensors of the list still alive on rep (an op's dead inputs, a
+// micro-step's gradients). Frees only lower the bytes in use (and never change the pool): one
+// memory sample after them keeps the timeline's maxima.
+func (r *runner) freeTensors(rep *replica, tensors []int) {
 	freed := false
-	for _, ti := range p.Gradients {
+	for _, ti := range tensors {
 		if rep.isLive[ti] {
 			rep.alloc.Free(rep.live[ti])
 			rep.isLive[ti] = false
