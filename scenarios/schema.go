@@ -51,34 +51,10 @@ var schema = []field{
 	{"strategy.num_packs", "int", "NcclAllReduce(num_packs); 0 = one all-reduce per gradient", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.NumPacks) }},
 	{"strategy.cross_device_ops", "string", "nccl | hierarchical_copy | reduction_to_one_device (default: TF's choice)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.CrossDeviceOps) }},
 	{"strategy.devices", "list", "MirroredStrategy(devices=[...]): logical GPU indices that get a replica (default all)", func(c *train.Config, n *yaml.Node) error {
-		if n.Kind != yaml.SequenceNode {
-			return fmt.Errorf("want a list of logical GPU indices, got a %s", kindName(n))
-		}
-		v := []int{}
-		for _, e := range n.Content {
-			var i int
-			if err := intVal(e, &i); err != nil {
-				return err
-			}
-			v = append(v, i)
-		}
-		c.StrategyDevices = v
-		return nil
+		return intList(n, "logical GPU indices", &c.StrategyDevices)
 	}},
 	{"tf.visible_devices", "list", "tf.config.set_visible_devices: indices of list_physical_devices('GPU'); [] hides every GPU", func(c *train.Config, n *yaml.Node) error {
-		if n.Kind != yaml.SequenceNode {
-			return fmt.Errorf("want a list of physical device indices, got a %s", kindName(n))
-		}
-		v := []int{}
-		for _, e := range n.Content {
-			var i int
-			if err := intVal(e, &i); err != nil {
-				return err
-			}
-			v = append(v, i)
-		}
-		c.VisibleDevices = v
-		return nil
+		return intList(n, "physical device indices", &c.VisibleDevices)
 	}},
 	{"tf.device", "string", "tf.device scope around the model (default strategy), e.g. /GPU:1", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Device) }},
 	{"tf.soft_placement", "bool", "tf.config.set_soft_device_placement (TF 2 default true)", func(c *train.Config, n *yaml.Node) error { return boolPtr(n, &c.SoftPlacement) }},
@@ -184,6 +160,24 @@ func msDist(n *yaml.Node, dst *float64) error {
 		return fmt.Errorf("must not be negative, got %g", ms)
 	}
 	*dst = ms / 1e3
+	return nil
+}
+
+// intList reads a list of ints (intVal each); an empty list gives an empty, non-nil slice,
+// so "[]" stays distinct from "not set". what names the items in the error.
+func intList(n *yaml.Node, what string, dst *[]int) error {
+	if n.Kind != yaml.SequenceNode {
+		return fmt.Errorf("want a list of %s, got a %s", what, kindName(n))
+	}
+	v := []int{}
+	for _, e := range n.Content {
+		var i int
+		if err := intVal(e, &i); err != nil {
+			return err
+		}
+		v = append(v, i)
+	}
+	*dst = v
 	return nil
 }
 
