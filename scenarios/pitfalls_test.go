@@ -1,0 +1,76 @@
+package scenarios
+
+import (
+	"testing"
+
+	"github.com/gpusim/gpusim/sim/train"
+)
+
+// runBuiltin simulates built-in name with the overrides sets.
+func runBuiltin(t *testing.T, name string, sets ...string) *train.Result {
+	t.Helper()
+	s, err := Builtin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetAll(sets); err != nil {
+		t.Fatalf("%s %v: %v", name, sets, err)
+	}
+	res, err := train.Run(s.Config)
+	if err != nil {
+		t.Fatalf("%s %v: Run: %v", name, sets, err)
+	}
+	return res
+}
+
+// TestPitfallScenariosShowWhatTheySay checks the claim in each guide-pitfall scenario's
+// description, so a change in the simulator that breaks the lesson fails here.
+func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
+	t.Run("memory-limit OOMs at the cap, fits with headroom", func(t *testing.T) {
+		res := runBuiltin(t, "memory-limit")
+		if res.OOM == nil || len(res.StepTimes) != 0 {
+			t.Fatalf("memory-limit: oom %v after %d steps, want an OOM in step 1", res.OOM, len(res.StepTimes))
+		}
+		d := res.Devices[0]
+		if want := int64(8192) << 20; d.BytesLimit != want || d.PeakPoolBytes != want {
+			t.Errorf("memory-limit: limit %d, pool %d, want both %d (memory_limit=8192 MiB)", d.BytesLimit, d.PeakPoolBytes, want)
+		}
+		if res := runBuiltin(t, "memory-limit", "memory.limit_mib=12288"); res.OOM != nil {
+			t.Errorf("memory-limit with 12288 MiB: %v, want a fit", res.OOM.Message)
+		}
+	})
+	t.Run("growth-and-limit drops growth", func(t *testing.T) {
+		res := runBuiltin(t, "growth-and-limit")
+		d := res.Devices[0]
+		if res.OOM != nil || d.PeakPoolBytes != 6144<<20 || len(d.Growth) != 1 {
+			t.Errorf("growth-and-limit: oom %v, pool %d in %d changes, want a fit with one 6 GiB region", res.OOM, d.PeakPoolBytes, len(d.Growth))
+		}
+		g := runBuiltin(t, "growth-and-limit", "memory.mode=growth").Devices[0]
+		if len(g.Growth) < 2 {
+			t.Errorf("memory.mode=growth: %d pool changes, want the pool to grow region by region", len(g.Growth))
+		}
+	})
+	t.Run("mixed-precision-old-card is slower but smaller", func(t *testing.T) {
+		mixed := runBuiltin(t, "mixed-precision-old-card")
+		fp32 := runBuiltin(t, "mixed-precision-old-card", "precision=float32")
+		if mixed.StepTime <= fp32.StepTime {
+			t.Errorf("gtx1080ti: mixed_float16 step %v, float32 %v: want mixed slower", mixed.StepTime, fp32.StepTime)
+		}
+		if mixed.Devices[0].PeakBytesInUse >= fp32.Devices[0].PeakBytesInUse {
+			t.Errorf("gtx1080ti: mixed_float16 peak %d, float32 %d: want less memory", mixed.Devices[0].PeakBytesInUse, fp32.Devices[0].PeakBytesInUse)
+		}
+		if t4m, t4f := runBuiltin(t, "mixed-precision-old-card", "hardware.gpu=t4"), runBuiltin(t, "mixed-precision-old-card", "hardware.gpu=t4", "precision=float32"); t4m.StepTime >= t4f.StepTime {
+			t.Errorf("t4 (Tensor Cores): mixed_float16 step %v, float32 %v: want mixed faster", t4m.StepTime, t4f.StepTime)
+		}
+	})
+	t.Run("xla-recompile compiles once per shape", func(t *testing.T) {
+		res := runBuiltin(t, "xla-recompile")
+		one := runBuiltin(t, "xla-recompile", "xla_distinct_shapes=1")
+		if res.XLACompiles != 8 || one.XLACompiles != 1 {
+			t.Errorf("xla compiles: %d with 8 shapes, %d with 1, want 8 and 1", res.XLACompiles, one.XLACompiles)
+		}
+		if res.Elapsed <= one.Elapsed {
+			t.Errorf("elapsed %v with 8 shapes, %v with 1: want recompiles to cost time", res.Elapsed, one.Elapsed)
+		}
+	})
+}
