@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/gpusim/gpusim/scenarios"
-	"github.com/gpusim/gpusim/sim/train"
 )
 
 // memoryModeRuns simulates the built-in default scenario (ResNet-50, batch 64, one A100-40GB)
@@ -26,19 +24,7 @@ func memoryModeRuns(t *testing.T) []Run {
 		{"growth", []string{"memory.mode=growth"}},
 		{"limit", []string{"memory.limit_mib=4096", "memory.mode=limit"}},
 	} {
-		s, err := scenarios.Resolve("default")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, kv := range append([]string{"steps=20"}, c.sets...) {
-			if err := s.Set(kv); err != nil {
-				t.Fatal(err)
-			}
-		}
-		res, err := train.Run(s.Config)
-		if err != nil {
-			t.Fatalf("train.Run(default, %v): %v", c.sets, err)
-		}
+		res := simulate(t, "default", append([]string{"steps=20"}, c.sets...)...)
 		runs = append(runs, FromResult("memory.mode="+c.mode, []RunParam{{"memory.mode", c.mode}}, res))
 	}
 	return runs
@@ -167,17 +153,7 @@ var (
 )
 
 func TestFromResultOptionalDetail(t *testing.T) {
-	s, err := scenarios.Resolve("default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Set("steps=3"); err != nil {
-		t.Fatal(err)
-	}
-	res, err := train.Run(s.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := simulate(t, "default", "steps=3")
 	r := fromResult("default", nil, res, detailedResult{})
 	if len(r.Utilization) != 1 || r.Utilization[0].Name != "GPU:0" || len(r.Utilization[0].Points) != 10 {
 		t.Errorf("utilization = %+v, want one GPU:0 series of 10 points", r.Utilization)
@@ -205,14 +181,7 @@ func TestFromResultOptionalDetail(t *testing.T) {
 
 // TestWriteResultPlotsAndTrace is what `gpusim run --plot DIR --trace FILE` calls.
 func TestWriteResultPlotsAndTrace(t *testing.T) {
-	s, err := scenarios.Resolve("growth-fragmentation")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := train.Run(s.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := simulate(t, "growth-fragmentation")
 	dir := t.TempDir()
 	paths, err := WriteResultPlots(dir, res)
 	if err != nil {

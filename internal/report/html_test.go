@@ -11,9 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gpusim/gpusim/scenarios"
-	"github.com/gpusim/gpusim/sim/train"
 )
 
 func TestWriteHTML(t *testing.T) {
@@ -122,17 +119,7 @@ func TestBrowser(t *testing.T) {
 	// Real runs: the memory-mode comparison of the default scenario (its limit run OOMs after
 	// BFC's 10 s retry) and the trace of a real input-bound run (ops, input waits, counters).
 	real := memoryModeRuns(t)
-	s, err := scenarios.Resolve("input-bound")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Set("steps=3"); err != nil {
-		t.Fatal(err)
-	}
-	res, err := train.Run(s.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := simulate(t, "input-bound", "steps=3")
 	ib := FromResult("input-bound", nil, res)
 	browserCheck(t, bin, filepath.Join(dir, "real"), real, &ib, []string{"C=", "M=", "X="})
 	browserCheck(t, bin, filepath.Join(dir, "real-oom"), real, &real[2], []string{"C=", "M=", "X=", "i="})

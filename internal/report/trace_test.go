@@ -7,9 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/sim"
-	"github.com/gpusim/gpusim/sim/train"
 )
 
 // chromeTrace is the part of the Chrome trace event format the tests read.
@@ -219,17 +217,7 @@ func TestRealRunTraces(t *testing.T) {
 		{"input-bound", 1, []string{"X " + TrackCompute, "X " + TrackInput, "C memory"}},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
-			s, err := scenarios.Resolve(tc.scenario)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Set("steps=3"); err != nil {
-				t.Fatal(err)
-			}
-			res, err := train.Run(s.Config)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := simulate(t, tc.scenario, "steps=3")
 			var buf bytes.Buffer
 			if err := WriteResultTrace(&buf, res); err != nil {
 				t.Fatal(err)
