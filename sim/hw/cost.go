@@ -48,8 +48,15 @@ type Work struct {
 	// (tf.config.experimental.enable_tensor_float_32_execution, TF's default true).
 	TF32 bool
 	// Host is the host time to issue each of the op's kernels (framework dispatch plus the
-	// launch); 0 means the GPU profile's LaunchOverhead.
+	// launch); 0 means the GPU profile's LaunchOverhead, or GraphHostPerKernel when Graph.
 	Host float64
+	// Graph marks a kernel of a compiled XLA executable replayed from a CUDA graph (XLA's
+	// command buffers, on by default for fusions, cuBLAS, cuDNN and custom calls: see
+	// GraphHostPerKernel). The host submits the whole graph at once, so the kernel costs the
+	// host GraphHostPerKernel instead of a launch; and a memory-bound kernel of the graph
+	// (PathVector: an XLA loop, reduction or input fusion, one generated kernel per Work) pays
+	// no ComputeRamp (see Cost).
+	Graph bool
 }
 
 // Math paths: which arithmetic units run an op.
@@ -192,7 +199,16 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 	// i.e. time = F/rate + ramp. The ramp (fill and tail of the waves of thread blocks) is paid
 	// per kernel.
 	if w.FLOPs > 0 {
-		c.Compute = w.FLOPs/g.computeRate(w) + k*e.ComputeRamp
+		c.Compute = w.FLOPs / g.computeRate(w)
+		// ComputeRamp is fitted to PyTorch eager (testdata/h200), where one measured op may run
+		// several kernels. A Graph kernel on the vector path is one XLA-generated fusion,
+		// memory-bound, whose fill and tail are MemoryRamp's: PyTorch's single element-wise
+		// kernels measure 3-6 us on the H200 (kernels.csv, BERT-base bf16 batch 16:
+		// vectorized add 269 us / 50, bfloat16 copy 753 us / 248), not the 15 us the ramp
+		// would add.
+		if !(w.Graph && c.Path == PathVector) {
+			c.Compute += k * e.ComputeRamp
+		}
 	}
 	if w.Bytes > 0 {
 		ramp := e.MemoryRamp
@@ -223,6 +239,9 @@ func (g GPU) Time(w Work) float64 {
 func (g *GPU) hostPerKernel(w Work) float64 {
 	if w.Host > 0 {
 		return w.Host
+	}
+	if w.Graph {
+		return GraphHostPerKernel
 	}
 	return g.LaunchOverhead
 }

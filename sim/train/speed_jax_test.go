@@ -23,11 +23,14 @@ import (
 const (
 	jaxConfigsCSV = "../../testdata/h200/jax/configs.csv"
 	jaxStepsCSV   = "../../testdata/h200/jax/steps.csv"
-	// jaxMAEBound sits just above the MAE measured on 2026-11-29 (21.8% over the 3 configs
-	// that ran: BERT-base tf32 b16 +3.6%, bf16 b64 +4.0%, bf16 b16 +57.8%; see
-	// testdata/h200/jax/README.md). It is above the issue's 15% target: the small-batch bf16
-	// step is over-predicted (launch overhead per fused kernel), which this test keeps visible.
-	jaxMAEBound = 0.22
+	// jaxMAEBound sits just above the MAE against step_s (each step synced, as Keras fit
+	// with verbose=1 syncs every step to update its progress bar) over the 3 configs measured
+	// on 2026-11-29, with XLA's kernels priced as CUDA-graph replays (hw.Work.Graph): 15.4%
+	// (BERT-base bf16 b16 -4.9%, tf32 b16 -25.3%, bf16 b64 -16.0%; before, with TF's
+	// per-kernel costs, 21.8%). The under-prediction is JAX's per-step host dispatch
+	// (step_s - pipelined_step_s, 3.5-5.9 ms), which the simulator does not model; against
+	// pipelined_step_s (the GPU's time) the MAE is logged as well.
+	jaxMAEBound = 0.16
 )
 
 // jaxRow is one config of configs.csv, with its measurement when read from steps.csv.
@@ -35,6 +38,7 @@ type jaxRow struct {
 	model, prec, optimizer string
 	batch, size            int
 	step                   float64 // measured median step time, seconds (0: not measured)
+	pipelined              float64 // measured step of 20 steps dispatched back to back (0: none)
 	peak                   int64   // measured peak_bytes_in_use (0: not measured)
 	line                   int
 }
@@ -103,6 +107,11 @@ func readJAXRows(name string, r io.Reader, measured bool) ([]jaxRow, error) {
 			}
 			if row.step <= 0 {
 				return nil, fmt.Errorf("%s:%d:step_s: %g, want > 0", name, line, row.step)
+			}
+			if get("pipelined_step_s") != "" {
+				if row.pipelined, err = num("pipelined_step_s"); err != nil {
+					return nil, err
+				}
 			}
 			if get("peak_bytes") != "" {
 				p, err := num("peak_bytes")
@@ -215,6 +224,9 @@ func TestReadJAXRows(t *testing.T) {
 		{"measured, failed row skipped", "model,prec,batch,size,optimizer,step_s,peak_bytes,error\n" +
 			"vgg16,bf16,32,224,momentum,0.0125,4000000000,\nvgg16,bf16,128,224,momentum,,,XlaRuntimeError: oom\n", true,
 			[]jaxRow{{model: "vgg16", prec: "bf16", optimizer: "momentum", batch: 32, size: 224, step: 0.0125, peak: 4e9, line: 2}}, ""},
+		{"pipelined", "model,prec,batch,size,optimizer,step_s,pipelined_step_s\nbert-base,bf16,16,128,adamw,0.0103,0.0067\n", true,
+			[]jaxRow{{model: "bert-base", prec: "bf16", optimizer: "adamw", batch: 16, size: 128, step: 0.0103, pipelined: 0.0067, line: 2}}, ""},
+		{"bad pipelined", "model,prec,batch,size,optimizer,step_s,pipelined_step_s\nbert-base,bf16,16,128,adamw,0.0103,x\n", true, nil, "t.csv:2:pipelined_step_s"},
 		{"bad batch", "model,prec,batch,size,optimizer\nresnet50,tf32,x,224,momentum\n", false, nil, "t.csv:2:batch"},
 		{"bad prec", "model,prec,batch,size,optimizer\nresnet50,fp8,64,224,momentum\n", false, nil, "t.csv:2:prec"},
 		{"no step column", "model,prec,batch,size,optimizer\nresnet50,tf32,64,224,momentum\n", true, nil, "t.csv:1:step_s"},
@@ -324,7 +336,7 @@ func TestJAXStepTimeThroughRun(t *testing.T) {
 		t.Skipf("%s not measured yet: run tools/h200/jax_step.py on the H200 (testdata/h200/jax/README.md)", jaxStepsCSV)
 	}
 	rows := readJAXFile(t, jaxStepsCSV, true)
-	var e jaxErrors
+	var e, pipe jaxErrors
 	type worst struct {
 		name string
 		rel  float64
@@ -343,7 +355,13 @@ func TestJAXStepTimeThroughRun(t *testing.T) {
 		if r.peak > 0 {
 			mem = fmt.Sprintf(", peak simulated %.2f GiB vs measured %.2f GiB", float64(res.Devices[0].PeakBytesInUse)/(1<<30), float64(r.peak)/(1<<30))
 		}
-		t.Logf("%-22s simulated %8.2f ms, measured %8.2f ms (%+6.1f%%)%s", name, 1e3*res.StepTime, 1e3*r.step, 100*rel, mem)
+		pl := ""
+		if r.pipelined > 0 {
+			prel := res.StepTime/r.pipelined - 1
+			pipe.add(r.prec, prel)
+			pl = fmt.Sprintf(", pipelined %.2f ms (%+.1f%%)", 1e3*r.pipelined, 100*prel)
+		}
+		t.Logf("%-22s simulated %8.2f ms, measured %8.2f ms (%+6.1f%%)%s%s", name, 1e3*res.StepTime, 1e3*r.step, 100*rel, pl, mem)
 	}
 	if len(e.all) == 0 {
 		t.Fatalf("%s: no measured row", jaxStepsCSV)
@@ -359,6 +377,9 @@ func TestJAXStepTimeThroughRun(t *testing.T) {
 	sort.Slice(ws, func(i, j int) bool { return math.Abs(ws[i].rel) > math.Abs(ws[j].rel) })
 	for _, w := range ws[:min(5, len(ws))] {
 		t.Logf("worst: %s %+.1f%%", w.name, 100*w.rel)
+	}
+	if len(pipe.all) > 0 {
+		t.Logf("step-time MAE vs JAX pipelined_step_s (GPU time, no per-step sync): %.1f%% over %d configs", 100*jaxMAE(pipe.all), len(pipe.all))
 	}
 	got := jaxMAE(e.all)
 	t.Logf("step-time MAE vs JAX/XLA through train.Run: %.1f%% over %d configs (issue target 15%%)", 100*got, len(e.all))

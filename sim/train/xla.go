@@ -129,10 +129,18 @@ func (r *runner) xlaResult(res *Result) {
 // gpu_compiler.cc; xla_gpu_use_cudnn_batchnorm defaults to false in debug_options_flags.cc)
 // and fuses; such a kernel is priced as hw.KindFusion, at the streaming memory efficiency
 // rather than the framework norm kernels' (hw.FuseXLA does the same on op lists).
+//
+// Under XLA every kernel of the step but the input copy (the h2d op, outside the compiled
+// program) is hw.Work.Graph: XLA's GPU runtime replays the compiled step from CUDA graphs
+// (command buffers for fusions, cuBLAS, cuDNN and custom calls are on by default; see
+// hw.GraphHostPerKernel), so the host does not launch kernel by kernel.
 func (r *runner) opWork(op models.Op) hw.Work {
 	w := work(op, r.cfg.TF32)
 	if r.cfg.XLA && w.Kind == hw.KindNorm {
 		w.Kind = hw.KindFusion
+	}
+	if r.cfg.XLA && w.Kind != hw.KindH2D {
+		w.Graph = true
 	}
 	return w
 }
