@@ -457,9 +457,10 @@ func (pl *planner) forward() {
 					op.Bytes += float64(4 * wt.elems)
 				}
 			}
-			if n.maskElems > 0 {
-				mdt := p.dt
-				t := pl.tensor(n.name+"/mask", n.maskElems*pl.B*mdt.Size(), Activation, mdt, pl.perSample(n.maskElems, p.shape))
+			// saved allocates a per-sample activation the op writes, kept for backward when
+			// it needs gradients and freed after the op otherwise.
+			saved := func(suffix string, elems int64) {
+				t := pl.tensor(n.name+suffix, elems*pl.B*p.dt.Size(), Activation, p.dt, pl.perSample(elems, p.shape))
 				op.Alloc = append(op.Alloc, t)
 				op.Bytes += float64(pl.p.Tensors[t].Bytes)
 				if p.needGrad {
@@ -468,15 +469,11 @@ func (pl *planner) forward() {
 					after = append(after, t)
 				}
 			}
+			if n.maskElems > 0 {
+				saved("/mask", n.maskElems)
+			}
 			if n.composite > 0 && !pl.o.XLA {
-				t := pl.tensor(n.name+"/intermediates", n.composite*pl.B*p.dt.Size(), Activation, p.dt, pl.perSample(n.composite, p.shape))
-				op.Alloc = append(op.Alloc, t)
-				op.Bytes += float64(pl.p.Tensors[t].Bytes)
-				if p.needGrad {
-					pl.keep[i] = append(pl.keep[i], t)
-				} else {
-					after = append(after, t)
-				}
+				saved("/intermediates", n.composite)
 			}
 			if n.workspace {
 				ws := min(pl.bufs[p.buf].bytes, workspaceLimit)
