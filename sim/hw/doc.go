@@ -31,7 +31,10 @@
 // and are nearly always memory-bound.
 //
 // A Stream replays a step's Works in order with the host issuing kernels (LaunchOverhead each)
-// ahead of the device, so short kernels make a step launch-bound. GPU.Step returns the step
+// ahead of the device, so short kernels make a step launch-bound. A Work with Graph set is a
+// kernel of a compiled XLA executable replayed from a CUDA graph (XLA's command buffers, on
+// by default): the host pays GraphHostPerKernel for it rather than a launch, and on the
+// vector path (a generated memory-bound fusion) it pays no ComputeRamp. GPU.Step returns the step
 // time and a Breakdown by kind plus launch wait that sums to the total; sim/train uses the
 // same Stream so its numbers match.
 //
