@@ -85,9 +85,10 @@ const DefaultLaunchOverhead = 6e-6
 // buffers and replays them with one graph launch: xla/debug_options_flags.cc,
 // DefaultDebugOptionsIgnoringFlags, enables xla_gpu_enable_command_buffer for FUSION,
 // CUBLAS, CUBLASLT, CUSTOM_CALL and CUDNN with xla_gpu_graph_min_graph_size 5. TF's
-// jit_compile=True builds its executables with these defaults (tensorflow/compiler/jit,
-// BuildExecutable sets only xla_detailed_logging and xla_embed_ir_in_executable in
-// ExecutableBuildOptions' debug options). The host cost of one graph launch spread over its
+// jit_compile=True builds its executables with these defaults
+// (tensorflow/compiler/jit/device_compiler_client.cc, GetExecutableBuildOptions, sets only
+// xla_detailed_logging, and xla_gpu_deterministic_ops under op determinism, in the debug
+// options). The host cost of one graph launch spread over its
 // kernels is below the device's own floor per graph kernel, measured at 0.96 us on the H200
 // (micro.csv kernel_gap_graph, the KernelGap); charging that floor keeps the host from ever
 // binding, which is what replaying a graph means.
