@@ -59,6 +59,9 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 			[2]string{"step time (median)", sec(res.StepTime)},
 			[2]string{"throughput", FormatValue(res.Throughput, UnitSamplesPerSec)},
 		)
+		if r := runThroughputRow(res); r[0] != "" {
+			rows = append(rows, r)
+		}
 	}
 	// A run that failed before its first update has no training speed: the kernels it ran
 	// until the OOM would read as a busy GPU (99.8% for a second process that OOMs in step 1).
@@ -295,4 +298,24 @@ func processHolds(pools []int64) string {
 		return fmt.Sprintf("holds %s on each of its %d GPUs", parts[0], len(pools))
 	}
 	return fmt.Sprintf("holds %s on its %d GPUs (in the order of its gpus list)", strings.Join(parts, ", "), len(pools))
+}
+
+// runThroughputRow is the throughput over the whole run (samples of the completed updates over
+// the simulated time) when it differs from the median step's by more than 10%: XLA compiles
+// (one per new input shape) or a slow start sit outside the median step, so a run that spends
+// 97% of its time compiling still shows the compiled step's throughput. Empty otherwise.
+func runThroughputRow(res *train.Result) [2]string {
+	n := len(res.StepTimes)
+	if n == 0 || res.Elapsed <= 0 || res.Throughput <= 0 {
+		return [2]string{}
+	}
+	whole := float64(n*res.GlobalBatch) / res.Elapsed
+	if r := whole / res.Throughput; r > 0.9 && r < 1.1 {
+		return [2]string{}
+	}
+	why := ""
+	if res.XLACompiles > 0 {
+		why = fmt.Sprintf(", %d XLA compile(s) included", res.XLACompiles)
+	}
+	return [2]string{"throughput (run)", fmt.Sprintf("%s over the whole %s%s", FormatValue(whole, UnitSamplesPerSec), FormatValue(res.Elapsed, UnitSeconds), why)}
 }

@@ -65,3 +65,22 @@ func TestResultTextUtilizationWithoutSteps(t *testing.T) {
 		}
 	}
 }
+
+func TestRunThroughputRow(t *testing.T) {
+	tests := []struct {
+		name string
+		res  train.Result
+		want [2]string
+	}{
+		{"steady run: no row", train.Result{StepTimes: []float64{0.1, 0.1}, GlobalBatch: 64, Throughput: 640, Elapsed: 0.2}, [2]string{}},
+		{"within 10%: no row", train.Result{StepTimes: []float64{0.1, 0.1}, GlobalBatch: 64, Throughput: 640, Elapsed: 0.21}, [2]string{}},
+		{"no step: no row", train.Result{GlobalBatch: 64, Elapsed: 0.2}, [2]string{}},
+		{"xla recompiles", train.Result{StepTimes: make([]float64, 100), GlobalBatch: 64, Throughput: 3417, Elapsed: 71.1, XLACompiles: 8},
+			[2]string{"throughput (run)", "90.01 samples/s over the whole 71.10s, 8 XLA compile(s) included"}},
+	}
+	for _, tt := range tests {
+		if got := runThroughputRow(&tt.res); got != tt.want {
+			t.Errorf("%s: runThroughputRow = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
