@@ -39,6 +39,14 @@ func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
 			t.Errorf("memory-limit with 12288 MiB: %v, want a fit", res.OOM.Message)
 		}
 	})
+	t.Run("growth-fragmentation OOMs only with growth", func(t *testing.T) {
+		if res := runBuiltin(t, "growth-fragmentation"); res.OOM == nil {
+			t.Errorf("growth-fragmentation: fits, want an OOM with memory growth")
+		}
+		if res := runBuiltin(t, "growth-fragmentation", "memory.growth=false"); res.OOM != nil {
+			t.Errorf("growth-fragmentation preallocated: %v, want a fit", res.OOM.Message)
+		}
+	})
 	t.Run("growth-and-limit drops growth", func(t *testing.T) {
 		res := runBuiltin(t, "growth-and-limit")
 		d := res.Devices[0]
