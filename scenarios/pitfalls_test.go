@@ -39,6 +39,22 @@ func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
 			t.Errorf("memory-limit with 12288 MiB: %v, want a fit", res.OOM.Message)
 		}
 	})
+	t.Run("jupyter-second-process OOMs only beside the kernel", func(t *testing.T) {
+		if res := runBuiltin(t, "jupyter-second-process"); res.OOM == nil {
+			t.Errorf("jupyter-second-process: fits, want an OOM beside the Jupyter kernel's pool")
+		}
+		if res := runBuiltin(t, "jupyter-second-process", "processes=[]"); res.OOM != nil {
+			t.Errorf("jupyter-second-process alone: %v, want a fit", res.OOM.Message)
+		}
+	})
+	t.Run("hardcoded-gpu lands on card 3", func(t *testing.T) {
+		res := runBuiltin(t, "hardcoded-gpu")
+		for _, d := range res.Devices {
+			if !d.Idle && d.Physical != 3 {
+				t.Errorf("hardcoded-gpu: the model runs on nvidia-smi GPU %d, want 3 (CUDA_VISIBLE_DEVICES=2,3, /GPU:1)", d.Physical)
+			}
+		}
+	})
 	t.Run("growth-fragmentation OOMs only with growth", func(t *testing.T) {
 		if res := runBuiltin(t, "growth-fragmentation"); res.OOM == nil {
 			t.Errorf("growth-fragmentation: fits, want an OOM with memory growth")
