@@ -56,6 +56,14 @@ func fromResult(label string, params []RunParam, res *train.Result, extra any) R
 				RunMetric{Key: "scaling_efficiency", Name: "scaling efficiency", Unit: UnitRatio, Value: res.ScalingEfficiency},
 			)
 		}
+		if res.XLACompiles > 0 && res.Elapsed > 0 {
+			// The median step leaves XLA's compiles out: 1 or 8 input shapes give the same step
+			// time; the compiles and the whole run's throughput show what recompiling costs.
+			r.Metrics = append(r.Metrics,
+				RunMetric{Key: "xla_compiles", Name: "XLA compiles", Unit: UnitCount, Value: float64(res.XLACompiles)},
+				RunMetric{Key: "run_throughput", Name: "throughput (run)", Unit: UnitSamplesPerSec, Value: float64(len(res.StepTimes)*res.GlobalBatch) / res.Elapsed},
+			)
+		}
 		r.Metrics = append(r.Metrics, RunMetric{Key: MetricSkippedSteps, Name: "skipped steps", Unit: UnitCount, Value: float64(res.SkippedSteps)})
 	}
 	// Memory metrics are the worst device: the one that decides whether the run fits.
