@@ -1,6 +1,10 @@
 package scenarios
 
 import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpusim/gpusim/sim/train"
@@ -97,4 +101,35 @@ func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
 			t.Errorf("elapsed %v with 8 shapes, %v with 1: want recompiles to cost time", res.Elapsed, one.Elapsed)
 		}
 	})
+}
+
+// TestPitfallsDocNamesBuiltins checks that every scenario docs/pitfalls.md names (the third
+// column of its table and each "gpusim run|compare|capacity ... NAME" command) is a built-in.
+func TestPitfallsDocNamesBuiltins(t *testing.T) {
+	data, err := os.ReadFile("../docs/pitfalls.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := Names()
+	var seen int
+	for _, line := range strings.Split(string(data), "\n") {
+		var refs []string
+		if cells := strings.Split(line, "|"); len(cells) == 6 && strings.Contains(cells[3], "`") {
+			for _, m := range regexp.MustCompile("`([a-z0-9-]+)`").FindAllStringSubmatch(cells[3], -1) {
+				refs = append(refs, m[1])
+			}
+		}
+		if m := regexp.MustCompile(`^\s+gpusim (?:run|compare|capacity max-batch) ([a-z0-9-]+)`).FindStringSubmatch(line); m != nil {
+			refs = append(refs, m[1])
+		}
+		for _, r := range refs {
+			seen++
+			if !slices.Contains(names, r) {
+				t.Errorf("docs/pitfalls.md names %q, not a built-in scenario (%v)", r, names)
+			}
+		}
+	}
+	if seen < 10 {
+		t.Errorf("docs/pitfalls.md: found %d scenario references, want the table's and the commands'", seen)
+	}
 }
