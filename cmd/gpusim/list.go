@@ -129,7 +129,9 @@ func runList(ctx context.Context, stdout, stderr io.Writer, args []string) error
 			}
 		}
 		var out []modelJSON
-		fmt.Fprintln(tw, "NAME\tPARAMS\tTRAINABLE\tFLOPS/SAMPLE\tACTIVATIONS/SAMPLE")
+		// The FLOPs are one sample's forward pass, the activations what it keeps for backward in
+		// float32 (models.Model, docs/models.md); the header says so.
+		fmt.Fprintln(tw, "NAME\tPARAMS\tTRAINABLE\tFORWARD FLOP/SAMPLE\tACTIVATIONS KEPT/SAMPLE (FP32)")
 		for _, m := range ms {
 			out = append(out, modelJSON{m.Name, m.Params, m.TrainableParams, m.FLOPsPerSample, m.ActivationBytesPerSample})
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", m.Name, m.Params, m.TrainableParams, report.FormatValue(m.FLOPsPerSample, "FLOP"), report.FormatBytes(m.ActivationBytesPerSample))
