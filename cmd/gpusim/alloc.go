@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -69,7 +70,8 @@ func runAllocReplay(stdout io.Writer, args []string) error {
 	limitStr := fs.String("limit", "", "the allocator's memory limit (bytes_limit) in bytes, or with a unit: 8GiB, 512MiB")
 	variant := fs.String("variant", "classic", "classic (TF 2.x BFC) or xla-spatial (newer XLA, preallocate only); xla-spatial-exact carves the gap exactly")
 	gc := fs.Bool("gc", false, "garbage-collect free regions before an OOM (TensorFlow's default is true; JAX, which recorded the example traces, uses false)")
-	frag := fs.Float64("fragmentation-fraction", 0, "internal_fragmentation_fraction: split chunks that waste more than this fraction of the limit (0 = 128 MiB)")
+	var frag trimmedFloat // a value cut from a CRLF trace carries a \r: trimmed, like --limit
+	fs.Var(&frag, "fragmentation-fraction", "internal_fragmentation_fraction: split chunks that waste more than this fraction of the limit (0 = 128 MiB)")
 	withPtr := fs.Bool("with-ptr", false, "add a ptr column: the simulated device address of the buffer each row allocated or freed (0 for init and oom rows)")
 	ignorePtr := fs.Bool("ignore-ptr", false, "place regions with gpusim's model of the CUDA driver even when the trace has a ptr column")
 	output := fs.StringP("output", "o", "", "write the CSV to `FILE` (atomically) instead of stdout")
@@ -82,7 +84,7 @@ func runAllocReplay(stdout io.Writer, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("alloc replay: want one trace file, got %d arguments", fs.NArg())
 	}
-	cfg := allocator.ReplayConfig{GarbageCollection: *gc, FragmentationFraction: *frag, WithPtr: *withPtr, IgnorePtr: *ignorePtr}
+	cfg := allocator.ReplayConfig{GarbageCollection: *gc, FragmentationFraction: float64(frag), WithPtr: *withPtr, IgnorePtr: *ignorePtr}
 	switch *mode {
 	case "growth":
 		cfg.Growth = true
@@ -106,8 +108,8 @@ func runAllocReplay(stdout io.Writer, args []string) error {
 	if cfg.Variant != allocator.Classic && cfg.Growth {
 		return usagef("alloc replay: --variant %s needs --mode preallocate (spatial partitioning requires a single fixed address range)", *variant)
 	}
-	if *frag < 0 || *frag > 1 {
-		return usagef("alloc replay: --fragmentation-fraction %v: want a fraction in [0, 1]", *frag)
+	if frag < 0 || frag > 1 {
+		return usagef("alloc replay: --fragmentation-fraction %v: want a fraction in [0, 1]", float64(frag))
 	}
 	path := fs.Arg(0)
 	f, err := os.Open(path)
@@ -134,7 +136,10 @@ func runAllocReplay(stdout io.Writer, args []string) error {
 }
 
 // parseAllocBytes reads a byte count: a plain integer or one with a binary unit (KiB, MiB, GiB, TiB).
+// Surrounding whitespace is ignored: trace files have CRLF line ends, so a limit cut from one
+// with cut or awk ends in "\r".
 func parseAllocBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
 	units := []struct {
 		suffix string
 		mul    int64
@@ -155,4 +160,18 @@ func parseAllocBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("%q: the limit must be positive", s)
 	}
 	return n * mul, nil
+}
+
+// trimmedFloat is a float64 flag that ignores surrounding whitespace ("0.5\r" from a CRLF file).
+type trimmedFloat float64
+
+func (f *trimmedFloat) String() string { return strconv.FormatFloat(float64(*f), 'g', -1, 64) }
+func (f *trimmedFloat) Type() string   { return "float64" }
+func (f *trimmedFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", s)
+	}
+	*f = trimmedFloat(v)
+	return nil
 }

@@ -146,3 +146,32 @@ func TestAllocUsage(t *testing.T) {
 		t.Errorf("unknown subcommand: exit %d, want 2", code)
 	}
 }
+
+// TestAllocReplayTrimsNumericFlags: a limit cut from a CRLF trace ends in "\r"; numeric flag
+// values are read without their surrounding whitespace and replay exactly like the clean value.
+func TestAllocReplayTrimsNumericFlags(t *testing.T) {
+	trace := filepath.Join("..", "..", "allocator", "testdata", "traces", "growth-tiny-a.csv")
+	want, _, code := allocRun(t, "alloc", "replay", trace, "--mode", "growth", "--limit", "750780416", "--fragmentation-fraction", "0.5")
+	if code != 0 {
+		t.Fatalf("clean flags: exit %d", code)
+	}
+	for _, tc := range []struct{ limit, frag string }{
+		{"750780416\r", "0.5"},
+		{" 750780416\r\n", "0.5\r"},
+		{"\t750780416", " 0.5 "},
+	} {
+		got, stderr, code := allocRun(t, "alloc", "replay", trace, "--mode", "growth", "--limit", tc.limit, "--fragmentation-fraction", tc.frag)
+		if code != 0 {
+			t.Errorf("--limit %q --fragmentation-fraction %q: exit %d: %s", tc.limit, tc.frag, code, stderr)
+			continue
+		}
+		if got != want {
+			t.Errorf("--limit %q --fragmentation-fraction %q: output differs from the clean flags'", tc.limit, tc.frag)
+		}
+	}
+	for _, args := range [][]string{{"--limit", "lots\r"}, {"--limit", "1GiB", "--fragmentation-fraction", "half\r"}} {
+		if _, stderr, code := allocRun(t, append([]string{"alloc", "replay", trace, "--mode", "growth"}, args...)...); code != 2 {
+			t.Errorf("%q: exit %d, want 2 (%s)", args, code, stderr)
+		}
+	}
+}
