@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -23,12 +24,21 @@ func FromKerasJSON(r io.Reader) (*Model, error) {
 	if err := dec.Decode(&top); err != nil {
 		return nil, fmt.Errorf("keras json: %w", err)
 	}
-	// A saved-model metadata file wraps the model in "model_config".
+	// A TensorFlow.js layers model (model.json of tensorflowjs_converter) carries the Keras
+	// topology under "modelTopology"; it and a saved-model metadata file wrap the model in
+	// "model_config".
+	if mt, ok := top["modelTopology"].(map[string]any); ok {
+		top = mt
+	}
 	if mc, ok := top["model_config"].(map[string]any); ok {
 		top = mc
 	}
 	class, _ := top["class_name"].(string)
 	c, _ := top["config"].(map[string]any)
+	if l, ok := top["config"].([]any); ok && class == "Sequential" {
+		// Keras 2.0-2.2 wrote a Sequential's config as the bare list of its layers.
+		c = map[string]any{"name": "sequential", "layers": l}
+	}
 	if c == nil {
 		return nil, errors.New("keras json: no \"config\" object at the top level (want the output of model.to_json())")
 	}
@@ -89,6 +99,9 @@ func layerFields(l any) (class, name string, c map[string]any, err error) {
 	}
 	class, _ = m["class_name"].(string)
 	c, _ = m["config"].(map[string]any)
+	if l, ok := m["config"].([]any); ok && class == "Sequential" {
+		c = map[string]any{"layers": l} // Keras 2.0-2.2 Sequential config: the bare layer list
+	}
 	if c == nil {
 		c = map[string]any{}
 	}
@@ -221,6 +234,11 @@ func (im *importer) layer(class, name string, c map[string]any, ins []int, prefi
 	if _, isModel := c["layers"]; isModel && (class == "Sequential" || class == "Functional" || class == "Model") {
 		return im.model(class, name, c, ins, prefix+name+"/", trainable)
 	}
+	return im.call(class, name, c, ins, prefix, trainable)
+}
+
+// call applies one (non-model) layer with config c to the nodes ins.
+func (im *importer) call(class, name string, c map[string]any, ins []int, prefix string, trainable bool) ([]int, error) {
 	w0, n0 := len(im.g.weights), len(im.g.nodes)
 	full := prefix + name
 	y, err := im.g.call(class, full, cfg(c), ins...)
@@ -267,7 +285,7 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 	type entry struct {
 		class, name string
 		c           map[string]any
-		nodes       [][]tensorRef
+		nodes       []nodeCall
 	}
 	entries := make([]entry, 0, len(layers))
 	for i, l := range layers {
@@ -350,7 +368,8 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 		for i := range entries {
 			e := &entries[i]
 			for done[i] < len(e.nodes) {
-				refs := e.nodes[done[i]]
+				nc := e.nodes[done[i]]
+				refs, lc := nc.inputs(e.class, e.c)
 				xs := make([]int, 0, len(refs))
 				ready := true
 				for _, r := range refs {
@@ -370,7 +389,7 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 				if len(xs) == 0 {
 					return nil, layerErr(e.name, e.class, errors.New("called on no tensors"))
 				}
-				outs, err := im.layer(e.class, e.name, e.c, xs, prefix, trainable)
+				outs, err := im.layer(e.class, e.name, lc, xs, prefix, trainable)
 				if err != nil {
 					return nil, err
 				}
@@ -384,7 +403,8 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 			for i := range entries {
 				e := &entries[i]
 				if done[i] < len(e.nodes) {
-					for _, r := range e.nodes[done[i]] {
+					refs, _ := e.nodes[done[i]].inputs(e.class, e.c)
+					for _, r := range refs {
 						if _, ok := resolve(r); !ok {
 							return nil, layerErr(e.name, e.class, fmt.Errorf("input layer %q is not produced by any layer of model %q", r.layer, name))
 						}
@@ -447,8 +467,54 @@ func parseRef(v any) (tensorRef, bool) {
 	return tensorRef{name, n, t}, true
 }
 
+// nodeCall is one call of a layer as inbound_nodes records it: the tensors of its
+// positional arguments in order, the tensors passed by keyword, and the other keyword
+// arguments (a TFOpLambda's axis, or the constant operand y of tf.math.multiply).
+type nodeCall struct {
+	args   []tensorRef
+	kwRefs map[string][]tensorRef
+	kw     map[string]any
+}
+
+// inputs returns the tensors a layer of this class is called on, in the order its call
+// takes them, and the config to apply it with. Tensors passed as mask, attention_mask or
+// another keyword a Keras layer only reads for masking are not inputs of the simulated op.
+// A TFOpLambda or SlicingOpLambda also reads its keyword arguments: they are added to its
+// config as "call_kwargs", with "call_tensors" naming the keyword tensors after the first
+// argument's ("call_first" of them).
+func (nc nodeCall) inputs(class string, c map[string]any) ([]tensorRef, map[string]any) {
+	refs := append([]tensorRef(nil), nc.args...)
+	if class != "TFOpLambda" && class != "SlicingOpLambda" {
+		// MultiHeadAttention(query, value, key) and layers called as layer(inputs=x).
+		for _, k := range []string{"inputs", "query", "value", "key"} {
+			refs = append(refs, nc.kwRefs[k]...)
+		}
+		return refs, c
+	}
+	lc := make(map[string]any, len(c)+3)
+	for k, v := range c {
+		lc[k] = v
+	}
+	names := make([]string, 0, len(nc.kwRefs))
+	for k := range nc.kwRefs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var tnames []any
+	for _, k := range names {
+		for _, r := range nc.kwRefs[k] {
+			refs = append(refs, r)
+			tnames = append(tnames, k)
+		}
+	}
+	lc["call_kwargs"] = nc.kw
+	lc["call_tensors"] = tnames
+	lc["call_first"] = len(nc.args)
+	return refs, lc
+}
+
 // inboundNodes reads a layer's calls in either format.
-func inboundNodes(v any) ([][]tensorRef, error) {
+func inboundNodes(v any) ([]nodeCall, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -456,42 +522,98 @@ func inboundNodes(v any) ([][]tensorRef, error) {
 	if !ok {
 		return nil, fmt.Errorf("field \"inbound_nodes\": %v is not a list", short(v))
 	}
-	out := make([][]tensorRef, 0, len(l))
+	out := make([]nodeCall, 0, len(l))
 	for _, n := range l {
-		var refs []tensorRef
+		nc := nodeCall{kwRefs: map[string][]tensorRef{}, kw: map[string]any{}}
 		switch x := n.(type) {
 		case map[string]any: // Keras 3: {"args": [...], "kwargs": {...}}
-			collectTensors(x["args"], &refs)
-			// Tensors passed by keyword, in the order the layers take them
-			// (MultiHeadAttention(query, value, key)).
+			collectTensors(x["args"], &nc.args)
 			if kw, ok := x["kwargs"].(map[string]any); ok {
-				for _, k := range []string{"inputs", "query", "value", "key"} {
-					collectTensors(kw[k], &refs)
-				}
-			}
-		case []any: // tf.keras 2.x: [["name", node, tensor, {kwargs}], ...]
-			for _, e := range x {
-				r, ok := parseRef(e)
-				if !ok {
-					return nil, fmt.Errorf("field \"inbound_nodes\": %v is not [layer, node, tensor, kwargs]", short(e))
-				}
-				refs = append(refs, r)
-				if el := e.([]any); len(el) > 3 {
-					if kw, ok := el[3].(map[string]any); ok {
-						for _, k := range []string{"value", "key"} {
-							if kr, ok := parseRef(kw[k]); ok {
-								refs = append(refs, kr)
-							}
-						}
+				for k, v := range kw {
+					var refs []tensorRef
+					collectTensors(v, &refs)
+					if len(refs) > 0 {
+						nc.kwRefs[k] = refs
+					} else {
+						nc.kw[k] = v
 					}
 				}
+			}
+		case []any:
+			// tf.keras 2.x (keras/engine/node.py Node.serialize): the first call argument's
+			// structure with every tensor as [layer, node, tensor, kwargs]: [[...], [...]]
+			// for a layer called on a list, or one bare [layer, node, tensor, kwargs] for a
+			// TFOpLambda (whose _preserve_input_structure_in_config keeps it unwrapped). A
+			// constant in the first argument is ["_CONSTANT_VALUE", -1, value, kwargs].
+			if err := firstArg(x, &nc); err != nil {
+				return nil, err
 			}
 		default:
 			return nil, fmt.Errorf("field \"inbound_nodes\": %v is not a node", short(n))
 		}
-		out = append(out, refs)
+		out = append(out, nc)
 	}
 	return out, nil
+}
+
+// firstArg reads a tf.keras 2.x node: the first argument's tensors, and the keyword
+// arguments every one of them carries (tensors among them as [layer, node, tensor]).
+func firstArg(v []any, nc *nodeCall) error {
+	if len(v) > 0 {
+		if name, ok := v[0].(string); ok {
+			if name == "_CONSTANT_VALUE" {
+				return nil
+			}
+			r, ok := parseRef(v)
+			if !ok {
+				return fmt.Errorf("field \"inbound_nodes\": %v is not [layer, node, tensor, kwargs]", short(v))
+			}
+			nc.args = append(nc.args, r)
+			if len(v) > 3 && len(nc.args) == 1 {
+				if kw, ok := v[3].(map[string]any); ok {
+					for k, a := range kw {
+						var refs []tensorRef
+						collectRefs(a, &refs)
+						if len(refs) > 0 {
+							nc.kwRefs[k] = refs
+						} else {
+							nc.kw[k] = a
+						}
+					}
+				}
+			}
+			return nil
+		}
+	}
+	if len(v) == 0 {
+		return nil
+	}
+	for _, e := range v {
+		l, ok := e.([]any)
+		if !ok {
+			return fmt.Errorf("field \"inbound_nodes\": %v is not [layer, node, tensor, kwargs]", short(e))
+		}
+		if err := firstArg(l, nc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// collectRefs appends the tf.keras 2.x tensor references ([layer, node, tensor]) in a
+// keyword argument's value.
+func collectRefs(v any, refs *[]tensorRef) {
+	l, ok := v.([]any)
+	if !ok {
+		return
+	}
+	if r, ok := parseRef(l); ok && len(l) == 3 {
+		*refs = append(*refs, r)
+		return
+	}
+	for _, e := range l {
+		collectRefs(e, refs)
+	}
 }
 
 // collectTensors appends, in order, every Keras 3 serialized tensor

@@ -2,6 +2,7 @@ package models
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"math"
 	"os"
@@ -139,6 +140,15 @@ func TestImportHandWritten(t *testing.T) {
 		// MultiHeadAttention(2 heads, key_dim 8) on 16 features: 3*(16*2*8+2*8) + (2*8*16+16) =
 		// 816 + 272 = 1,088; LayerNormalization(16) 32; Concatenate; GlobalMaxPooling1D;
 		// Flatten; Dense 32*2+2 = 66 with a float32 softmax.
+		// tf.keras 2.4-style Functional with TF-op layers (see testdata/README.md): Conv2D
+		// 3x3x3x8+8 = 224 and BatchNormalization(axis=[3]) 4*8 = 32 (16 non-trainable) in a
+		// nested Sequential called at node index 1, Dense 8x16 without bias = 128, Dense
+		// 16x16+16 = 272, Dense 16x3+3 = 51; the TFOpLambda/SlicingOpLambda layers have none.
+		{"tfop.functional.tfkeras2.json", 224 + 32 + 128 + 272 + 51, 224 + 16 + 128 + 272 + 51, []int{3}},
+		// Keras 2.2 Sequential whose config is the bare layer list: Conv2D 5x5x1x32+32 = 832
+		// on 28x28x1 (batch_input_shape on the first layer), MaxPooling2D to 12x12x32, Flatten
+		// 4,608, Dense 4608x10+10 = 46,090.
+		{"cnn.sequential.keras2.2.json", 832 + 46_090, 832 + 46_090, []int{10}},
 		{"text.functional.tfkeras2.json", 32_000 + 3_104 + 8_320 + 2_400 + 1_088 + 32 + 66, 32_000 + 3_104 + 8_320 + 2_400 + 1_088 + 32 + 66, []int{2}},
 	}
 	for _, tt := range tests {
@@ -280,5 +290,141 @@ func TestImportKwargsTensors(t *testing.T) {
 	}
 	if got, want := m.OutputShapes[0], []int{4, 8}; !slices.Equal(got, want) {
 		t.Errorf("output shape = %v, want %v", got, want)
+	}
+}
+
+// TestImportRealExport reads a model.json that TensorFlow.js's converter wrote from a real
+// tf.keras 2.1.6 model (see testdata/README.md): a "Model" holding two nested "Model"s,
+// each called at node index 1, UpSampling2D, under "modelTopology". Its weightsManifest
+// lists the variables; their element count is the model's parameter count.
+func TestImportRealExport(t *testing.T) {
+	m := readModel(t, "autoencoder.tfjs-keras2.1.6.json")
+	b, err := os.ReadFile(filepath.Join("testdata", "autoencoder.tfjs-keras2.1.6.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		WeightsManifest []struct {
+			Weights []struct {
+				Name  string
+				Shape []int
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, g := range f.WeightsManifest {
+		for _, w := range g.Weights {
+			want += prod(w.Shape)
+		}
+	}
+	if want != 14_685 {
+		t.Fatalf("weightsManifest holds %d elements, want 14,685 (the file changed?)", want)
+	}
+	if m.Params != want || m.TrainableParams != want {
+		t.Errorf("params = %d / %d, want %d (weightsManifest)", m.Params, m.TrainableParams, want)
+	}
+	if len(m.InputShapes) != 1 || !slices.Equal(m.InputShapes[0], []int{128, 128, 1}) ||
+		len(m.OutputShapes) != 1 || !slices.Equal(m.OutputShapes[0], []int{128, 128, 1}) {
+		t.Errorf("input/output shapes = %v / %v, want [[128 128 1]] both", m.InputShapes, m.OutputShapes)
+	}
+	p, err := m.Plan(PlanOptions{Batch: 8, Precision: PrecisionFloat32, Optimizer: "adam"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, "autoencoder", p)
+}
+
+// TestImportTFOpLayers checks the output shape of every TF-op layer of
+// testdata/tfop.functional.tfkeras2.json (TFOpLambda and SlicingOpLambda as tf.keras 2.x
+// writes them).
+func TestImportTFOpLayers(t *testing.T) {
+	m := readModel(t, "tfop.functional.tfkeras2.json")
+	want := map[string][]int{
+		"tf.__operators__.getitem": {32, 32, 3},
+		"tf.nn.bias_add":           {32, 32, 3},
+		"tf.expand_dims":           {1, 16},
+		"tf.math.multiply":         {1, 16},
+		"tf.concat":                {5, 16},
+		"tf.math.reduce_mean":      {16},
+		"tf.math.multiply_1":       {16},
+	}
+	seen := 0
+	for _, l := range m.Layers {
+		w, ok := want[l.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		if !slices.Equal(l.OutputShape, w) {
+			t.Errorf("%s output shape = %v, want %v", l.Name, l.OutputShape, w)
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("found %d of the %d TF-op layers", seen, len(want))
+	}
+	for _, l := range m.Layers {
+		if l.Name == "tf.math.multiply_1" && len(l.Inputs) != 2 {
+			t.Errorf("tf.math.multiply_1 inputs = %v, want the reduce_mean and dense_1 (y passed as a tensor)", l.Inputs)
+		}
+	}
+}
+
+func TestSliceShape(t *testing.T) {
+	ell := map[string]any{"class_name": "__ellipsis__"}
+	sl := func(start, stop, step any) map[string]any {
+		return map[string]any{"start": start, "stop": stop, "step": step}
+	}
+	all := sl(nil, nil, nil)
+	tests := []struct {
+		name string
+		spec any
+		want []int // nil: an error
+	}{
+		{"x[..., ::-1]", []any{ell, sl(nil, nil, -1.0)}, []int{8, 6, 3}},
+		{"x[:, 0]", []any{all, 0.0}, []int{6, 3}},
+		{"x[:, 1:5:2]", []any{all, sl(1.0, 5.0, 2.0)}, []int{2, 6, 3}},
+		{"x[:, -3:]", []any{all, sl(-3.0, nil, nil)}, []int{3, 6, 3}},
+		{"x[:, ::-2]", []any{all, sl(nil, nil, -2.0)}, []int{4, 6, 3}},
+		{"x[:, 6:2:-1]", []any{all, sl(6.0, 2.0, -1.0)}, []int{4, 6, 3}},
+		{"x[..., None]", []any{ell, nil}, []int{8, 6, 3, 1}},
+		{"x[..., 0]", []any{ell, 0.0}, []int{8, 6}},
+		{"x[:, :, :, 1:2]", []any{all, all, all, sl(1.0, 2.0, nil)}, []int{8, 6, 1}},
+		{"x[0] (batch)", 0.0, nil},
+		{"x[1:] (batch)", []any{sl(1.0, nil, nil)}, nil},
+		{"x[:, 5:2] (empty)", []any{all, sl(5.0, 2.0, nil)}, nil},
+		{"too many", []any{all, 0.0, 0.0, 0.0, 0.0}, nil},
+	}
+	for _, tt := range tests {
+		got, err := sliceShape([]int{-1, 8, 6, 3}, tt.spec)
+		if tt.want == nil {
+			if err == nil {
+				t.Errorf("%s: sliceShape = %v, want an error", tt.name, got)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("%s: sliceShape = %v, %v; want %v", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+// TestImportTFOpErrors: a TF function gpusim does not model stops the import with the
+// layer, its class and the function named.
+func TestImportTFOpErrors(t *testing.T) {
+	js := `{"class_name": "Functional", "config": {"name": "f", "layers": [
+	{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4], "dtype": "float32", "name": "in"}, "name": "in", "inbound_nodes": []},
+	{"class_name": "TFOpLambda", "config": {"name": "tf.linalg.svd", "function": "linalg.svd"}, "name": "tf.linalg.svd", "inbound_nodes": [["in", 0, 0, {}]]}],
+	"input_layers": [["in", 0, 0]], "output_layers": [["tf.linalg.svd", 0, 0]]}}`
+	_, err := FromKerasJSON(strings.NewReader(js))
+	if err == nil {
+		t.Fatal("FromKerasJSON = nil error, want one")
+	}
+	for _, w := range []string{`"tf.linalg.svd"`, "TFOpLambda", `"linalg.svd"`, "unsupported TF function"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
 	}
 }

@@ -679,6 +679,44 @@ func (g *graph) apply(class, name string, c cfg, ins []int) (int, error) {
 	case "MultiHeadAttention":
 		return g.applyMHA(name, c, ins)
 
+	case "TFOpLambda", "SlicingOpLambda":
+		return g.applyTFOp(class, name, c, ins)
+
+	case "UpSampling1D", "UpSampling2D":
+		if err := need(1); err != nil {
+			return 0, err
+		}
+		rank := int(class[len(class)-2] - '0')
+		if len(s) != rank+1 {
+			return 0, fmt.Errorf("input shape %v: want rank %d", s, rank+2)
+		}
+		key := "size"
+		def := 2
+		f, err := c.ints(key, rank, def)
+		if err != nil {
+			return 0, err
+		}
+		interp, err := c.str("interpolation", "nearest")
+		if err != nil {
+			return 0, err
+		}
+		out := clone(s)
+		for i := 0; i < rank; i++ {
+			if f[i] <= 0 {
+				return 0, fmt.Errorf("size %v", f)
+			}
+			out[i] *= f[i]
+		}
+		// keras UpSampling2D: tf.image.resize (ResizeNearestNeighbor or ResizeBilinear;
+		// keras/src/backend/tensorflow/image.py resize); UpSampling1D: tf.repeat. The
+		// gradient sums dy over each window: a read of dy and a write of dx.
+		e := float64(prod(out))
+		fl := e
+		if interp == "bilinear" {
+			fl = 4 * e
+		}
+		return g.addNode(node{name: name + "/Resize", kind: Elementwise, in: []int{x}, shape: out, flops: fl, dxFLOPs: fl}), nil
+
 	// Layers of keras_hub (formerly keras_nlp) and gpusim's own helpers used by the zoo's
 	// transformer models.
 	case "PositionEmbedding":
