@@ -50,6 +50,12 @@ re-simulate nothing.
 An OOM the scenario predicts is a result (exit 0): -o json says "oom": true and gives TF's
 message. Bad scenarios and bad --set values exit 2 naming the file:line (or the --set) and key.
 
+GPU utilization (gpu_utilization in -o json and csv) is the fraction of the simulated run's
+time the GPUs executed kernels, averaged over the replicas (busy_fraction per GPU). A run that
+completed no step (steps_completed 0, e.g. an OOM in step 1) did not train: the text shows "-",
+JSON and CSV say 0. -o csv has one row per GPU, with steps, steps_completed, idle (a visible
+GPU that runs no replica), physical_gpu and busy_fraction.
+
 Examples:
 `)
 	for _, e := range runExamples {

@@ -31,6 +31,11 @@
 // among others, input (pipeline statistics), epochs, gpu_utilization_samples and diagnosis
 // ({bound, evidence, utilization_mean/stddev/min/max, input_share, communication_share,
 // low_utilization, swinging, remedies, best_change, best_change_set}). Keys are only added.
+// gpu_utilization is the fraction of the run's time the GPUs executed kernels, averaged over
+// the replicas; a run that completed no step (steps_completed 0) did not train and carries 0
+// there, in input_stall_fraction and in every busy_fraction, where the text shows "-"
+// (result_utilization.go). WriteResultCSV writes one row per GPU: the run's metrics with steps
+// and steps_completed, then the device with idle, physical_gpu and busy_fraction.
 //
 // # Comparisons
 //

@@ -145,6 +145,7 @@ func NewResultJSON(res *train.Result) ResultJSON {
 		StepTimesS: res.StepTimes, SimulatedTimeS: res.Elapsed, Notes: res.Notes, Events: res.Events, WorkspaceFallbacks: res.WorkspaceFallbacks,
 		Devices: []DeviceJSON{}, Breakdown: []ShareJSON{},
 	}
+	j.GPUUtilization, j.InputStallFraction = reportedUtilization(res) // 0 with steps_completed 0
 	if j.StepTimesS == nil {
 		j.StepTimesS = []float64{}
 	}
@@ -156,7 +157,7 @@ func NewResultJSON(res *train.Result) ResultJSON {
 	for _, d := range res.Devices {
 		dj := DeviceJSON{Name: d.Name, PeakBytesInUse: d.PeakBytesInUse, PeakPoolBytes: d.PeakPoolBytes,
 			BytesLimit: d.BytesLimit, Allocator: d.Allocator, Idle: d.Idle, Physical: d.Physical, BytesInUse: d.BytesInUse, PoolBytes: d.PoolBytes,
-			LargestFreeBlockBytes: d.LargestFreeBlock, BusyFraction: finite(d.BusyFraction),
+			LargestFreeBlockBytes: d.LargestFreeBlock, BusyFraction: reportedBusy(res, d),
 			PoolGrowthDropped: d.GrowthDropped, PoolGrowth: []PoolChangeJSON{}, Timeline: []MemPointJSON{}}
 		for _, g := range d.Growth {
 			dj.PoolGrowth = append(dj.PoolGrowth, PoolChangeJSON{TimeS: g.Time, Step: g.Step, PoolBytes: g.PoolBytes, RegionBytes: g.RegionBytes, RequestBytes: g.Request})
