@@ -286,8 +286,15 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 		class, name string
 		c           map[string]any
 		nodes       []nodeCall
+		// first: the node index the file gives this layer's first listed call. Keras
+		// skips a nested model's own first node (the one linking its inputs to its
+		// outputs) and numbers its calls from 1: tf.keras 2.x functional.py
+		// get_network_config/_should_skip_first_node, Keras 3 functional.py get_config
+		// ("Functional models start with a pre-existing node"), Keras 1-2.2 Container.
+		first int
 	}
 	entries := make([]entry, 0, len(layers))
+	index := map[string]int{}
 	for i, l := range layers {
 		class, lname, lc, err := layerFields(l)
 		if err != nil {
@@ -301,7 +308,8 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 		if err != nil {
 			return nil, layerErr(lname, class, err)
 		}
-		entries = append(entries, entry{class, lname, lc, nodes})
+		index[lname] = len(entries)
+		entries = append(entries, entry{class, lname, lc, nodes, firstNodeIndex(class, lc, m["inbound_nodes"])})
 	}
 	inputRefs, err := refList(c["input_layers"])
 	if err != nil {
@@ -356,11 +364,21 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 		if r.tidx != 0 {
 			return -1, true
 		}
-		if r.node >= 0 && r.node < len(p) {
-			return p[r.node], true
+		k := r.node
+		calls := 1 // an InputLayer, or a model input fed from outside
+		if j, ok := index[r.layer]; ok && entries[j].class != "InputLayer" {
+			k -= entries[j].first
+			calls = len(entries[j].nodes)
 		}
-		// Node indices count calls in every model a layer belongs to; fall back to the
-		// latest call made in this one.
+		if k >= 0 && k < calls {
+			// The call the reference names: wait until it has been applied.
+			if k < len(p) {
+				return p[k], true
+			}
+			return 0, false
+		}
+		// An index outside this model's calls (a writer that numbers nodes otherwise):
+		// the latest call made so far.
 		return p[len(p)-1], true
 	}
 	for remaining > 0 {
@@ -426,6 +444,38 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 		outs = append(outs, x)
 	}
 	return outs, nil
+}
+
+// firstNodeIndex is the node index of a layer's first call as the file numbers it (see
+// the entry type in functional): 1 for a nested Functional model, 1 for a tf.keras 2.x or
+// Keras 2.2 Sequential built with an input shape (a Functional subclass there; a Keras 3
+// Sequential is not one), 0 for everything else.
+func firstNodeIndex(class string, c map[string]any, inbound any) int {
+	switch class {
+	case "Functional", "Model":
+		return 1
+	case "Sequential":
+		if l, ok := inbound.([]any); ok && len(l) > 0 {
+			if _, keras3 := l[0].(map[string]any); keras3 {
+				return 0
+			}
+		}
+		layers, _ := c["layers"].([]any)
+		if len(layers) == 0 {
+			return 0
+		}
+		class0, _, c0, err := layerFields(layers[0])
+		if err != nil {
+			return 0
+		}
+		if class0 == "InputLayer" {
+			return 1
+		}
+		if _, ok, _ := batchShape(c0); ok {
+			return 1
+		}
+	}
+	return 0
 }
 
 // refList reads [["name", node, tensor], ...] (a single ["name", 0, 0] is accepted too).

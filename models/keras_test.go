@@ -428,3 +428,34 @@ func TestImportTFOpErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestImportNodeIndices: testdata/siamese.functional.tfkeras2.json calls a nested model
+// twice (Keras numbers its calls 1 and 2: a nested model's node 0 is its own) and a shared
+// Dense twice, the second time on a layer listed after it. Every call must read the tensor
+// its node index names, so no call's output is left unread.
+func TestImportNodeIndices(t *testing.T) {
+	m := readModel(t, "siamese.functional.tfkeras2.json")
+	if want := int64(36 + 20 + 20); m.Params != want {
+		t.Errorf("params = %d, want %d", m.Params, want)
+	}
+	g := m.g
+	read := make([]bool, len(g.nodes))
+	for _, n := range g.nodes {
+		for _, x := range n.in {
+			read[x] = true
+		}
+	}
+	for _, o := range g.outputs {
+		read[o] = true
+	}
+	for i, n := range g.nodes {
+		if !read[i] {
+			t.Errorf("node %s is read by no other node", n.name)
+		}
+	}
+	for _, n := range g.nodes {
+		if strings.HasSuffix(n.name, "/Subtract") && (len(n.in) != 2 || n.in[0] == n.in[1]) {
+			t.Errorf("subtract reads %v, want the two calls of shared", n.in)
+		}
+	}
+}
