@@ -459,3 +459,30 @@ func TestImportNodeIndices(t *testing.T) {
 		}
 	}
 }
+
+// TestImportConvTranspose: output sizes as keras compute_conv_transpose_output_shape
+// gives them, kernel (k, k, filters, in).
+func TestImportConvTranspose(t *testing.T) {
+	tests := []struct {
+		extra string
+		want  []int
+	}{
+		{`"padding": "same"`, []int{32, 32, 4}},
+		{`"padding": "valid"`, []int{33, 33, 4}},
+		{`"padding": "same", "output_padding": [1, 1]`, []int{32, 32, 4}},
+		{`"padding": "valid", "output_padding": 0`, []int{33, 33, 4}},
+	}
+	for _, tt := range tests {
+		js := `{"class_name": "Sequential", "config": {"name": "s", "layers": [
+		{"class_name": "InputLayer", "config": {"batch_shape": [null, 16, 16, 8], "name": "in"}},
+		{"class_name": "Conv2DTranspose", "config": {"name": "up", "filters": 4, "kernel_size": [3, 3], "strides": [2, 2], ` + tt.extra + `}}]}}`
+		m, err := FromKerasJSON(strings.NewReader(js))
+		if err != nil {
+			t.Errorf("%s: %v", tt.extra, err)
+			continue
+		}
+		if m.Params != 3*3*4*8+4 || !slices.Equal(m.OutputShapes[0], tt.want) {
+			t.Errorf("%s: params %d shape %v, want %d %v", tt.extra, m.Params, m.OutputShapes[0], 3*3*4*8+4, tt.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Keras layer configs are held as the map model.to_json() writes (keys as Keras names them),
@@ -343,7 +344,8 @@ func (g *graph) apply(class, name string, c cfg, ins []int) (int, error) {
 		}
 		return g.act(name, fn, y)
 
-	case "Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D", "DepthwiseConv1D", "SeparableConv1D":
+	case "Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D", "DepthwiseConv1D", "SeparableConv1D",
+		"Conv1DTranspose", "Conv2DTranspose":
 		if err := need(1); err != nil {
 			return 0, err
 		}
@@ -891,7 +893,7 @@ func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
 	s := g.shape(x)
 	rank := 2
 	switch class {
-	case "Conv1D", "DepthwiseConv1D", "SeparableConv1D":
+	case "Conv1D", "DepthwiseConv1D", "SeparableConv1D", "Conv1DTranspose":
 		rank = 1
 	case "Conv3D":
 		rank = 3
@@ -899,6 +901,7 @@ func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
 	if len(s) != rank+1 {
 		return 0, fmt.Errorf("input shape %v: want rank %d (channels_last)", s, rank+2)
 	}
+	transpose := strings.HasSuffix(class, "Transpose")
 	if df, _ := c.str("data_format", "channels_last"); df != "channels_last" {
 		return 0, fmt.Errorf("data_format %q: only channels_last is supported", df)
 	}
@@ -939,7 +942,33 @@ func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
 		if p == "causal" {
 			p = "same"
 		}
-		out[i] = convOut(s[i], k[i], st[i], dil[i], p)
+		if transpose {
+			// keras/src/ops/operation_utils.py compute_conv_transpose_output_shape (no
+			// output_padding): valid n*s + max(k_eff - s, 0), same n*s.
+			if pad == "causal" {
+				return 0, fmt.Errorf("padding %q", pad)
+			}
+			ke := (k[i]-1)*dil[i] + 1
+			out[i] = s[i] * st[i]
+			if pad == "valid" {
+				out[i] += max(ke-st[i], 0)
+			}
+			if op, ok := c.get("output_padding"); ok {
+				opad, err := intList(op, rank)
+				if err != nil {
+					return 0, fmt.Errorf("field \"output_padding\": %w", err)
+				}
+				// With output_padding: (n-1)*s + k_eff - 2*pad + output_padding, pad =
+				// k_eff/2 for same and 0 for valid.
+				pd := 0
+				if pad == "same" {
+					pd = ke / 2
+				}
+				out[i] = (s[i]-1)*st[i] + ke - 2*pd + opad[i]
+			}
+		} else {
+			out[i] = convOut(s[i], k[i], st[i], dil[i], p)
+		}
 		if out[i] <= 0 {
 			return 0, fmt.Errorf("kernel %v larger than input %v", k, s)
 		}
@@ -947,6 +976,25 @@ func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
 	var y int
 	var units int
 	switch class {
+	case "Conv1DTranspose", "Conv2DTranspose":
+		filters, err := c.int("filters", 0)
+		if err != nil {
+			return 0, err
+		}
+		if filters <= 0 {
+			return 0, fmt.Errorf("filters %d", filters)
+		}
+		out[rank] = filters
+		// Kernel (k..., filters, in): keras Conv2DTranspose.build. Every input element is
+		// multiplied into a k x filters patch of the output (Conv2DBackpropInput): the
+		// multiply-adds are the input's elements times prod(k) * filters, and each gradient
+		// (Conv2D for dx, Conv2DBackpropFilter for dw) costs as much again.
+		w := g.w("kernel", append(clone(k), filters, cin), true, true, true)
+		macs := float64(prod(s)) * float64(prod(k)) * float64(filters)
+		y = g.addNode(node{name: name + "/Conv2DBackpropInput", kind: Conv, in: []int{x}, shape: clone(out),
+			flops: 2 * macs, dxFLOPs: 2 * macs, dwFLOPs: 2 * macs, weights: []int{w}, saveIn: 1,
+			workspace: prod(k) > 1, kB: 2})
+		units = filters
 	case "Conv1D", "Conv2D", "Conv3D":
 		filters, err := c.int("filters", 0)
 		if err != nil {
