@@ -200,14 +200,20 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 	// per kernel.
 	if w.FLOPs > 0 {
 		c.Compute = w.FLOPs / g.computeRate(w)
-		// ComputeRamp is fitted to PyTorch eager (testdata/h200), where one measured op may run
-		// several kernels. A Graph kernel on the vector path is one XLA-generated fusion,
-		// memory-bound, whose fill and tail are MemoryRamp's: PyTorch's single element-wise
-		// kernels measure 3-6 us on the H200 (kernels.csv, BERT-base bf16 batch 16:
-		// vectorized add 269 us / 50, bfloat16 copy 753 us / 248), not the 15 us the ramp
-		// would add.
-		if !(w.Graph && c.Path == PathVector) {
-			c.Compute += k * e.ComputeRamp
+		// ComputeRamp is the fill and tail of a GEMM or convolution (cuBLAS, cuDNN): the waves
+		// of large thread-block tiles. A kernel on the vector path is memory-bound and its fill
+		// and tail are MemoryRamp's: PyTorch's single element-wise kernels measure 1.3-6 us
+		// on the H200 (kernels.csv: mul_ 1.3-1.6 us per call in ResNet-50 and MobileNetV2,
+		// Adam's div 1.8 us, BERT-base bf16 batch 16 bfloat16 copy 753 us / 248), not the
+		// 14 us a compute ramp would add. A Graph kernel on the vector path (one XLA-generated
+		// fusion) never pays it; an executor kernel pays it unless MatrixRampOnly (the ramp of
+		// DefaultEfficiency was fitted with it on every kernel of PyTorch eager).
+		if c.Path != PathVector || !(w.Graph || e.MatrixRampOnly) {
+			ramp := e.ComputeRamp
+			if w.Kind == KindConv && e.ConvRamp > 0 {
+				ramp = e.ConvRamp
+			}
+			c.Compute += k * ramp
 		}
 	}
 	if w.Bytes > 0 {

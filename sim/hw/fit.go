@@ -33,7 +33,16 @@ func (h HarnessHost) scale(w Work) float64 {
 type FitRow struct {
 	Config
 	MeasuredStep, PredictedStep float64 // seconds per step
-	MeasuredBusy, PredictedBusy float64 // summed kernel time per step
+	// MeasuredBusy is steps.csv's profiler_busy_s and PredictedBusy the model's device time
+	// with the KernelGap between kernels. profiler_busy_s sums every CUDA-side profiler
+	// event, annotation ranges included (Optimizer.step#AdamW.step spans 36.6 ms of
+	// BERT-base bf16 batch 16, host-bound idle and all), so it over-counts host-bound steps.
+	MeasuredBusy, PredictedBusy float64
+	// MeasuredKernels is the summed kernel time of one step without annotations: the
+	// profiler's self device time of every aten op (kernels.csv; profiler_busy_s without
+	// it). PredictedKernels is the model's device time without the KernelGap idle between
+	// kernels, which kernel durations do not hold.
+	MeasuredKernels, PredictedKernels float64
 }
 
 // FitReport is the outcome of Fit or Evaluate.
@@ -44,6 +53,13 @@ type FitReport struct {
 	// StepMAE and BusyMAE are the mean absolute relative errors of the predicted step time and
 	// kernel time; MicroMAE that of the micro-benchmarks used (those over 50 us).
 	StepMAE, BusyMAE, MicroMAE float64
+	// KernelMAE is that of the summed kernel time (MeasuredKernels, no annotations).
+	KernelMAE float64
+	// OpMAE is the mean absolute relative error of the device time per profiled aten op and
+	// config (the kernel-level measurements, OpGroups of them, see opGroups); OpWeightedMAE
+	// weighs each by its measured time.
+	OpMAE, OpWeightedMAE float64
+	OpGroups             int
 	// Evaluations counts objective evaluations (Fit only).
 	Evaluations int
 }
@@ -61,6 +77,8 @@ type fitData struct {
 	cfgs []Config
 	uniq [][]countedWork // per config, identical Works merged
 	meas []MeasuredStep
+	// kern is each config's measured kernel time (FitRow.MeasuredBusy).
+	kern []float64
 	// group holds each config's profiled time per kind group (conv, matmul, norm, and
 	// "rest" for everything else).
 	group []map[string]float64
@@ -68,6 +86,9 @@ type fitData struct {
 		w Work
 		t float64
 	}
+	// ops holds the kernel-level measurements: each config's profiled aten ops matched with
+	// their logged calls (opGroups).
+	ops []opGroup
 }
 
 func prepare(m *Measured) (*fitData, error) {
@@ -96,7 +117,16 @@ func prepare(m *Measured) (*fitData, error) {
 			}
 		}
 		gr["rest"] = s.BusyS - known
+		kern := s.BusyS
+		if known > 0 {
+			kern = 0
+			for _, t := range m.KernelTime[c] {
+				kern += t
+			}
+		}
+		d.kern = append(d.kern, kern)
 		d.group = append(d.group, gr)
+		d.ops = append(d.ops, opGroups(m, c, len(d.cfgs)-1)...)
 	}
 	if len(d.cfgs) == 0 {
 		return nil, fmt.Errorf("fit: no config has both a step time and an op list")
@@ -139,6 +169,16 @@ func (d *fitData) busy(g GPU, h HarnessHost, i int) float64 {
 	return t
 }
 
+// kernels is busy without the KernelGap idle between kernels.
+func (d *fitData) kernels(g GPU, h HarnessHost, i int) float64 {
+	var t float64
+	for _, cw := range d.uniq[i] {
+		c, _ := g.Cost(cw.w)
+		t += cw.n * (c.Exec - float64(max(cw.w.Kernels, 1))*g.Efficiency.KernelGap) * h.scale(cw.w)
+	}
+	return t
+}
+
 // groups returns the predicted time per kind group of config i.
 func (d *fitData) groups(g GPU, h HarnessHost, i int) map[string]float64 {
 	gr := map[string]float64{}
@@ -166,20 +206,35 @@ func (d *fitData) evaluate(g GPU, m *Measured, host HarnessHost) FitReport {
 	r := FitReport{Efficiency: g.Efficiency, Host: host}
 	for i, c := range d.cfgs {
 		pb := d.busy(g, host, i)
+		pk := d.kernels(g, host, i)
 		ps := harnessStep(g, m, c, host)
 		r.Rows = append(r.Rows, FitRow{Config: c, MeasuredStep: d.meas[i].StepS, PredictedStep: ps,
-			MeasuredBusy: d.meas[i].BusyS, PredictedBusy: pb})
+			MeasuredBusy: d.meas[i].BusyS, PredictedBusy: pb, MeasuredKernels: d.kern[i], PredictedKernels: pk})
 		r.StepMAE += math.Abs(ps/d.meas[i].StepS - 1)
 		r.BusyMAE += math.Abs(pb/d.meas[i].BusyS - 1)
+		r.KernelMAE += math.Abs(pk/d.kern[i] - 1)
 	}
 	r.StepMAE /= float64(len(d.cfgs))
 	r.BusyMAE /= float64(len(d.cfgs))
+	r.KernelMAE /= float64(len(d.cfgs))
 	for _, mm := range d.micro {
 		c, _ := g.Cost(mm.w)
 		r.MicroMAE += math.Abs(c.Exec/mm.t - 1)
 	}
 	if len(d.micro) > 0 {
 		r.MicroMAE /= float64(len(d.micro))
+	}
+	var tw float64
+	for k := range d.ops {
+		o := &d.ops[k]
+		e := math.Abs(o.predict(g, host)/o.meas - 1)
+		r.OpMAE += e
+		r.OpWeightedMAE += e * o.meas
+		tw += o.meas
+	}
+	if r.OpGroups = len(d.ops); r.OpGroups > 0 {
+		r.OpMAE /= float64(r.OpGroups)
+		r.OpWeightedMAE /= tw
 	}
 	return r
 }
@@ -207,10 +262,39 @@ func harnessStep(g GPU, m *Measured, c Config, host HarnessHost) float64 {
 	return s.Breakdown().Total
 }
 
+// fitKinds are the memory-bound kinds FitKernelOps gives a memory efficiency of their own
+// (Efficiency.MemoryByKind); element-wise ops, casts and XLA fusions keep Efficiency.Memory.
+var fitKinds = []string{KindOptimizer, KindReduction, KindPool, KindEmbedding, KindCopy}
+
 // Fit fits g's efficiency factors to the measured kernel times (each config's summed kernel
-// time from the profiler, and the micro-benchmarks over 50 us), then the harness's host time
-// per op to the step times, minimising squared log errors with Nelder-Mead (gonum/optimize).
-func Fit(g GPU, m *Measured) (FitReport, error) {
+// time per kind group from the profiler, and the micro-benchmarks over 50 us), then the
+// harness's host time per op to the step times, minimising squared log errors with
+// Nelder-Mead (gonum/optimize): FitOn with FitKindGroups, what DefaultEfficiency holds.
+func Fit(g GPU, m *Measured) (FitReport, error) { return FitOn(g, m, FitKindGroups) }
+
+// What the efficiency fit (the first stage of Fit) compares with the model.
+const (
+	// FitKernelOps fits on kernel-level data: each config's profiled device time per aten
+	// op (kernels.csv), matched by name and call count with the logged ops that ran it, plus
+	// the micro-benchmarks. Op sizes differ within and across models (a 2048x768x768 GEMM
+	// next to a 65536x768x3072 one), which separates the per-kernel ramps from the
+	// asymptotic efficiencies.
+	FitKernelOps = "ops"
+	// FitKindGroups fits on each config's kernel time summed per kind group (conv, matmul,
+	// norm, rest), plus the micro-benchmarks: the fit before FitKernelOps.
+	FitKindGroups = "groups"
+	// FitKernelOpsBase fits FitKernelOps's data with FitKindGroups's parameters only: one
+	// compute ramp, the streaming and BatchNorm memory efficiencies.
+	FitKernelOpsBase = "ops-base"
+)
+
+// FitOn is Fit with the efficiency stage's data chosen by level (FitKernelOps or
+// FitKindGroups).
+func FitOn(g GPU, m *Measured, level string) (FitReport, error) {
+	if level != FitKernelOps && level != FitKindGroups && level != FitKernelOpsBase {
+		return FitReport{}, fmt.Errorf("fit: unknown level %q (want %q, %q or %q)", level, FitKernelOps, FitKernelOpsBase, FitKindGroups)
+	}
+	byOps := level != FitKindGroups
 	d, err := prepare(m)
 	if err != nil {
 		return FitReport{}, err
@@ -221,6 +305,15 @@ func Fit(g GPU, m *Measured) (FitReport, error) {
 	// A fixed starting point (not g's current factors), so the fit does not depend on them.
 	x0 := []float64{unfrac(0.7), unfrac(0.6), unfrac(0.6), unfrac(0.6 / 2), unfrac(0.6),
 		unfrac(0.6), unfrac(0.7), unfrac(0.5), math.Log(5e-6), math.Log(5e-6), 0}
+	// The kernel-level data also prices each memory-bound kind on its own (fitKinds): a
+	// gather's scatter-add gradient or a max-pool gradient streams far below a vector add.
+	if level == FitKernelOps {
+		for range fitKinds {
+			x0 = append(x0, unfrac(0.6))
+		}
+		x0 = append(x0, math.Log(5e-6)) // ConvRamp
+
+	}
 	apply := func(x []float64) (GPU, HarnessHost) {
 		h := g
 		e := e0
@@ -228,6 +321,15 @@ func Fit(g GPU, m *Measured) (FitReport, error) {
 		e.ConvFP32, e.ConvTF32, e.ConvHalf = 2*frac(x[3]), frac(x[4]), frac(x[5])
 		e.Memory = frac(x[6])
 		e.MemoryByKind = map[string]float64{KindNorm: frac(x[7])}
+		for j, k := range fitKinds {
+			if 11+j < len(x) {
+				e.MemoryByKind[k] = frac(x[11+j])
+			}
+		}
+		if j := 11 + len(fitKinds); j < len(x) {
+			e.ConvRamp = math.Exp(x[j])
+		}
+		e.MatrixRampOnly = byOps
 		e.ComputeRamp, e.MemoryRamp = math.Exp(x[8]), math.Exp(x[9])
 		h.Efficiency = e
 		return h, HarnessHost{NormHalf: math.Exp(x[10])}
@@ -238,7 +340,18 @@ func Fit(g GPU, m *Measured) (FitReport, error) {
 		g, hh := apply(x)
 		var s float64
 		var n int
+		if byOps {
+			for k := range d.ops {
+				o := &d.ops[k]
+				l := math.Log(o.predict(g, hh) / o.meas)
+				s += l * l
+				n++
+			}
+		}
 		for i := range d.cfgs {
+			if byOps {
+				break
+			}
 			pg := d.groups(g, hh, i)
 			for k, mt := range d.group[i] {
 				// Groups under half a millisecond are dominated by a handful of tiny ops.

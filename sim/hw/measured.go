@@ -24,6 +24,8 @@ type Measured struct {
 	// KernelTime is each config's device time per aten op name ("cudnn_convolution") from
 	// the profiler (kernels.csv), seconds per step.
 	KernelTime map[Config]map[string]float64
+	// KernelCalls is each config's call count per aten op name (kernels.csv "count").
+	KernelCalls map[Config]map[string]int
 }
 
 // Config names one measured training configuration. Prec is "fp32" (TF32 off), "tf32",
@@ -99,7 +101,8 @@ func (m *Measured) Step(c Config) (MeasuredStep, bool) {
 
 // ReadMeasured reads steps.csv, ops.csv.gz (or ops.csv) and micro.csv from dir.
 func ReadMeasured(dir string) (*Measured, error) {
-	m := &Measured{Ops: map[Config][]MeasuredOp{}, KernelTime: map[Config]map[string]float64{}}
+	m := &Measured{Ops: map[Config][]MeasuredOp{}, KernelTime: map[Config]map[string]float64{},
+		KernelCalls: map[Config]map[string]int{}}
 	if err := readCSV(filepath.Join(dir, "steps.csv"), func(get func(string) (string, error), line int) error {
 		var s MeasuredStep
 		var err error
@@ -155,7 +158,7 @@ func ReadMeasured(dir string) (*Measured, error) {
 		if err := readCSV(kpath, func(get func(string) (string, error), line int) error {
 			p := &parser{get: get}
 			c := Config{Model: p.str("model"), Prec: p.str("prec"), Batch: p.int("batch")}
-			op, us := p.str("op"), p.float("self_device_us")
+			op, us, n := p.str("op"), p.float("self_device_us"), p.int("count")
 			if p.err != nil {
 				return p.err
 			}
@@ -167,6 +170,10 @@ func ReadMeasured(dir string) (*Measured, error) {
 				m.KernelTime[c] = map[string]float64{}
 			}
 			m.KernelTime[c][name] += us * 1e-6
+			if m.KernelCalls[c] == nil {
+				m.KernelCalls[c] = map[string]int{}
+			}
+			m.KernelCalls[c][name] += n
 			return nil
 		}); err != nil {
 			return nil, err
@@ -312,6 +319,7 @@ func (m *Measured) Override(o *Measured) {
 		}
 		m.Ops[s.Config] = o.Ops[s.Config]
 		m.KernelTime[s.Config] = o.KernelTime[s.Config]
+		m.KernelCalls[s.Config] = o.KernelCalls[s.Config]
 	}
 	type key struct{ b, p, s string }
 	idx := map[key]int{}
@@ -359,12 +367,14 @@ func ReadTFLayout(dir string) (*Measured, error) {
 
 // Filter returns the measurements whose configs keep accepts (micro-benchmarks are kept).
 func (m *Measured) Filter(keep func(Config) bool) *Measured {
-	o := &Measured{Ops: map[Config][]MeasuredOp{}, KernelTime: map[Config]map[string]float64{}, Micro: m.Micro}
+	o := &Measured{Ops: map[Config][]MeasuredOp{}, KernelTime: map[Config]map[string]float64{},
+		KernelCalls: map[Config]map[string]int{}, Micro: m.Micro}
 	for _, s := range m.Steps {
 		if keep(s.Config) {
 			o.Steps = append(o.Steps, s)
 			o.Ops[s.Config] = m.Ops[s.Config]
 			o.KernelTime[s.Config] = m.KernelTime[s.Config]
+			o.KernelCalls[s.Config] = m.KernelCalls[s.Config]
 		}
 	}
 	return o

@@ -14,14 +14,16 @@ import (
 
 func main() {
 	dir := flag.String("dir", "testdata/h200", "measurement directory")
+	level := flag.String("level", hw.FitKindGroups, "what the efficiency fit uses: groups (kernel time per kind group: hw.DefaultEfficiency), ops-base (per profiled aten op, the same parameters: hw.KernelFitEfficiency) or ops (per profiled aten op, a memory efficiency per kind and a convolution ramp)")
+	candidate := flag.Bool("candidate", false, "with -eval: evaluate hw.KernelFitEfficiency and hw.KernelFitHarnessHost instead of the defaults")
 	eval := flag.Bool("eval", false, "only evaluate the built-in h200 profile with hw.DefaultHarnessHost")
 	holdout := flag.Bool("holdout", false, "leave-one-model-out: fit on four models, report the error on the fifth")
 	flag.Parse()
 	var err error
 	if *holdout {
-		err = runHoldout(*dir)
+		err = runHoldout(*dir, *level)
 	} else {
-		err = run(*dir, *eval)
+		err = run(*dir, *eval, *candidate, *level)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fit:", err)
@@ -29,7 +31,7 @@ func main() {
 	}
 }
 
-func run(dir string, eval bool) error {
+func run(dir string, eval, candidate bool, level string) error {
 	m, err := hw.ReadTFLayout(dir)
 	if err != nil {
 		return err
@@ -40,30 +42,43 @@ func run(dir string, eval bool) error {
 	}
 	var rep hw.FitReport
 	if eval {
-		rep, err = hw.Evaluate(g, m, hw.DefaultHarnessHost())
+		host := hw.DefaultHarnessHost()
+		if candidate {
+			g.Efficiency, host = hw.KernelFitEfficiency(), hw.KernelFitHarnessHost()
+		}
+		rep, err = hw.Evaluate(g, m, host)
 	} else {
-		rep, err = hw.Fit(g, m)
+		rep, err = hw.FitOn(g, m, level)
 	}
 	if err != nil {
 		return err
 	}
 	rep.SortRows()
-	fmt.Printf("%-24s %10s %10s %7s %10s %10s %7s\n", "config", "step_ms", "pred_ms", "err", "busy_ms", "pred_ms", "err")
+	fmt.Printf("%-24s %10s %10s %7s %10s %10s %7s %10s %10s %7s\n", "config", "step_ms", "pred_ms", "err", "busy_ms", "pred_ms", "err", "kernel_ms", "pred_ms", "err")
 	for _, r := range rep.Rows {
-		fmt.Printf("%-24s %10.2f %10.2f %+6.1f%% %10.2f %10.2f %+6.1f%%\n", r.Config, r.MeasuredStep*1e3, r.PredictedStep*1e3,
-			100*(r.PredictedStep/r.MeasuredStep-1), r.MeasuredBusy*1e3, r.PredictedBusy*1e3, 100*(r.PredictedBusy/r.MeasuredBusy-1))
+		fmt.Printf("%-24s %10.2f %10.2f %+6.1f%% %10.2f %10.2f %+6.1f%% %10.2f %10.2f %+6.1f%%\n", r.Config, r.MeasuredStep*1e3, r.PredictedStep*1e3,
+			100*(r.PredictedStep/r.MeasuredStep-1), r.MeasuredBusy*1e3, r.PredictedBusy*1e3, 100*(r.PredictedBusy/r.MeasuredBusy-1),
+			r.MeasuredKernels*1e3, r.PredictedKernels*1e3, 100*(r.PredictedKernels/r.MeasuredKernels-1))
 	}
-	fmt.Printf("\nmean absolute error: step %.1f%%, kernel time %.1f%%, micro-benchmarks %.1f%% (%d evaluations)\n",
-		100*rep.StepMAE, 100*rep.BusyMAE, 100*rep.MicroMAE, rep.Evaluations)
+	fmt.Printf("\nmean absolute error: step %.1f%%, profiler busy %.1f%%, kernel time %.1f%%, micro-benchmarks %.1f%% (%d evaluations)\n",
+		100*rep.StepMAE, 100*rep.BusyMAE, 100*rep.KernelMAE, 100*rep.MicroMAE, rep.Evaluations)
+	fmt.Printf("per profiled op (%d config x aten-op groups): mean absolute error %.1f%%, time-weighted %.1f%%\n",
+		rep.OpGroups, 100*rep.OpMAE, 100*rep.OpWeightedMAE)
 	e := rep.Efficiency
 	fmt.Printf("\nefficiency: FP32 %.4f TF32 %.4f Half %.4f ConvFP32 %.4f ConvTF32 %.4f ConvHalf %.4f Memory %.4f Norm %.4f ComputeRamp %.3g MemoryRamp %.3g\n",
 		e.FP32, e.TF32, e.Half, e.ConvFP32, e.ConvTF32, e.ConvHalf, e.Memory, e.MemoryByKind[hw.KindNorm], e.ComputeRamp, e.MemoryRamp)
+	for _, k := range []string{hw.KindOptimizer, hw.KindReduction, hw.KindPool, hw.KindEmbedding, hw.KindCopy} {
+		if v, ok := e.MemoryByKind[k]; ok {
+			fmt.Printf("memory %s %.4f ", k, v)
+		}
+	}
+	fmt.Printf("ConvRamp %.3g MatrixRampOnly %v\n", e.ConvRamp, e.MatrixRampOnly)
 	fmt.Printf("harness host per op: forward %.3g backward %.3g optimizer %.3g; half BatchNorm x%.3f\n", rep.Host.Forward, rep.Host.Backward, rep.Host.Optimizer, rep.Host.NormHalf)
 	return nil
 }
 
 // runHoldout fits without each model in turn and reports the errors on the model left out.
-func runHoldout(dir string) error {
+func runHoldout(dir, level string) error {
 	m, err := hw.ReadTFLayout(dir)
 	if err != nil {
 		return err
@@ -73,10 +88,11 @@ func runHoldout(dir string) error {
 		return err
 	}
 	models := []string{"resnet50", "vgg16", "mobilenetv2", "bert-base", "gpt2"}
-	var step, busy float64
+	var step, busy, kern, op float64
+	var nop int
 	var n int
 	for _, out := range models {
-		rep, err := hw.Fit(g, m.Filter(func(c hw.Config) bool { return c.Model != out }))
+		rep, err := hw.FitOn(g, m.Filter(func(c hw.Config) bool { return c.Model != out }), level)
 		if err != nil {
 			return err
 		}
@@ -86,11 +102,16 @@ func runHoldout(dir string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("held out %-12s step MAE %5.1f%%  kernel-time MAE %5.1f%%  (%d configs)\n", out, 100*ev.StepMAE, 100*ev.BusyMAE, len(ev.Rows))
+		fmt.Printf("held out %-12s step MAE %5.1f%%  profiler-busy MAE %5.1f%%  kernel-time MAE %5.1f%%  per-op MAE %5.1f%%  (%d configs, %d op groups)\n",
+			out, 100*ev.StepMAE, 100*ev.BusyMAE, 100*ev.KernelMAE, 100*ev.OpMAE, len(ev.Rows), ev.OpGroups)
+		kern += ev.KernelMAE * float64(len(ev.Rows))
+		op += ev.OpMAE * float64(ev.OpGroups)
+		nop += ev.OpGroups
 		step += ev.StepMAE * float64(len(ev.Rows))
 		busy += ev.BusyMAE * float64(len(ev.Rows))
 		n += len(ev.Rows)
 	}
-	fmt.Printf("leave-one-model-out mean absolute error: step %.1f%%, kernel time %.1f%% over %d configs\n", 100*step/float64(n), 100*busy/float64(n), n)
+	fmt.Printf("leave-one-model-out mean absolute error: step %.1f%%, profiler busy %.1f%%, kernel time %.1f%% over %d configs, per op %.1f%% over %d op groups\n",
+		100*step/float64(n), 100*busy/float64(n), 100*kern/float64(n), n, 100*op/float64(nop), nop)
 	return nil
 }
