@@ -229,11 +229,12 @@ func (c CompareCell) deltaText() string {
 }
 
 // WriteText writes the table the way benchstat does: a heading per configuration, each value
-// followed (after the first column) by its change against the first column.
+// followed (after the first column) by its change against the first column. Values end under
+// the end of their label, deltas start under "vs base":
 //
-//	                 │ memory.mode=preallocate │    memory.mode=growth    │
-//	                 │                         │            vs base       │
-//	step time                     212.3ms        215.0ms      +1.27%
+//	                   │ memory.mode=preallocate │ memory.mode=growth          │
+//	                   │                         │                     vs base │
+//	step time                            212.3ms              215.0ms  +1.27%
 func (t *CompareTable) WriteText(w io.Writer) error {
 	n := len(t.Runs)
 	// Column i has a value sub-column and, except the base, a delta sub-column.
@@ -271,18 +272,11 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 			delW[i] = max(delW[i], width("vs base"))
 		}
 	}
-	// colW is the inner width of column i between its bars: " value  delta ".
-	colW := make([]int, n)
+	// A label sits right-aligned over its column's values (widening them when it is longer),
+	// "vs base" over the deltas; the heading's bars stand in the three-blank gaps between the
+	// columns of the rows below, so every heading cell spans exactly its value and delta.
 	for i := range n {
-		inner := valW[i]
-		if i > 0 {
-			inner += 2 + delW[i]
-		}
-		if lw := width(t.Runs[i].Label); lw > inner {
-			valW[i] += lw - inner
-			inner = lw
-		}
-		colW[i] = inner + 2
+		valW[i] = max(valW[i], width(t.Runs[i].Label))
 	}
 	var b strings.Builder
 	pad := func(s string, w int, right bool) {
@@ -293,52 +287,40 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 			b.WriteString(s + gap)
 		}
 	}
-	center := func(s string, w int) {
-		l := (w - width(s)) / 2
-		b.WriteString(strings.Repeat(" ", l) + s + strings.Repeat(" ", w-l-width(s)))
-	}
-	// Heading: labels, then "vs base" over the delta sub-columns.
-	pad("", nameW, false)
-	b.WriteString(" │")
-	for i := range n {
-		center(t.Runs[i].Label, colW[i])
-		b.WriteString("│")
-	}
-	b.WriteString("\n")
-	pad("", nameW, false)
-	b.WriteString(" │")
-	for i := range n {
-		if i == 0 {
-			pad("", colW[i], false)
-		} else {
-			pad("", 1+valW[i]+2, false)
-			pad("vs base", delW[i], false)
-			b.WriteString(" ")
-		}
-		b.WriteString("│")
-	}
-	b.WriteString("\n")
-	for r := range vals {
-		pad(names[r], nameW, false)
-		b.WriteString("  ")
+	// line writes one line: the name column, then per column a separator, the value and, after
+	// the base, the delta.
+	line := func(name, sep string, val, del func(i int) string) error {
+		pad(name, nameW, false)
 		for i := range n {
-			b.WriteString(" ")
-			pad(vals[r][i], valW[i], true)
+			b.WriteString(sep)
+			pad(val(i), valW[i], true)
 			if i > 0 {
 				b.WriteString("  ")
-				pad(dels[r][i], delW[i], false)
+				pad(del(i), delW[i], false)
 			}
-			b.WriteString("  ")
+		}
+		if sep != "   " {
+			b.WriteString(strings.TrimRight(sep, " "))
 		}
 		// Trailing blanks would make the golden file fragile in editors.
-		line := strings.TrimRight(b.String(), " ")
+		text := strings.TrimRight(b.String(), " ") + "\n"
 		b.Reset()
-		b.WriteString(line)
-		b.WriteString("\n")
-		if _, err := io.WriteString(w, b.String()); err != nil {
+		if _, err := io.WriteString(w, text); err != nil {
 			return fmt.Errorf("write comparison: %w", err)
 		}
-		b.Reset()
+		return nil
+	}
+	none := func(int) string { return "" }
+	if err := line("", " │ ", func(i int) string { return t.Runs[i].Label }, none); err != nil {
+		return err
+	}
+	if err := line("", " │ ", none, func(int) string { return "vs base" }); err != nil {
+		return err
+	}
+	for r := range vals {
+		if err := line(names[r], "   ", func(i int) string { return vals[r][i] }, func(i int) string { return dels[r][i] }); err != nil {
+			return err
+		}
 	}
 	for _, r := range t.Runs {
 		if r.OOM && r.OOMMessage != "" {
