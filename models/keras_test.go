@@ -149,6 +149,12 @@ func TestImportHandWritten(t *testing.T) {
 		// on 28x28x1 (batch_input_shape on the first layer), MaxPooling2D to 12x12x32, Flatten
 		// 4,608, Dense 4608x10+10 = 46,090.
 		{"cnn.sequential.keras2.2.json", 832 + 46_090, 832 + 46_090, []int{10}},
+		// tf.keras 2.x transfer learning as the keras.io tutorial builds it: a data
+		// augmentation Sequential (RandomFlip, RandomRotation, RandomZoom, RandomContrast: no
+		// weights), MobileNetV2's preprocess_input as tf.math.truediv / tf.math.subtract, a
+		// frozen base (Conv2D 3x3x3x16 = 432, BatchNormalization 64) called with
+		// training=False, Dense 16+1 = 17.
+		{"augment.functional.tfkeras2.json", 432 + 64 + 17, 17, []int{1}},
 		{"text.functional.tfkeras2.json", 32_000 + 3_104 + 8_320 + 2_400 + 1_088 + 32 + 66, 32_000 + 3_104 + 8_320 + 2_400 + 1_088 + 32 + 66, []int{2}},
 	}
 	for _, tt := range tests {
