@@ -9,6 +9,11 @@
 //	m, err := models.New("vit-b16", models.ModelOptions{ImageSize: 384})
 //	m, err := models.FromKerasJSON(f)               // model.to_json() output
 //
+// FromKerasJSON reads Keras 3, tf.keras 2.x and Keras 2.0-2.2 configs, a .keras archive's
+// config.json and a TensorFlow.js model.json, including the TFOpLambda and SlicingOpLambda
+// layers tf.keras 2.x writes for TF functions called on Keras tensors (docs/models.md lists
+// the layers and functions understood; anything else is an error naming the layer).
+//
 // Names() lists the zoo: the keras.applications models (resnet50, resnet101, resnet152,
 // resnet50v2, vgg16, vgg19, mobilenet, mobilenetv2, inceptionv3, xception, densenet121,
 // efficientnetb0) with the exact parameter counts model.summary() prints, and bert-base,
