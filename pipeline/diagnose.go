@@ -12,7 +12,16 @@ const (
 	InputBound         Bound = "input-bound"
 	ComputeBound       Bound = "compute-bound"
 	CommunicationBound Bound = "communication-bound"
+	// CompileBound: XLA recompiles the train step (a new input shape each time) for a
+	// significant share of the run, and the GPU idles meanwhile.
+	CompileBound Bound = "compile-bound"
 )
+
+// UtilizationLabel names the utilization Diagnose weighs: nvidia-smi's utilization.gpu, the
+// busy share of each NVML sample window on the physical card (UtilizationSeries). It is not
+// the logical device's busy fraction a run's summary reports (several logical GPUs on one
+// card, or a window that straddles idle time, make the two differ).
+const UtilizationLabel = "nvidia-smi utilization"
 
 // Evidence is what Diagnose weighs. sim/train fills it from its result; Run.Evidence fills it
 // for a pipeline-only simulation.
@@ -30,6 +39,11 @@ type Evidence struct {
 	BufferEmptyFraction float64
 	// CoreBusyFraction is Stats.CoreBusyFraction.
 	CoreBusyFraction float64
+	// CompileTime is the mean time per step the host spent compiling the train step under
+	// XLA (the run's compile time over its steps), seconds, the GPU idle meanwhile; Compiles
+	// counts the compilations (the first step, then each new input shape).
+	CompileTime float64
+	Compiles    int
 }
 
 // Diagnosis is the verdict with the figures behind it.
@@ -37,8 +51,10 @@ type Diagnosis struct {
 	Bound Bound
 	// Utilization summarises the series.
 	Utilization Summary
-	// InputShare and CommShare are InputWait and CommTime over the step time.
-	InputShare, CommShare float64
+	// InputShare, CommShare and CompileShare are InputWait, CommTime and CompileTime over the
+	// step time. With one compile (the first step's, a one-off that a longer run amortizes)
+	// the three are taken over the step time without it, the steady state.
+	InputShare, CommShare, CompileShare float64
 	// LowUtilization and Swinging are the guide's symptoms of a starving GPU: mean
 	// utilization under 70%, and samples that swing (stddev >= 10 points or a range >= 30).
 	LowUtilization, Swinging bool
@@ -56,30 +72,50 @@ const (
 	significantWait = 0.10
 )
 
-// Diagnose says whether the run is input-, communication- or compute-bound: whichever of
-// input wait and unoverlapped communication takes the larger share of the step, if that
-// share is at least 10%; compute-bound otherwise.
+// Diagnose says whether the run is input-, communication-, compile- or compute-bound:
+// whichever of input wait, unoverlapped communication and XLA recompilation takes the
+// largest share of the step, if that share is at least 10%; compute-bound otherwise. A GPU is
+// called starved (low and swinging utilization, the guide's symptom) only when input wait is
+// a significant share of the step: idle time has other causes (XLA compiling, all-reduce).
 func Diagnose(ev Evidence) Diagnosis {
 	d := Diagnosis{Utilization: Summarize(ev.Utilization)}
-	if ev.StepTime > 0 {
-		d.InputShare = ev.InputWait / ev.StepTime
-		d.CommShare = ev.CommTime / ev.StepTime
+	step := ev.StepTime
+	if ev.Compiles == 1 {
+		step -= ev.CompileTime
+	}
+	if step > 0 {
+		d.InputShare = ev.InputWait / step
+		d.CommShare = ev.CommTime / step
+		if ev.Compiles > 1 {
+			d.CompileShare = ev.CompileTime / step
+		}
 	}
 	u := d.Utilization
 	d.LowUtilization = len(ev.Utilization) > 0 && u.Mean < lowUtilization
 	d.Swinging = u.Stddev >= swingStddev || u.Max-u.Min >= swingRange
 	pct := func(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
 	if len(ev.Utilization) > 0 {
-		s := fmt.Sprintf("GPU utilization averages %s (samples from %s to %s)", pct(u.Mean), pct(u.Min), pct(u.Max))
+		s := fmt.Sprintf("%s averages %s (samples from %s to %s)", UtilizationLabel, pct(u.Mean), pct(u.Min), pct(u.Max))
 		switch {
-		case d.LowUtilization && d.Swinging:
+		case d.LowUtilization && d.Swinging && d.InputShare >= significantWait:
 			s += ": under 70% and swinging, the usual sign of a starved GPU"
+		case d.LowUtilization && d.Swinging:
+			s += fmt.Sprintf(": under 70%% and swinging, but input wait is only %s of the step: the GPU is not starved for data", pct(d.InputShare))
 		case d.LowUtilization:
 			s += ": under 70%"
 		}
 		d.Evidence = append(d.Evidence, s)
 	}
+	if ev.Compiles == 1 && ev.CompileTime > 0 {
+		d.Evidence = append(d.Evidence, "XLA compiled the train step once, at the first step: a one-off left out of the shares below")
+	}
 	switch {
+	case d.CompileShare >= significantWait && d.CompileShare >= d.InputShare && d.CompileShare >= d.CommShare:
+		d.Bound = CompileBound
+		d.Evidence = append(d.Evidence,
+			fmt.Sprintf("XLA compiled the train step %d times, %s of the step time on average, while the GPU idles", ev.Compiles, pct(d.CompileShare)),
+			fmt.Sprintf("input wait is %s and communication %s of the step", pct(d.InputShare), pct(d.CommShare)),
+			"each new input shape recompiles: feed fewer distinct shapes (pad or bucket the inputs to a few fixed shapes, drop_remainder=True for the last batch), or turn XLA off (jit_compile=False)")
 	case d.InputShare >= significantWait && d.InputShare >= d.CommShare:
 		d.Bound = InputBound
 		d.Evidence = append(d.Evidence,

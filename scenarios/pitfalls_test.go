@@ -1,12 +1,14 @@
 package scenarios
 
 import (
+	"errors"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gpusim/gpusim/pipeline"
 	"github.com/gpusim/gpusim/sim/train"
 )
 
@@ -73,6 +75,26 @@ func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
 		if res.OOM != nil || d.PeakPoolBytes != 6144<<20 || len(d.Growth) != 1 {
 			t.Errorf("growth-and-limit: oom %v, pool %d in %d changes, want a fit with one 6 GiB region", res.OOM, d.PeakPoolBytes, len(d.Growth))
 		}
+		noted := false
+		for _, n := range res.Notes {
+			noted = noted || strings.Contains(n, "memory.growth=true is dropped")
+		}
+		if !noted {
+			t.Errorf("growth-and-limit: notes %q, want one saying growth is dropped", res.Notes)
+		}
+		// The other call order is TF's ValueError, a bad scenario on memory.growth_after_limit.
+		s, err := Builtin("growth-and-limit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Set("memory.growth_after_limit=true"); err != nil {
+			t.Fatal(err)
+		}
+		var fe *train.FieldError
+		if _, err := train.Run(s.Config); !errors.As(err, &fe) || fe.Field != "memory.growth_after_limit" ||
+			!strings.Contains(err.Error(), "ValueError: Cannot set memory growth on device when virtual devices configured") {
+			t.Errorf("growth-and-limit, growth after the limit: err %v, want TF's ValueError on memory.growth_after_limit", err)
+		}
 		g := runBuiltin(t, "growth-and-limit", "memory.mode=growth").Devices[0]
 		if len(g.Growth) < 2 {
 			t.Errorf("memory.mode=growth: %d pool changes, want the pool to grow region by region", len(g.Growth))
@@ -87,6 +109,13 @@ func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
 		if mixed.Devices[0].PeakBytesInUse >= fp32.Devices[0].PeakBytesInUse {
 			t.Errorf("gtx1080ti: mixed_float16 peak %d, float32 %d: want less memory", mixed.Devices[0].PeakBytesInUse, fp32.Devices[0].PeakBytesInUse)
 		}
+		warned := false
+		for _, w := range mixed.Warnings {
+			warned = warned || strings.Contains(w, "Your GPU may run slowly with dtype policy mixed_float16 because it does not have compute capability of at least 7.0")
+		}
+		if !warned {
+			t.Errorf("gtx1080ti mixed_float16: warnings %q, want Keras' compatibility warning", mixed.Warnings)
+		}
 		if t4m, t4f := runBuiltin(t, "mixed-precision-old-card", "hardware.gpu=t4"), runBuiltin(t, "mixed-precision-old-card", "hardware.gpu=t4", "precision=float32"); t4m.StepTime >= t4f.StepTime {
 			t.Errorf("t4 (Tensor Cores): mixed_float16 step %v, float32 %v: want mixed faster", t4m.StepTime, t4f.StepTime)
 		}
@@ -96,6 +125,14 @@ func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
 		one := runBuiltin(t, "xla-recompile", "xla_distinct_shapes=1")
 		if res.XLACompiles != 8 || one.XLACompiles != 1 {
 			t.Errorf("xla compiles: %d with 8 shapes, %d with 1, want 8 and 1", res.XLACompiles, one.XLACompiles)
+		}
+		if d := res.Diagnosis; d == nil || d.Bound != pipeline.CompileBound {
+			t.Errorf("xla-recompile: diagnosis %+v, want compile-bound", d)
+		} else if ev := strings.Join(d.Evidence, "\n"); strings.Contains(ev, "starved GPU") || !strings.Contains(ev, "pad or bucket") {
+			t.Errorf("xla-recompile: evidence %q, want the remedy and no starved GPU", ev)
+		}
+		if d := one.Diagnosis; d == nil || d.Bound == pipeline.CompileBound {
+			t.Errorf("xla-recompile with one shape: diagnosis %+v, want one compile not to be compile-bound", d)
 		}
 		if res.Elapsed <= one.Elapsed {
 			t.Errorf("elapsed %v with 8 shapes, %v with 1: want recompiles to cost time", res.Elapsed, one.Elapsed)

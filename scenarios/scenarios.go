@@ -133,7 +133,7 @@ func Parse(source string, data []byte) (*Scenario, error) {
 		if rerr := reservedValueError(file, data); rerr != nil {
 			return nil, rerr
 		}
-		return nil, &Error{Place: file, Err: fmt.Errorf("parse: %w", err)}
+		return nil, syntaxError(file, err)
 	}
 	if len(doc.Content) == 0 {
 		return s, s.check(file)

@@ -72,6 +72,7 @@ func TestStableKeys(t *testing.T) {
 		{"accumulation_steps", "4", func(c *train.Config) bool { return c.AccumulationSteps == 4 }},
 		{"memory.growth", "true", func(c *train.Config) bool { return c.Memory.Growth != nil && *c.Memory.Growth }},
 		{"memory.limit_mib", "4096", func(c *train.Config) bool { return c.Memory.LimitMiB == 4096 }},
+		{"memory.growth_after_limit", "true", func(c *train.Config) bool { return c.Memory.GrowthAfterLimit }},
 		{"memory.fraction", "0.5", func(c *train.Config) bool { return c.Memory.Fraction == 0.5 }},
 		{"memory.allocator", "cuda_malloc_async", func(c *train.Config) bool { return c.Memory.Allocator == "cuda_malloc_async" }},
 		{"memory.logical_devices_mib", "[4096, 4096]", func(c *train.Config) bool { return len(c.Memory.LogicalMiB) == 2 && c.Memory.LogicalMiB[1] == 4096 }},
@@ -140,7 +141,14 @@ func TestErrorsNameFileLineAndKey(t *testing.T) {
 		{"process key", "processes:\n  - name: a\n    usedmib: 3\n", "bad.yaml:3: processes[0].usedmib: unknown key"},
 		{"process gpu", "processes:\n  - name: a\n    gpus: [3]\n", "bad.yaml:3: processes[0].gpus:"},
 		{"mode contradiction", "memory:\n  mode: preallocate\n  growth: true\n", "bad.yaml:2: memory.mode:"},
+		// YAML syntax errors in file:line form, with yaml.v3's line (syntax.go says when it is
+		// not the offending one).
 		{"syntax", "batch: [1,\n", "bad.yaml"},
+		{"unclosed flow sequence", "batch: [1, 2\nsteps: 3\n", "bad.yaml:1: yaml syntax: did not find expected ',' or ']'"},
+		{"tab indentation", "batch: 1\n\tsteps: 2\n", "bad.yaml:2: yaml syntax: found a tab character that violates indentation"},
+		{"mis-indented key", "model: resnet50\nbatch: 64\nmemory:\n  growth: true\n limit_mib: 6144\n", "bad.yaml:4: yaml syntax: did not find expected key"},
+		{"no line", "batch: *x\n", "bad.yaml: yaml syntax: unknown anchor 'x' referenced"},
+		{"order not a bool", "memory:\n  growth: true\n  growth_after_limit: later\n", "bad.yaml:3: memory.growth_after_limit: want true or false"},
 	} {
 		_, err := Parse("bad.yaml", []byte(tc.doc))
 		if err == nil {

@@ -61,6 +61,7 @@ var schema = []field{
 	{"accumulation_steps", "int", "micro-batches per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.AccumulationSteps) }},
 	{"memory.mode", "string", "preallocate | growth | limit", memorySetter("mode")},
 	{"memory.growth", "bool", "set_memory_growth", memorySetter("growth")},
+	{"memory.growth_after_limit", "bool", "call order: set_memory_growth after set_logical_device_configuration (TF raises ValueError); false: growth first, silently dropped", memorySetter("growth_after_limit")},
 	{"memory.limit_mib", "int", "logical device memory_limit (MiB)", memorySetter("limit_mib")},
 	{"memory.logical_devices_mib", "list", "split each GPU into logical GPUs of these memory_limits (MiB)", memorySetter("logical_devices_mib")},
 	{"memory.fraction", "float", "per_process_gpu_memory_fraction", memorySetter("fraction")},
@@ -383,11 +384,14 @@ var memoryFields = map[string]func(m *train.Memory, n *yaml.Node) error{
 		}
 		return nil
 	},
+	"growth_after_limit": func(m *train.Memory, n *yaml.Node) error {
+		return boolean(n, &m.GrowthAfterLimit)
+	},
 	"allocator": func(m *train.Memory, n *yaml.Node) error { return str(n, &m.Allocator) },
 	"gc":        func(m *train.Memory, n *yaml.Node) error { return boolPtr(n, &m.GC) },
 }
 
-var memoryKeys = []string{"mode", "growth", "limit_mib", "logical_devices_mib", "fraction", "allocator", "gc"}
+var memoryKeys = []string{"mode", "growth", "growth_after_limit", "limit_mib", "logical_devices_mib", "fraction", "allocator", "gc"}
 
 func memorySetter(key string) func(c *train.Config, n *yaml.Node) error {
 	return func(c *train.Config, n *yaml.Node) error { return memoryFields[key](&c.Memory, n) }

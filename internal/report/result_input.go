@@ -6,6 +6,7 @@ package report
 import (
 	"fmt"
 
+	"github.com/gpusim/gpusim/pipeline"
 	"github.com/gpusim/gpusim/sim/train"
 )
 
@@ -55,13 +56,17 @@ type UtilSeriesJSON struct {
 
 // DiagnosisJSON says what limits the run, why, and what helps most.
 type DiagnosisJSON struct {
-	Bound               string       `json:"bound"`
+	Bound string `json:"bound"`
+	// UtilizationLabel says which utilization the utilization_* keys are: nvidia-smi's
+	// (pipeline.UtilizationLabel), not the summary's gpu_utilization.
+	UtilizationLabel    string       `json:"utilization_label"`
 	UtilizationMean     float64      `json:"utilization_mean"`
 	UtilizationStddev   float64      `json:"utilization_stddev"`
 	UtilizationMin      float64      `json:"utilization_min"`
 	UtilizationMax      float64      `json:"utilization_max"`
 	InputShare          float64      `json:"input_share"`
 	CommunicationShare  float64      `json:"communication_share"`
+	CompileShare        float64      `json:"compile_share"`
 	LowUtilization      bool         `json:"low_utilization"`
 	Swinging            bool         `json:"swinging"`
 	Evidence            []string     `json:"evidence"`
@@ -100,7 +105,7 @@ func inputJSON(j *ResultJSON, res *train.Result) {
 		j.UtilizationSamples = append(j.UtilizationSamples, UtilSeriesJSON{Device: u.Device, PeriodS: u.Period, Samples: u.Samples})
 	}
 	if d := res.Diagnosis; d != nil {
-		dj := &DiagnosisJSON{Bound: string(d.Bound), UtilizationMean: d.Utilization.Mean, UtilizationStddev: d.Utilization.Stddev,
+		dj := &DiagnosisJSON{Bound: string(d.Bound), UtilizationLabel: pipeline.UtilizationLabel, CompileShare: finite(d.CompileShare), UtilizationMean: d.Utilization.Mean, UtilizationStddev: d.Utilization.Stddev,
 			UtilizationMin: d.Utilization.Min, UtilizationMax: d.Utilization.Max, InputShare: finite(d.InputShare),
 			CommunicationShare: finite(d.CommShare), LowUtilization: d.LowUtilization, Swinging: d.Swinging, Evidence: d.Evidence}
 		for _, r := range res.Remedies {

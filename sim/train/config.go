@@ -103,6 +103,12 @@ type Memory struct {
 	Mode string
 	// Growth is tf.config.experimental.set_memory_growth on every visible GPU; nil = not called.
 	Growth *bool
+	// GrowthAfterLimit says the program calls set_memory_growth after
+	// set_logical_device_configuration (LimitMiB or LogicalMiB); TF raises ValueError
+	// (allocator.Options.GrowthAfterLogical). False is the other order, which TF accepts and in
+	// which the logical configuration silently wins over growth. Without Growth (no
+	// set_memory_growth call) or without a logical configuration the order changes nothing.
+	GrowthAfterLimit bool
 	// LimitMiB is set_logical_device_configuration(gpu, [LogicalDeviceConfiguration(
 	// memory_limit=LimitMiB)]) on every visible GPU; 0 = not called.
 	LimitMiB int64

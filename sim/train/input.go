@@ -121,6 +121,8 @@ func (r *runner) inputResult(res *Result) {
 		CommTime:            res.AllReduceTime,
 		BufferEmptyFraction: emptyFrac,
 		CoreBusyFraction:    coreBusy,
+		CompileTime:         r.xla.total.Seconds() / float64(len(r.stepTimes)),
+		Compiles:            r.xla.count,
 	}
 	// The GPUs of a data-parallel run move together: the first one's series speaks for all.
 	if len(res.GPUSeries) > 0 {

@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/models"
@@ -74,18 +75,21 @@ func addPrecisionSaving(cfg Config, res *Result) {
 	s.InBand = s.Saving >= seedSavingLow && s.Saving <= seedSavingHigh
 	fixedShare := float64(s.FixedBytes) / float64(s.Float32PeakBytes)
 	h := allocator.HumanReadableNumBytes
+	// The policy's compute type ("mixed_bfloat16" computes in bfloat16): Keras'
+	// Policy.compute_dtype (keras/src/dtype_policies/dtype_policy.py, _parse_name).
+	compute := strings.TrimPrefix(cfg.Precision, "mixed_")
 	switch {
 	case s.InBand:
 	case s.Saving < seedSavingLow:
-		s.Reason = fmt.Sprintf("float32 variables and optimizer slots (%s, %.0f%% of the float32 peak) do not shrink, and mixed precision adds float16 copies of the variables; only activations halve",
-			h(s.FixedBytes), 100*fixedShare)
+		s.Reason = fmt.Sprintf("float32 variables and optimizer slots (%s, %.0f%% of the float32 peak) do not shrink, and mixed precision adds %s copies of the variables; only activations halve",
+			h(s.FixedBytes), 100*fixedShare, compute)
 		if fixedShare < 0.25 {
 			s.Reason = fmt.Sprintf("activations that Keras keeps in float32 under the mixed policy (softmax, layer norm, loss, the float32 outputs of casts) shrink less than half; variables and slots (%s) stay float32",
 				h(s.FixedBytes))
 		}
 	default:
-		s.Reason = fmt.Sprintf("activations dominate the float32 peak (variables and slots are only %s, %.0f%%) and they halve in float16",
-			h(s.FixedBytes), 100*fixedShare)
+		s.Reason = fmt.Sprintf("activations dominate the float32 peak (variables and slots are only %s, %.0f%%) and they halve in %s",
+			h(s.FixedBytes), 100*fixedShare, compute)
 	}
 	res.PrecisionSaving = s
 	if !s.InBand {

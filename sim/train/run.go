@@ -278,12 +278,13 @@ func (r *runner) env() map[string]string {
 // fields are then left out (so one --set memory.limit_mib serves a comparison of the modes).
 func memoryOptions(m Memory, framework string, visible int, env map[string]string) (allocator.Options, string) {
 	o := allocator.Options{
-		Framework:         framework,
-		Growth:            m.Growth,
-		Fraction:          m.Fraction,
-		Allocator:         m.Allocator,
-		GarbageCollection: m.GC,
-		Env:               env,
+		Framework:          framework,
+		Growth:             m.Growth,
+		GrowthAfterLogical: m.GrowthAfterLimit && m.Growth != nil, // no set_memory_growth call, nothing to order
+		Fraction:           m.Fraction,
+		Allocator:          m.Allocator,
+		GarbageCollection:  m.GC,
+		Env:                env,
 	}
 	logical := m.LimitMiB > 0 || len(m.LogicalMiB) > 0
 	var note string
@@ -297,6 +298,9 @@ func memoryOptions(m Memory, framework string, visible int, env map[string]strin
 			note = fmt.Sprintf("memory.mode=%s: the logical device limit (memory.limit_mib / logical_devices_mib) is not applied", m.Mode)
 			logical = false
 		}
+	}
+	if logical && note == "" {
+		note = growthDroppedNote(m)
 	}
 	if logical {
 		limits := m.LogicalMiB
@@ -358,6 +362,7 @@ func (r *runner) setupDevices() error {
 		return err
 	}
 	r.tfd = tfd
+	r.checkMixedPrecision()
 	visible := tfd.physicalGPUs()
 	r.visibleIdx = visible
 	vd := make([]*allocator.Device, len(visible))
@@ -379,7 +384,7 @@ func (r *runner) setupDevices() error {
 		return nil
 	}
 	if err != nil {
-		return &FieldError{Field: "memory", Err: err}
+		return &FieldError{Field: memoryErrorField(r.cfg.Memory, err), Err: err}
 	}
 	allocs := proc.Allocators()
 	r.allocs = allocs
