@@ -77,6 +77,19 @@
 // leave-one-model-out) on the measured op lists; the published NVIDIA TF ResNet-50 figures
 // are checked through sim/train (TestResNet50PublishedThroughRun).
 //
+// FitOn chooses the fit's data: FitKindGroups (Fit, DefaultEfficiency: kernel time per kind
+// group and config), or the kernel-level FitKernelOps / FitKernelOpsBase: every profiled aten
+// op of a config (kernels.csv self device time, no annotation ranges) matched by name and call
+// count with the logged ops that ran it, 507 groups on the H200 (FitReport.OpMAE,
+// FitReport.KernelMAE). KernelFitEfficiency is the FitKernelOpsBase fit: ComputeRamp on matrix
+// kernels only (Efficiency.MatrixRampOnly), 10% kernel-time and 33% per-op error against the
+// default's 40% and 138%; it is not the default because its cheaper kernels widen the H200
+// step-time errors through sim/train (docs/speed.md, "Refit on per-kernel times"). To use it:
+//
+//	g, _ := hw.LookupGPU("h200")
+//	g.Efficiency = hw.KernelFitEfficiency() // or matrix_ramp_only: true in a profile YAML
+//	cfg.GPUProfile = &g                      // sim/train
+//
 // # Example
 //
 //	g, _ := hw.LookupGPU("a100-40gb")
