@@ -286,6 +286,9 @@ func capacitySetup(cfg train.Config) string {
 
 func fmtBytes(v int64) string { return report.FormatBytes(float64(v)) }
 
+// fmtSeconds prints a duration as gpusim run's report does (report.FormatValue: 995.3ms, 682.0µs).
+func fmtSeconds(v float64) string { return report.FormatValue(v, report.UnitSeconds) }
+
 func writeMaxBatchText(w io.Writer, sc *scenarios.Scenario, o capacity.MaxBatchOptions, rep *capacity.MaxBatchReport) error {
 	var b strings.Builder
 	cfg := sc.Config
@@ -304,7 +307,7 @@ func writeMaxBatchText(w io.Writer, sc *scenarios.Scenario, o capacity.MaxBatchO
 			b.WriteString(" (the largest allowed: raise --max to search further)")
 		}
 		fmt.Fprintf(&b, "\n  peak in use    %s of a %s limit (pool %s)\n", fmtBytes(f.PeakBytes), fmtBytes(f.LimitBytes), fmtBytes(f.PoolBytes))
-		fmt.Fprintf(&b, "  step time      %.1f ms (median of %d steps; gpusim run --set batch=%d for a full run)\n", 1e3*f.StepTime, f.Steps, rep.Batch)
+		fmt.Fprintf(&b, "  step time      %s (median of %d steps; gpusim run --set batch=%d for a full run)\n", fmtSeconds(f.StepTime), f.Steps, rep.Batch)
 		fmt.Fprintf(&b, "  throughput     %.0f samples/s\n", f.Throughput)
 	}
 	if t := rep.FirstOOM; t != nil && t.OOM != nil {
@@ -335,7 +338,7 @@ func writeMaxBatchText(w io.Writer, sc *scenarios.Scenario, o capacity.MaxBatchO
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  batch\tphase\tsteps\tresult\tpeak in use\tstep time\tsamples/s")
 	for _, t := range rep.Trials {
-		res, st, tp := "fits", fmt.Sprintf("%.1f ms", 1e3*t.StepTime), fmt.Sprintf("%.0f", t.Throughput)
+		res, st, tp := "fits", fmtSeconds(t.StepTime), fmt.Sprintf("%.0f", t.Throughput)
 		if !t.Fits {
 			res = fmt.Sprintf("OOM (step %d)", t.OOM.Step)
 			if t.StepTime == 0 {
@@ -362,8 +365,8 @@ func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *capacity.GPUsReport
 	}
 	if f := rep.Fit; f != nil {
 		fmt.Fprintf(&b, "GPUs needed      %d\n", rep.GPUs)
-		fmt.Fprintf(&b, "  throughput     %.0f samples/s (global batch %d, step %.1f ms)\n", f.Throughput, f.GlobalBatch, 1e3*f.StepTime)
-		fmt.Fprintf(&b, "  scaling eff.   %.1f%% (all-reduce %.1f ms per step)\n", 100*f.Efficiency, 1e3*f.AllReduceTime)
+		fmt.Fprintf(&b, "  throughput     %.0f samples/s (global batch %d, step %s)\n", f.Throughput, f.GlobalBatch, fmtSeconds(f.StepTime))
+		fmt.Fprintf(&b, "  scaling eff.   %.1f%% (all-reduce %s per step)\n", 100*f.Efficiency, fmtSeconds(f.AllReduceTime))
 	} else {
 		fmt.Fprintf(&b, "unreachable      %s\n", rep.Reason)
 	}
@@ -379,8 +382,8 @@ func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *capacity.GPUsReport
 		if t.Reaches {
 			mark = " *"
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%s%s\t%s\t%.1f ms\t%.1f%%\t%s\t%s\n", t.GPUs, t.Phase, t.GlobalBatch, t.ReplicaBatch,
-			tp, mark, eff, 1e3*t.AllReduceTime, 100*t.InputStall, t.Bound, fmtBytes(t.PeakBytes))
+		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%s%s\t%s\t%s\t%.1f%%\t%s\t%s\n", t.GPUs, t.Phase, t.GlobalBatch, t.ReplicaBatch,
+			tp, mark, eff, fmtSeconds(t.AllReduceTime), 100*t.InputStall, t.Bound, fmtBytes(t.PeakBytes))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
