@@ -172,6 +172,9 @@ func (im *importer) sequential(name string, layers []any, c map[string]any, ins 
 		if err != nil {
 			return nil, fmt.Errorf("model %q layer %d: %w", name, i, err)
 		}
+		if lname == "" {
+			return nil, fmt.Errorf("model %q layer %d (%s): no name", name, i, class)
+		}
 		if class == "InputLayer" {
 			if have {
 				continue
