@@ -46,8 +46,9 @@
 // utilization.gpu samples (the busy share of each NVMLSamplePeriod window); UtilizationMeter
 // computes the same samples as kernels come, in memory that grows with the run's length, not
 // its kernel count (sim/train feeds it every kernel and NCCL collective). Diagnose weighs
-// utilization, input wait and communication time into input-, compute- or communication-bound
-// with evidence; Candidates lists remedies as scenario overrides and Rank re-simulates each
+// nvidia-smi utilization (UtilizationLabel), input wait, communication time and XLA
+// recompilation into input-, communication-, compile- or compute-bound with evidence (a GPU
+// is called starved only when it waits for input); Candidates lists remedies as scenario overrides and Rank re-simulates each
 // with Simulate's stand-in training loop, RankSets with the caller's own simulation (sim/train's
 // Remedies re-runs the scenario with each change's --set overrides), and orders them by
 // throughput. In sim/train a run's Result carries this package's Stats (Result.Input), the

@@ -20,7 +20,8 @@
 //     the prefetch buffer and how often the step found it empty, the cache, the pipeline's notes.
 //   - Epochs: step times per dataset epoch, marking the epochs read from a complete cache.
 //   - the GPU's utilization as nvidia-smi samples it (200 ms windows), as a sparkline.
-//   - Diagnosis: input-bound, compute-bound or communication-bound with its evidence and, for an
+//   - Diagnosis: input-, compute-, communication- or compile-bound with its evidence (the
+//     utilization there is "nvidia-smi utilization", not the summary's) and, for an
 //     input-bound run, the remedies gpusim run re-simulated (train.Remedies), best first, and
 //     the one that helps most as --set overrides.
 //
@@ -29,7 +30,8 @@
 // contract keys (scenario, oom, oom_message, step_time_s, throughput_samples_per_s,
 // gpu_utilization, input_stall_fraction, allreduce_time_s, skipped_steps, devices) and adds,
 // among others, input (pipeline statistics), epochs, gpu_utilization_samples and diagnosis
-// ({bound, evidence, utilization_mean/stddev/min/max, input_share, communication_share,
+// ({bound, evidence, utilization_label ("nvidia-smi utilization"), utilization_mean/stddev/
+// min/max, input_share, communication_share, compile_share,
 // low_utilization, swinging, remedies, best_change, best_change_set}). Keys are only added.
 // gpu_utilization is the fraction of the run's time the GPUs executed kernels, averaged over
 // the replicas; a run that completed no step (steps_completed 0) did not train and carries 0

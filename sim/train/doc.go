@@ -38,7 +38,8 @@
 // statistics, Result.Epochs the step times per dataset epoch (cache() shows there),
 // Result.GPUSeries each GPU's utilization as nvidia-smi samples it (every kernel and NCCL
 // collective through pipeline.UtilizationMeter, fast-forwarded steps included), and
-// Result.Diagnosis pipeline.Diagnose's verdict. Remedies re-simulates, for an input-bound run,
+// Result.Diagnosis pipeline.Diagnose's verdict (XLA recompiles weighed: Evidence.CompileTime
+// and Compiles). Remedies re-simulates, for an input-bound run,
 // pipeline's candidate changes through a caller's rerun (gpusim run passes the scenario with
 // the change's --set overrides) and ranks them.
 //
