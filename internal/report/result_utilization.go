@@ -10,8 +10,8 @@ import "github.com/gpusim/gpusim/sim/train"
 // first step, or before it) did no training: its kernels until the OOM would read as a busy GPU
 // (a second process that OOMs in step 1 was 99.8% busy for 6 ms), so the text report shows "-"
 // and JSON and CSV carry 0 for gpu_utilization, input_stall_fraction and every device's
-// busy_fraction. The kernels it did run stay visible in gpu_utilization_samples (nvidia-smi's
-// view) and the Chrome trace.
+// busy_fraction. The kernels it did run stay visible in the Chrome trace (gpusim run --trace)
+// and, for a run longer than one 200 ms window, in gpu_utilization_samples.
 
 // trained reports whether res completed at least one training step.
 func trained(res *train.Result) bool { return len(res.StepTimes) > 0 }
