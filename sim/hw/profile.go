@@ -207,7 +207,7 @@ func (g GPU) validate() error {
 	for _, f := range []struct {
 		key string
 		v   float64
-	}{{"compute_ramp", e.ComputeRamp}, {"memory_ramp", e.MemoryRamp}, {"kernel_gap", e.KernelGap}, {"pcie_latency", e.PCIeLatency}} {
+	}{{"compute_ramp", e.ComputeRamp}, {"conv_ramp", e.ConvRamp}, {"memory_ramp", e.MemoryRamp}, {"kernel_gap", e.KernelGap}, {"pcie_latency", e.PCIeLatency}} {
 		if f.v < 0 || f.v > 1 {
 			return bad("efficiency."+f.key, fmt.Sprintf("%g: must be in [0, 1] seconds", f.v))
 		}

@@ -1,8 +1,11 @@
 package hw
 
 import (
+	"bytes"
 	"math"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // With MatrixRampOnly an executor kernel on the vector path pays MemoryRamp alone and a
@@ -47,5 +50,23 @@ func TestMatrixRampOnly(t *testing.T) {
 		1e6*cd.Exec, 1e6*ck.Exec, 1e6*d.Time(add), 1e6*g.Time(add))
 	if ck.Exec >= cd.Exec || g.Time(add) >= d.Time(add) {
 		t.Error("the kernel fit does not price the small GEMM and add below the default")
+	}
+}
+
+// A profile file keeps MatrixRampOnly and ConvRamp through WriteProfile and ParseProfile.
+func TestKernelFitProfileRoundTrip(t *testing.T) {
+	g, _ := LookupGPU("h200")
+	g.Efficiency = KernelFitEfficiency()
+	g.Efficiency.ConvRamp = 30e-6
+	var buf bytes.Buffer
+	if err := g.WriteProfile(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseProfile("h200-kernel-fit", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(g.Efficiency, got.Efficiency); diff != "" {
+		t.Errorf("efficiency after a round trip (-want +got):\n%s", diff)
 	}
 }
