@@ -38,6 +38,8 @@ alloc that grew it, where the CUDA driver placed it on the recording GPU, so tie
 equal-size free chunks of different regions break as they did there; without it (or with
 --ignore-ptr) gpusim's model of the driver's placement decides. --with-ptr adds a ptr column: the simulated address of each buffer.
 
+Numeric flag values may carry surrounding whitespace (a \r cut from a CRLF trace): it is ignored.
+
 Examples:
   gpusim alloc replay allocator/testdata/traces/growth-tiny-a.csv --mode growth --limit 750780416
   gpusim alloc replay trace.csv --mode preallocate --limit 112583507968 --variant xla-spatial
