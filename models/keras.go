@@ -509,7 +509,7 @@ func parseRef(v any) (tensorRef, bool) {
 		return tensorRef{}, false
 	}
 	name, ok := l[0].(string)
-	if !ok {
+	if !ok || name == "" {
 		return tensorRef{}, false
 	}
 	n, err1 := toInt(l[1])
