@@ -3,6 +3,8 @@ package pipeline
 import (
 	"fmt"
 	"slices"
+
+	"github.com/gpusim/gpusim/sim"
 )
 
 // Bound names what limits a training run.
@@ -119,14 +121,14 @@ func Diagnose(ev Evidence) Diagnosis {
 	case d.InputShare >= significantWait && d.InputShare >= d.CommShare:
 		d.Bound = InputBound
 		d.Evidence = append(d.Evidence,
-			fmt.Sprintf("each step waits %.3g ms for its batch, %s of the step", 1e3*ev.InputWait, pct(d.InputShare)),
+			fmt.Sprintf("each step waits %s for its batch, %s of the step", sim.FormatSeconds(ev.InputWait), pct(d.InputShare)),
 			fmt.Sprintf("the consumer found the prefetch buffer empty at %s of its requests", pct(ev.BufferEmptyFraction)))
 		if ev.CoreBusyFraction > 0 {
 			d.Evidence = append(d.Evidence, fmt.Sprintf("the map kept %s of the host's cores busy", pct(ev.CoreBusyFraction)))
 		}
 	case d.CommShare >= significantWait:
 		d.Bound = CommunicationBound
-		d.Evidence = append(d.Evidence, fmt.Sprintf("all-reduce takes %.3g ms per step, %s of the step, with no compute to hide it", 1e3*ev.CommTime, pct(d.CommShare)))
+		d.Evidence = append(d.Evidence, fmt.Sprintf("all-reduce takes %s per step, %s of the step, with no compute to hide it", sim.FormatSeconds(ev.CommTime), pct(d.CommShare)))
 	default:
 		d.Bound = ComputeBound
 		d.Evidence = append(d.Evidence, fmt.Sprintf("input wait is %s and communication %s of the step: the GPU's own work sets the pace", pct(d.InputShare), pct(d.CommShare)))

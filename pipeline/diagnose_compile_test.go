@@ -21,10 +21,10 @@ func TestDiagnoseCompileAndStarved(t *testing.T) {
 			input: 0, mentioned: "pad or bucket"},
 		{name: "starved for input", want: InputBound, starved: true,
 			ev:    Evidence{Utilization: swinging, StepTime: 1, InputWait: 0.8},
-			input: 0.8, mentioned: "waits 800 ms for its batch"},
+			input: 0.8, mentioned: "waits 800.0ms for its batch"},
 		{name: "recompiles but input waits longer", want: InputBound, starved: true,
 			ev:    Evidence{Utilization: swinging, StepTime: 1, InputWait: 0.5, CompileTime: 0.3, Compiles: 3},
-			input: 0.5, mentioned: "waits 500 ms"},
+			input: 0.5, mentioned: "waits 500.0ms"},
 		// One compile (the first step) is left out of the step time: 0.02 s of input wait in
 		// a 0.1 s steady-state step is 20%, not 2%.
 		{name: "one compile is a one-off", want: InputBound, starved: true,

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gpusim/gpusim/scenarios"
+	"github.com/gpusim/gpusim/sim"
 	"github.com/gpusim/gpusim/sim/calibrate"
 	"github.com/gpusim/gpusim/sim/hw"
 	"github.com/gpusim/gpusim/sim/train"
@@ -176,8 +177,8 @@ func runRecord(ctx context.Context, stdout, stderr io.Writer, args []string, ope
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "gpusim: recorded %d samples and %d lines in %.1fs to %s (exit status %d)\n",
-		len(t.Samples), len(t.Lines), time.Duration(t.EndNS).Seconds(), *out, t.ExitCode)
+	fmt.Fprintf(stderr, "gpusim: recorded %d samples and %d lines in %s to %s (exit status %d)\n",
+		len(t.Samples), len(t.Lines), formatSeconds(time.Duration(t.EndNS).Seconds()), *out, t.ExitCode)
 	if t.ExitCode != 0 {
 		code := t.ExitCode
 		if code < 0 {
@@ -375,7 +376,7 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		}{summaries, res})
 	}
 	for _, s := range summaries {
-		fmt.Fprintf(stdout, "%s: %d step times (%s, %d warm-up), median %.6g s\n", s.Trace, len(s.Steps.Times), s.Steps.Source, s.Steps.Warmup, s.Steps.Median)
+		fmt.Fprintf(stdout, "%s: %d step times (%s, %d warm-up), median %s\n", s.Trace, len(s.Steps.Times), s.Steps.Source, s.Steps.Warmup, formatSeconds(s.Steps.Median))
 		if s.MemoryErr != "" {
 			fmt.Fprintf(stdout, "  memory: %s\n", s.MemoryErr)
 		} else {
@@ -438,3 +439,7 @@ func (s *trainSimulator) Predictor(overrides []string) (calibrate.Predictor, err
 		return calibrate.Prediction{StepTime: res.StepTime, MemoryBytes: float64(g.ContextBytes + res.Devices[0].PeakPoolBytes)}, nil
 	}, nil
 }
+
+// formatSeconds prints a duration the way gpusim run does (583.9ms, 1.204s): sim.FormatSeconds,
+// named here because fitAndReport's parameter sim shadows the package.
+func formatSeconds(v float64) string { return sim.FormatSeconds(v) }

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gpusim/gpusim/sim"
 )
 
 // Units of RunMetric.Unit. They choose how a value is printed in text and HTML; JSON and CSV
@@ -474,19 +476,7 @@ func FormatValue(v float64, unit string) string {
 	}
 	switch unit {
 	case UnitSeconds:
-		a := math.Abs(v)
-		switch {
-		case a == 0:
-			return "0s"
-		case a < 1e-6:
-			return sig4(v*1e9) + "ns"
-		case a < 1e-3:
-			return sig4(v*1e6) + "µs"
-		case a < 1:
-			return sig4(v*1e3) + "ms"
-		default:
-			return sig4(v) + "s"
-		}
+		return sim.FormatSeconds(v)
 	case UnitBytes:
 		return FormatBytes(v)
 	case UnitRatio:
@@ -533,18 +523,5 @@ func si(v float64, base float64) string {
 }
 
 // sig4 prints v with four significant digits without an exponent: 212.3, 1.204, 0.01234.
-func sig4(v float64) string {
-	if v == 0 {
-		return "0"
-	}
-	digits := 3 - int(math.Floor(math.Log10(math.Abs(v))))
-	if digits < 0 {
-		digits = 0
-	}
-	s := strconv.FormatFloat(v, 'f', digits, 64)
-	// Rounding can add a digit (999.95 -> 1000.0): drop the extra decimal.
-	if digits > 0 && len(strings.TrimLeft(strings.Replace(s, ".", "", 1), "-0")) > 4 {
-		s = strconv.FormatFloat(v, 'f', digits-1, 64)
-	}
-	return s
-}
+// It is sim.Sig4, which sim.FormatSeconds (the seconds case of FormatValue) also uses.
+func sig4(v float64) string { return sim.Sig4(v) }

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/gpusim/gpusim/pipeline"
+	"github.com/gpusim/gpusim/sim"
 	"github.com/gpusim/gpusim/sim/train"
 )
 
@@ -249,8 +250,8 @@ func unreachable(rep *GPUsReport, target float64) string {
 		why = fmt.Sprintf("input bound: at %d GPUs the step waits for tf.data %.0f%% of the run; more GPUs do not feed it (gpusim run lists the tf.data remedies)",
 			last.GPUs, 100*last.InputStall)
 	case last.Bound == string(pipeline.CommunicationBound):
-		why = fmt.Sprintf("all-reduce bound: at %d GPUs the all-reduce takes %.1f ms of the %.1f ms step (scaling efficiency %.0f%%)",
-			last.GPUs, 1e3*last.AllReduceTime, 1e3*last.StepTime, 100*last.Efficiency)
+		why = fmt.Sprintf("all-reduce bound: at %d GPUs the all-reduce takes %s of the %s step (scaling efficiency %.0f%%)",
+			last.GPUs, sim.FormatSeconds(last.AllReduceTime), sim.FormatSeconds(last.StepTime), 100*last.Efficiency)
 	case rep.Scaling == "strong" && rep.MaxGPUs == rep.Batch:
 		why = fmt.Sprintf("the global batch %d gives each of %d GPUs one sample; raise --global-batch", rep.Batch, rep.MaxGPUs)
 	default:
