@@ -10,4 +10,8 @@
 //
 // Randomness comes from Stream, which derives one independent generator per component (a GPU,
 // an input worker) from the scenario seed and the component's name; there is no global source.
+//
+// FormatSeconds is the one way gpusim prints a duration (583.9ms, 818.1µs, 1.204s: four
+// significant digits, the unit that keeps the value at or above one); it lives here so that
+// pipeline, sim/train and the commands print what internal/report's FormatValue prints.
 package sim
