@@ -225,6 +225,16 @@ func TestImportErrors(t *testing.T) {
 			{"class_name": "InputLayer", "config": {"batch_shape": [null, 8], "name": "x"}},
 			{"class_name": "Conv2D", "config": {"name": "c", "filters": 3, "kernel_size": 3}}]}}`,
 			[]string{`"c"`, "Conv2D", "rank"}},
+		{"channels_first pooling", `{"class_name": "Sequential", "config": {"name": "s", "layers": [
+			{"class_name": "InputLayer", "config": {"batch_shape": [null, 3, 8, 8], "name": "x"}},
+			{"class_name": "MaxPooling2D", "config": {"name": "p", "pool_size": [2, 2], "data_format": "channels_first"}}]}}`,
+			[]string{`"p"`, "MaxPooling2D", "channels_first"}},
+		// Keras 1.x (a model.to_json() printed in keplr-io/quiver issue #1): "dim_ordering": "th".
+		{"keras 1 th ordering", `{"class_name": "Model", "config": {"input_layers": [["input_1", 0, 0]], "name": "model_3", "layers": [
+			{"inbound_nodes": [], "name": "input_1", "config": {"batch_input_shape": [null, 1, 400, 400], "input_dtype": "float32", "name": "input_1"}, "class_name": "InputLayer"},
+			{"inbound_nodes": [[["input_1", 0, 0]]], "name": "averagepooling2d_2", "config": {"strides": [4, 4], "border_mode": "valid", "trainable": true, "name": "averagepooling2d_2", "dim_ordering": "th", "pool_size": [4, 4]}, "class_name": "AveragePooling2D"}],
+			"output_layers": [["averagepooling2d_2", 0, 0]]}}`,
+			[]string{`"averagepooling2d_2"`, "AveragePooling2D", "dim_ordering"}},
 		{"not json", `{"class_name": `, []string{"keras json"}},
 		{"no config", `{"class_name": "Sequential"}`, []string{"config"}},
 	}

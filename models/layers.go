@@ -315,6 +315,21 @@ func (g *graph) apply(class, name string, c cfg, ins []int) (int, error) {
 	if len(ins) == 0 {
 		return 0, errors.New("no inputs")
 	}
+	// Shapes are inferred channels_last; a channels_first layer (Keras 2 "data_format",
+	// Keras 1 "dim_ordering": "th") would be mis-shaped, not simulated.
+	if df, _ := c["data_format"].(string); df == "channels_first" {
+		return 0, errors.New("data_format \"channels_first\": only channels_last is supported")
+	}
+	if do, _ := c["dim_ordering"].(string); do == "th" {
+		return 0, errors.New("dim_ordering \"th\" (channels first): only channels_last is supported")
+	}
+	for _, k := range []string{"border_mode", "nb_filter", "nb_row", "subsample", "dim_ordering"} {
+		if _, ok := c[k]; ok {
+			// Keras 1 names (border_mode for padding, nb_filter for filters, ...): reading
+			// them as Keras 2 configs would silently drop the padding.
+			return 0, fmt.Errorf("field %q is Keras 1.x: re-save the model with Keras 2 or later", k)
+		}
+	}
 	x := ins[0]
 	s := g.shape(x)
 	switch class {
