@@ -115,8 +115,9 @@ func (r *runner) xlaResult(res *Result) {
 	if r.xla.count > 1 {
 		times = fmt.Sprintf("%d times", r.xla.count)
 	}
-	msg := fmt.Sprintf("XLA compiled the train step %s, %.1f s each (%.1f s in all, %.0f%% of the run's %.1f s)",
-		times, r.xla.dur.Seconds(), res.XLACompileTime, 100*res.XLACompileTime/max(res.Elapsed, 1e-12), res.Elapsed)
+	msg := fmt.Sprintf("XLA compiled the train step %s, %s each (%s in all, %.0f%% of the run's %s)",
+		times, sim.FormatSeconds(r.xla.dur.Seconds()), sim.FormatSeconds(res.XLACompileTime),
+		100*res.XLACompileTime/max(res.Elapsed, 1e-12), sim.FormatSeconds(res.Elapsed))
 	if r.xla.count > 1 {
 		msg += fmt.Sprintf(": each new input shape (xla_distinct_shapes: %d) recompiles; pad or bucket inputs to fewer shapes", r.cfg.XLADistinctShapes)
 	}
