@@ -325,8 +325,9 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 	if len(outputRefs) == 0 {
 		return nil, fmt.Errorf("model %q: no output_layers", name)
 	}
-	// produced[layer][call] = node
-	produced := map[string][]int{}
+	// produced[layer][call] = the call's output nodes (several for a nested model with
+	// several outputs)
+	produced := map[string][][]int{}
 	isInput := map[string]int{}
 	for i, r := range inputRefs {
 		isInput[r.layer] = i
@@ -343,7 +344,7 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 				return nil, layerErr(e.name, e.class, err)
 			}
 			if k, used := isInput[e.name]; used && ins != nil {
-				produced[e.name] = []int{ins[k]}
+				produced[e.name] = [][]int{{ins[k]}}
 			} else {
 				if !ok {
 					return nil, layerErr(e.name, e.class, errors.New("no batch_shape"))
@@ -352,7 +353,7 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 				if err != nil {
 					return nil, err
 				}
-				produced[e.name] = []int{x}
+				produced[e.name] = [][]int{{x}}
 			}
 			done[i] = 1
 			continue
@@ -364,8 +365,11 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 		if len(p) == 0 {
 			return 0, false
 		}
-		if r.tidx != 0 {
-			return -1, true
+		out := func(call []int) (int, bool) {
+			if r.tidx >= len(call) {
+				return -1, true
+			}
+			return call[r.tidx], true
 		}
 		k := r.node
 		calls := 1 // an InputLayer, or a model input fed from outside
@@ -376,13 +380,13 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 		if k >= 0 && k < calls {
 			// The call the reference names: wait until it has been applied.
 			if k < len(p) {
-				return p[k], true
+				return out(p[k])
 			}
 			return 0, false
 		}
 		// An index outside this model's calls (a writer that numbers nodes otherwise):
 		// the latest call made so far.
-		return p[len(p)-1], true
+		return out(p[len(p)-1])
 	}
 	for remaining > 0 {
 		progress := false
@@ -400,7 +404,7 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 						break
 					}
 					if x < 0 {
-						return nil, layerErr(e.name, e.class, fmt.Errorf("reads output %d of layer %q: only single-output layers are supported", r.tidx, r.layer))
+						return nil, layerErr(e.name, e.class, fmt.Errorf("reads output %d of layer %q, which has fewer (a layer's extra outputs, such as an RNN's return_state, are not supported)", r.tidx, r.layer))
 					}
 					xs = append(xs, x)
 				}
@@ -414,7 +418,7 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 				if err != nil {
 					return nil, err
 				}
-				produced[e.name] = append(produced[e.name], outs[0])
+				produced[e.name] = append(produced[e.name], outs)
 				done[i]++
 				remaining--
 				progress = true
@@ -442,7 +446,7 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 			return nil, fmt.Errorf("model %q: output layer %q was never called", name, r.layer)
 		}
 		if x < 0 {
-			return nil, fmt.Errorf("model %q: output %d of layer %q: only single-output layers are supported", name, r.tidx, r.layer)
+			return nil, fmt.Errorf("model %q: output %d of layer %q, which has fewer (a layer's extra outputs, such as an RNN's return_state, are not supported)", name, r.tidx, r.layer)
 		}
 		outs = append(outs, x)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -500,5 +501,47 @@ func TestImportConvTranspose(t *testing.T) {
 		if m.Params != 3*3*4*8+4 || !slices.Equal(m.OutputShapes[0], tt.want) {
 			t.Errorf("%s: params %d shape %v, want %d %v", tt.extra, m.Params, m.OutputShapes[0], 3*3*4*8+4, tt.want)
 		}
+	}
+}
+
+// TestImportMultiOutputNested: a nested model with two outputs, read by tensor index
+// (Keras 3 keras_history [model, node, tensor]; the model's call is node 1).
+func TestImportMultiOutputNested(t *testing.T) {
+	kt := func(layer string, node, tensor int) string {
+		return `{"class_name": "__keras_tensor__", "config": {"shape": [null], "dtype": "float32", "keras_history": ["` +
+			layer + `", ` + strconv.Itoa(node) + `, ` + strconv.Itoa(tensor) + `]}}`
+	}
+	call := func(args string) string { return `[{"args": [` + args + `], "kwargs": {}}]` }
+	js := `{"module": "keras", "class_name": "Functional", "config": {"name": "fpn", "layers": [
+	{"module": "keras.layers", "class_name": "InputLayer", "config": {"batch_shape": [null, 8, 8, 3], "dtype": "float32", "name": "img"}, "name": "img", "inbound_nodes": []},
+	{"module": "keras.src.models.functional", "class_name": "Functional", "name": "backbone", "config": {"name": "backbone", "layers": [
+	  {"module": "keras.layers", "class_name": "InputLayer", "config": {"batch_shape": [null, 8, 8, 3], "dtype": "float32", "name": "b_in"}, "name": "b_in", "inbound_nodes": []},
+	  {"module": "keras.layers", "class_name": "Conv2D", "config": {"name": "c1", "filters": 4, "kernel_size": [3, 3], "padding": "same"}, "name": "c1", "inbound_nodes": ` + call(kt("b_in", 0, 0)) + `},
+	  {"module": "keras.layers", "class_name": "Conv2D", "config": {"name": "c2", "filters": 4, "kernel_size": [3, 3], "strides": [2, 2], "padding": "same"}, "name": "c2", "inbound_nodes": ` + call(kt("c1", 0, 0)) + `}],
+	  "input_layers": [["b_in", 0, 0]], "output_layers": [["c1", 0, 0], ["c2", 0, 0]]},
+	 "inbound_nodes": ` + call(kt("img", 0, 0)) + `},
+	{"module": "keras.layers", "class_name": "GlobalAveragePooling2D", "config": {"name": "g1"}, "name": "g1", "inbound_nodes": ` + call(kt("backbone", 1, 0)) + `},
+	{"module": "keras.layers", "class_name": "GlobalAveragePooling2D", "config": {"name": "g2"}, "name": "g2", "inbound_nodes": ` + call(kt("backbone", 1, 1)) + `},
+	{"module": "keras.layers", "class_name": "Concatenate", "config": {"name": "cat", "axis": -1}, "name": "cat", "inbound_nodes": ` + call("["+kt("g1", 0, 0)+", "+kt("g2", 0, 0)+"]") + `},
+	{"module": "keras.layers", "class_name": "Dense", "config": {"name": "out", "units": 2}, "name": "out", "inbound_nodes": ` + call(kt("cat", 0, 0)) + `}],
+	"input_layers": [["img", 0, 0]], "output_layers": [["out", 0, 0]]}}`
+	m, err := FromKerasJSON(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// c1 3*3*3*4+4 = 112, c2 3*3*4*4+4 = 148, out 8*2+2 = 18.
+	if want := int64(112 + 148 + 18); m.Params != want {
+		t.Errorf("params = %d, want %d", m.Params, want)
+	}
+	var conv2Read bool
+	for _, n := range m.g.nodes {
+		for _, x := range n.in {
+			if strings.HasPrefix(m.g.nodes[x].name, "backbone/c2/") && strings.HasPrefix(n.name, "g2/") {
+				conv2Read = true
+			}
+		}
+	}
+	if !conv2Read {
+		t.Errorf("g2 does not read the backbone's second output (c2)")
 	}
 }
