@@ -531,6 +531,7 @@ type nodeCall struct {
 	args   []tensorRef
 	kwRefs map[string][]tensorRef
 	kw     map[string]any
+	kwRead bool
 }
 
 // inputs returns the tensors a layer of this class is called on, in the order its call
@@ -618,15 +619,16 @@ func inboundNodes(v any) ([]nodeCall, error) {
 func firstArg(v []any, nc *nodeCall) error {
 	if len(v) > 0 {
 		if name, ok := v[0].(string); ok {
-			if name == "_CONSTANT_VALUE" {
-				return nil
+			if name != "_CONSTANT_VALUE" {
+				r, ok := parseRef(v)
+				if !ok {
+					return fmt.Errorf("field \"inbound_nodes\": %v is not [layer, node, tensor, kwargs]", short(v))
+				}
+				nc.args = append(nc.args, r)
 			}
-			r, ok := parseRef(v)
-			if !ok {
-				return fmt.Errorf("field \"inbound_nodes\": %v is not [layer, node, tensor, kwargs]", short(v))
-			}
-			nc.args = append(nc.args, r)
-			if len(v) > 3 && len(nc.args) == 1 {
+			// Every element of the first argument carries the same kwargs: read them once.
+			if len(v) > 3 && !nc.kwRead {
+				nc.kwRead = true
 				if kw, ok := v[3].(map[string]any); ok {
 					for k, a := range kw {
 						var refs []tensorRef

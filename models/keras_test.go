@@ -545,3 +545,22 @@ func TestImportMultiOutputNested(t *testing.T) {
 		t.Errorf("g2 does not read the backbone's second output (c2)")
 	}
 }
+
+// TestImportTFOpConstantFirst: 1.0 - x is written as tf.math.subtract with the constant as
+// its first argument (["_CONSTANT_VALUE", -1, value, kwargs], keras/engine/node.py) and the
+// tensor among the kwargs.
+func TestImportTFOpConstantFirst(t *testing.T) {
+	js := `{"class_name": "Functional", "config": {"name": "f", "layers": [
+	{"class_name": "InputLayer", "config": {"batch_input_shape": [null, 6], "dtype": "float32", "name": "in"}, "name": "in", "inbound_nodes": []},
+	{"class_name": "TFOpLambda", "config": {"name": "tf.math.subtract", "function": "math.subtract"}, "name": "tf.math.subtract",
+	 "inbound_nodes": [["_CONSTANT_VALUE", -1, 1.0, {"y": ["in", 0, 0], "name": null}]]},
+	{"class_name": "Dense", "config": {"name": "d", "units": 2}, "name": "d", "inbound_nodes": [[["tf.math.subtract", 0, 0, {}]]]}],
+	"input_layers": [["in", 0, 0]], "output_layers": [["d", 0, 0]]}}`
+	m, err := FromKerasJSON(strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Params != 6*2+2 || !slices.Equal(m.Layers[1].OutputShape, []int{6}) || !slices.Equal(m.Layers[1].Inputs, []string{"in"}) {
+		t.Errorf("params %d, %s shape %v inputs %v; want 14, [6], [in]", m.Params, m.Layers[1].Name, m.Layers[1].OutputShape, m.Layers[1].Inputs)
+	}
+}
