@@ -260,7 +260,9 @@ func (im *importer) call(class, name string, c map[string]any, ins []int, prefix
 			im.g.layers[li].TrainableParams = 0
 		}
 	}
-	if im.mixed && policyName(c["dtype"]) == "float32" {
+	// A TFOpLambda never casts its inputs (tf_op_layer.py sets autocast=False): it computes
+	// in its input's dtype whatever its "dtype" field says.
+	if im.mixed && policyName(c["dtype"]) == "float32" && class != "TFOpLambda" && class != "SlicingOpLambda" {
 		for i := n0; i < len(im.g.nodes); i++ {
 			im.g.nodes[i].f32 = true
 		}
