@@ -26,7 +26,10 @@ func FromKerasJSON(r io.Reader) (*Model, error) {
 	}
 	// A TensorFlow.js layers model (model.json of tensorflowjs_converter) carries the Keras
 	// topology under "modelTopology"; it and a saved-model metadata file wrap the model in
-	// "model_config".
+	// "model_config" (a model saved by TensorFlow.js itself has the model config there).
+	if f, _ := top["format"].(string); f == "graph-model" {
+		return nil, errors.New("keras json: a TensorFlow.js graph model (a converted SavedModel: TF ops, no Keras layers); convert the Keras model to a layers model (tensorflowjs_converter --input_format keras) or pass model.to_json()")
+	}
 	if mt, ok := top["modelTopology"].(map[string]any); ok {
 		top = mt
 	}

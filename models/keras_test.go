@@ -236,6 +236,9 @@ func TestImportErrors(t *testing.T) {
 			{"inbound_nodes": [[["input_1", 0, 0]]], "name": "averagepooling2d_2", "config": {"strides": [4, 4], "border_mode": "valid", "trainable": true, "name": "averagepooling2d_2", "dim_ordering": "th", "pool_size": [4, 4]}, "class_name": "AveragePooling2D"}],
 			"output_layers": [["averagepooling2d_2", 0, 0]]}}`,
 			[]string{`"averagepooling2d_2"`, "AveragePooling2D", "dim_ordering"}},
+		// tensorflow/tfjs-examples angular-predictive-prefetching/client/src/assets/model.json.
+		{"tfjs graph model", `{"format": "graph-model", "generatedBy": "2.6.0", "modelTopology": {"node": []}}`,
+			[]string{"graph model", "layers model"}},
 		{"not json", `{"class_name": `, []string{"keras json"}},
 		{"no config", `{"class_name": "Sequential"}`, []string{"config"}},
 	}
@@ -310,13 +313,38 @@ func TestImportKwargsTensors(t *testing.T) {
 	}
 }
 
-// TestImportRealExport reads a model.json that TensorFlow.js's converter wrote from a real
-// tf.keras 2.1.6 model (see testdata/README.md): a "Model" holding two nested "Model"s,
-// each called at node index 1, UpSampling2D, under "modelTopology". Its weightsManifest
-// lists the variables; their element count is the model's parameter count.
+// TestImportRealExport reads real model.json files kept verbatim (see testdata/README.md):
+// one that TensorFlow.js's converter wrote from a tf.keras 2.1.6 model (a "Model" holding two
+// nested "Model"s, each called at node index 1, UpSampling2D, under "modelTopology") and
+// one that TensorFlow.js saved itself (a Sequential whose config is the bare layer list,
+// directly under "modelTopology"). Each weightsManifest lists the variables; their element
+// count is the model's parameter count.
 func TestImportRealExport(t *testing.T) {
+	realManifest(t, "abalone.tfjs-layers1.2.9.json", 3_051)
+	realManifest(t, "autoencoder.tfjs-keras2.1.6.json", 14_685)
+
 	m := readModel(t, "autoencoder.tfjs-keras2.1.6.json")
-	b, err := os.ReadFile(filepath.Join("testdata", "autoencoder.tfjs-keras2.1.6.json"))
+	if m.TrainableParams != 14_685 {
+		t.Errorf("autoencoder trainable params = %d, want 14,685 (nothing is frozen)", m.TrainableParams)
+	}
+	if len(m.InputShapes) != 1 || !slices.Equal(m.InputShapes[0], []int{128, 128, 1}) ||
+		len(m.OutputShapes) != 1 || !slices.Equal(m.OutputShapes[0], []int{128, 128, 1}) {
+		t.Errorf("input/output shapes = %v / %v, want [[128 128 1]] both", m.InputShapes, m.OutputShapes)
+	}
+	p, err := m.Plan(PlanOptions{Batch: 8, Precision: PrecisionFloat32, Optimizer: "adam"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, "autoencoder", p)
+}
+
+// realManifest checks that a TensorFlow.js model file imports with as many parameters as
+// its weightsManifest lists (every variable, trainable or not), and that this is the count
+// the test states.
+func realManifest(t *testing.T, file string, wantParams int64) {
+	t.Helper()
+	m := readModel(t, file)
+	b, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,21 +365,12 @@ func TestImportRealExport(t *testing.T) {
 			want += prod(w.Shape)
 		}
 	}
-	if want != 14_685 {
-		t.Fatalf("weightsManifest holds %d elements, want 14,685 (the file changed?)", want)
+	if want != wantParams {
+		t.Fatalf("%s: weightsManifest holds %d elements, want %d (the file changed?)", file, want, wantParams)
 	}
-	if m.Params != want || m.TrainableParams != want {
-		t.Errorf("params = %d / %d, want %d (weightsManifest)", m.Params, m.TrainableParams, want)
+	if m.Params != want {
+		t.Errorf("%s: params = %d, want %d (weightsManifest)", file, m.Params, want)
 	}
-	if len(m.InputShapes) != 1 || !slices.Equal(m.InputShapes[0], []int{128, 128, 1}) ||
-		len(m.OutputShapes) != 1 || !slices.Equal(m.OutputShapes[0], []int{128, 128, 1}) {
-		t.Errorf("input/output shapes = %v / %v, want [[128 128 1]] both", m.InputShapes, m.OutputShapes)
-	}
-	p, err := m.Plan(PlanOptions{Batch: 8, Precision: PrecisionFloat32, Optimizer: "adam"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPlan(t, "autoencoder", p)
 }
 
 // TestImportTFOpLayers checks the output shape of every TF-op layer of
