@@ -96,7 +96,14 @@ def build(jax, jnp, lax, model, size, cdt):
                 {"mean": jnp.zeros((c,), f32), "var": jnp.ones((c,), f32), "momentum": jnp.asarray(momentum, f32)})
 
     def maxpool(x, k, s, padding="VALID"):
-        return lax.reduce_window(x, jnp.asarray(-jnp.inf, x.dtype), lax.max, (1, k, k, 1), (1, s, s, 1), padding)
+        # The init value must be a concrete -inf (a Python float, as flax.linen.max_pool and
+        # Keras's JAX backend pass): only then does lax.reduce_window take its monoid path
+        # (jax/_src/lax/windowed_reductions.py, _get_monoid_window_reducer: core.is_concrete)
+        # to reduce_window_max, which has a transpose rule. jnp.asarray(-inf) inside jit is a
+        # tracer, so it built the generic reduce_window, whose JVP reduces primal and tangent
+        # together; jax.grad then failed with "Linearization failed to produce known values
+        # for all output primals" (ResNet-50 on the H200, testdata/h200/jax/log.txt).
+        return lax.reduce_window(x, -jnp.inf, lax.max, (1, k, k, 1), (1, s, s, 1), padding)
 
     def layer_norm(x, p, eps):
         xf = x.astype(f32)
