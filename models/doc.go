@@ -71,6 +71,6 @@
 // Names: the op kinds that docs/contracts.md calls Cast and Optimizer are KindCast and
 // KindOptimizer here (Role Cast and Phase Optimizer hold the plain names); the precision
 // constants are PrecisionFloat32, MixedFloat16 and MixedBFloat16 (DType Float32 holds the
-// plain name). OpKind.String gives the kind names sim/hw prices ("matmul", "conv",
+// plain name). OpKind.String gives the kind names hw prices ("matmul", "conv",
 // "elementwise", ..., "h2d" for the input copy; "recurrent" has no hw kind: price it as matmul).
 package models

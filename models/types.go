@@ -104,7 +104,7 @@ func (p Phase) String() string {
 	return fmt.Sprintf("Phase(%d)", int(p))
 }
 
-// OpKind classifies an op for the cost model (sim/hw picks an efficiency per kind).
+// OpKind classifies an op for the cost model (hw picks an efficiency per kind).
 type OpKind int
 
 // Op kinds.
@@ -127,7 +127,7 @@ const (
 var kindNames = [...]string{"matmul", "conv", "elementwise", "norm", "reduction", "pool",
 	"embedding", "attention", "cast", "copy", "optimizer", "recurrent", "h2d"}
 
-// String is the lower-case kind name sim/hw expects in hw.Work.Kind.
+// String is the lower-case kind name hw expects in hw.Work.Kind.
 func (k OpKind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]

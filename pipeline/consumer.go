@@ -8,9 +8,9 @@ import (
 )
 
 // Consumer is a training loop as the input pipeline sees it, for simulating a pipeline without
-// sim/train: each step asks for a batch, runs its kernels on the GPU as soon as the batch is
+// train: each step asks for a batch, runs its kernels on the GPU as soon as the batch is
 // there, then spends HostStep on the host (the synchronising loss.item(), Python) before it
-// asks for the next one. sim/train does the same with its real step model.
+// asks for the next one. train does the same with its real step model.
 type Consumer struct {
 	// Steps to run.
 	Steps int

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gpusim/gpusim/sim"
+	"github.com/gpusim/gpusim/internal/units"
 )
 
 // Bound names what limits a training run.
@@ -25,7 +25,7 @@ const (
 // card, or a window that straddles idle time, make the two differ).
 const UtilizationLabel = "nvidia-smi utilization"
 
-// Evidence is what Diagnose weighs. sim/train fills it from its result; Run.Evidence fills it
+// Evidence is what Diagnose weighs. train fills it from its result; Run.Evidence fills it
 // for a pipeline-only simulation.
 type Evidence struct {
 	// Utilization is the GPU's nvidia-smi series (UtilizationSeries).
@@ -121,14 +121,14 @@ func Diagnose(ev Evidence) Diagnosis {
 	case d.InputShare >= significantWait && d.InputShare >= d.CommShare:
 		d.Bound = InputBound
 		d.Evidence = append(d.Evidence,
-			fmt.Sprintf("each step waits %s for its batch, %s of the step", sim.FormatSeconds(ev.InputWait), pct(d.InputShare)),
+			fmt.Sprintf("each step waits %s for its batch, %s of the step", units.FormatSeconds(ev.InputWait), pct(d.InputShare)),
 			fmt.Sprintf("the consumer found the prefetch buffer empty at %s of its requests", pct(ev.BufferEmptyFraction)))
 		if ev.CoreBusyFraction > 0 {
 			d.Evidence = append(d.Evidence, fmt.Sprintf("the map kept %s of the host's cores busy", pct(ev.CoreBusyFraction)))
 		}
 	case d.CommShare >= significantWait:
 		d.Bound = CommunicationBound
-		d.Evidence = append(d.Evidence, fmt.Sprintf("all-reduce takes %s per step, %s of the step, with no compute to hide it", sim.FormatSeconds(ev.CommTime), pct(d.CommShare)))
+		d.Evidence = append(d.Evidence, fmt.Sprintf("all-reduce takes %s per step, %s of the step, with no compute to hide it", units.FormatSeconds(ev.CommTime), pct(d.CommShare)))
 	default:
 		d.Bound = ComputeBound
 		d.Evidence = append(d.Evidence, fmt.Sprintf("input wait is %s and communication %s of the step: the GPU's own work sets the pace", pct(d.InputShare), pct(d.CommShare)))
@@ -199,7 +199,7 @@ type Trial struct {
 	SamplesPerSecond, Gain float64
 }
 
-// Rank re-simulates each change with eval (which returns samples per second: sim/train's
+// Rank re-simulates each change with eval (which returns samples per second: train's
 // throughput, or Simulate's for a pipeline alone) and returns the trials, best first, with
 // the baseline's throughput. Ties keep the candidates' order.
 func Rank(cfg Config, changes []Change, eval func(Config) (float64, error)) ([]Trial, float64, error) {
@@ -213,7 +213,7 @@ func Rank(cfg Config, changes []Change, eval func(Config) (float64, error)) ([]T
 	})
 }
 
-// RankSets is Rank for a caller that re-simulates a change its own way (sim/train's run
+// RankSets is Rank for a caller that re-simulates a change its own way (train's run
 // through the scenario overrides in Change.Set): eval(nil) is the baseline, eval(&ch) the run
 // with ch made.
 func RankSets(changes []Change, eval func(ch *Change) (float64, error)) ([]Trial, float64, error) {

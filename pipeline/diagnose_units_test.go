@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Diagnose prints durations the way gpusim run's report does (sim.FormatSeconds): a unit that
+// Diagnose prints durations the way gpusim run's report does (units.FormatSeconds): a unit that
 // fits the value, not a fixed "ms".
 func TestDiagnoseDurationUnits(t *testing.T) {
 	for _, tc := range []struct {

@@ -7,7 +7,7 @@ import (
 
 // inputBoundGPUStep is the GPU time of one step of the built-in scenario input-bound
 // (scenarios/builtin/input-bound.yaml: ResNet-50, float32 with TF32, batch 128, one H200) as
-// sim/train simulates it with its batches already on the GPU: `gpusim run` of that scenario
+// train simulates it with its batches already on the GPU: `gpusim run` of that scenario
 // without its input section gave step_time_s 0.0595 (gpu_utilization 1.00) at commit 890bef6.
 const inputBoundGPUStep = 0.0595
 

@@ -124,7 +124,7 @@ func Summarize(xs []float64) Summary {
 }
 
 // UtilizationMeter is UtilizationSeries computed as the intervals come, in memory that grows
-// with the run's length over NVMLSamplePeriod rather than with the number of kernels: sim/train
+// with the run's length over NVMLSamplePeriod rather than with the number of kernels: train
 // adds every kernel (and collective) of a GPU as it runs. Intervals added must not overlap
 // (one GPU's ops run one after another); their order is free.
 type UtilizationMeter struct {

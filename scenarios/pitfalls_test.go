@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpusim/gpusim/pipeline"
-	"github.com/gpusim/gpusim/sim/train"
+	"github.com/gpusim/gpusim/train"
 )
 
 // runBuiltin simulates built-in name with the overrides sets.

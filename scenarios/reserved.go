@@ -9,7 +9,7 @@ import (
 
 // YAML reserves '@' and '`' as indicators that cannot start a plain scalar (YAML 1.2,
 // section 5.3, c-reserved), so `gpu: @my.yaml` is a syntax error. A --set value that starts with
-// one is taken as a string (hardware.gpu=@FILE, the profile file syntax of sim/hw.LookupGPU); a
+// one is taken as a string (hardware.gpu=@FILE, the profile file syntax of hw.LookupGPU); a
 // file gets an error that names the line and suggests quotes.
 
 // startsReserved reports whether a value begins with a YAML reserved indicator.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusim/gpusim/sim/hw"
+	"github.com/gpusim/gpusim/hw"
 )
 
 // TestAtValues: a --set value that starts with '@' (reserved in YAML) is a string, so

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpusim/gpusim/sim/train"
+	"github.com/gpusim/gpusim/train"
 	"go.yaml.in/yaml/v3"
 )
 

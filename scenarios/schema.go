@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpusim/gpusim/pipeline"
-	"github.com/gpusim/gpusim/sim/train"
+	"github.com/gpusim/gpusim/train"
 	"go.yaml.in/yaml/v3"
 )
 

@@ -13,5 +13,5 @@
 //
 // FormatSeconds is the one way gpusim prints a duration (583.9ms, 818.1µs, 1.204s: four
 // significant digits, the unit that keeps the value at or above one); it lives here so that
-// pipeline, sim/train and the commands print what internal/report's FormatValue prints.
+// pipeline, train and the commands print what report's FormatValue prints.
 package sim

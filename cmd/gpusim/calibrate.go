@@ -16,11 +16,11 @@ import (
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gpusim/gpusim/calibrate"
+	"github.com/gpusim/gpusim/hw"
+	"github.com/gpusim/gpusim/internal/units"
 	"github.com/gpusim/gpusim/scenarios"
-	"github.com/gpusim/gpusim/sim"
-	"github.com/gpusim/gpusim/sim/calibrate"
-	"github.com/gpusim/gpusim/sim/hw"
-	"github.com/gpusim/gpusim/sim/train"
+	"github.com/gpusim/gpusim/train"
 )
 
 func init() {
@@ -55,8 +55,8 @@ fit        reads step times (step_time= lines, Keras "120ms/step" or --regex), t
 Examples:
   gpusim calibrate inventory --profile-out h200.yaml
   gpusim calibrate record --interval 50ms -o r50.json -- python3 tools/calibrate/train_torch.py resnet50 64 30
-  gpusim calibrate fit sim/calibrate/testdata/torch-resnet50-b64.json.gz sim/calibrate/testdata/torch-resnet50-b128.json.gz:batch=128 --scenario sim/calibrate/testdata/torch-h200.yaml --no-memory --profile-out h200-calibrated.yaml
-  gpusim run sim/calibrate/testdata/torch-h200.yaml --set model=mobilenetv2 --set hardware.gpu=@h200-calibrated.yaml
+  gpusim calibrate fit calibrate/testdata/torch-resnet50-b64.json.gz calibrate/testdata/torch-resnet50-b128.json.gz:batch=128 --scenario calibrate/testdata/torch-h200.yaml --no-memory --profile-out h200-calibrated.yaml
+  gpusim run calibrate/testdata/torch-h200.yaml --set model=mobilenetv2 --set hardware.gpu=@h200-calibrated.yaml
 `
 
 func runCalibrate(ctx context.Context, stdout, stderr io.Writer, args []string, open func() (calibrate.Reader, error)) error {
@@ -401,7 +401,7 @@ func newFitSimulator(scenario string) (fitSimulator, error) {
 	return &trainSimulator{scenario: scenario, base: base}, nil
 }
 
-// trainSimulator runs sim/train on the scenario with the fitted profile.
+// trainSimulator runs train on the scenario with the fitted profile.
 type trainSimulator struct {
 	scenario string
 	base     hw.GPU
@@ -410,7 +410,7 @@ type trainSimulator struct {
 func (s *trainSimulator) Base() hw.GPU { return s.base }
 
 // Predictor returns the simulator of the scenario with overrides applied. Each candidate
-// profile is handed to sim/train in memory (train.Config.GPUProfile); it is the same profile a
+// profile is handed to train in memory (train.Config.GPUProfile); it is the same profile a
 // user's --set hardware.gpu=@FILE loads once fit writes it.
 func (s *trainSimulator) Predictor(overrides []string) (calibrate.Predictor, error) {
 	sc, err := scenarios.Resolve(s.scenario)
@@ -440,6 +440,6 @@ func (s *trainSimulator) Predictor(overrides []string) (calibrate.Predictor, err
 	}, nil
 }
 
-// formatSeconds prints a duration the way gpusim run does (583.9ms, 1.204s): sim.FormatSeconds,
+// formatSeconds prints a duration the way gpusim run does (583.9ms, 1.204s): units.FormatSeconds,
 // named here because fitAndReport's parameter sim shadows the package.
-func formatSeconds(v float64) string { return sim.FormatSeconds(v) }
+func formatSeconds(v float64) string { return units.FormatSeconds(v) }

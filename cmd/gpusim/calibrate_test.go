@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusim/gpusim/sim/calibrate"
-	"github.com/gpusim/gpusim/sim/hw"
+	"github.com/gpusim/gpusim/calibrate"
+	"github.com/gpusim/gpusim/hw"
 )
 
 // fakeGPUs is a calibrate.Reader answering like one idle H200 (figures of the H200 here,
@@ -132,11 +132,11 @@ func TestCalibrateUsage(t *testing.T) {
 
 // The whole path, without a GPU: inventory (NVML faked) writes a profile that gpusim run takes
 // as --set hardware.gpu=@FILE; record (NVML faked) captures a job's step times; fit calibrates
-// the H200 profile on the PyTorch ResNet-50 recordings (batch 64 and 128) through sim/train and
+// the H200 profile on the PyTorch ResNet-50 recordings (batch 64 and 128) through train and
 // writes a profile that gpusim run takes too; and that profile predicts two models outside the
 // fit (MobileNetV2 and VGG16, recorded on the same H200) better than the uncalibrated one.
 func TestCalibrateWholePath(t *testing.T) {
-	const td = "../../sim/calibrate/testdata/"
+	const td = "../../calibrate/testdata/"
 	dir := t.TempDir()
 	ctx := context.Background()
 	stepTime := func(args ...string) float64 {
@@ -228,7 +228,7 @@ func TestCalibrateWholePath(t *testing.T) {
 		t.Errorf("calibrated context = %d MiB, want about 612", got)
 	}
 
-	// Transfer: models outside the fit, measured on the same H200 (sim/calibrate/testdata).
+	// Transfer: models outside the fit, measured on the same H200 (calibrate/testdata).
 	for _, m := range []struct {
 		model, trace string
 	}{{"mobilenetv2", "torch-mobilenet_v2-b64.json.gz"}, {"vgg16", "torch-vgg16-b64.json.gz"}} {

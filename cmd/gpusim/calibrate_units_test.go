@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// calibrate prints durations the way gpusim run does (sim.FormatSeconds: 583.9ms, 1.204s),
+// calibrate prints durations the way gpusim run does (units.FormatSeconds: 583.9ms, 1.204s),
 // not "%.6g s" or "%.1fs".
 func TestCalibrateDurationUnits(t *testing.T) {
 	ctx := context.Background()
@@ -19,7 +19,7 @@ func TestCalibrateDurationUnits(t *testing.T) {
 		t.Errorf("record's stderr = %q, want it to match %s", stderr.String(), re)
 	}
 
-	td := "../../sim/calibrate/testdata/"
+	td := "../../calibrate/testdata/"
 	stdout.Reset()
 	args := []string{"fit", td + "torch-resnet50-b64.json.gz", "--scenario", td + "torch-h200.yaml", "--no-memory", "--max-runs", "10"}
 	if err := runCalibrate(ctx, &stdout, &stdout, args, openFake(&fakeGPUs{})); err != nil {

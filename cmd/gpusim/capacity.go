@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/gpusim/gpusim/internal/report"
+	"github.com/gpusim/gpusim/analysis"
+	"github.com/gpusim/gpusim/report"
 	"github.com/gpusim/gpusim/scenarios"
-	"github.com/gpusim/gpusim/sim/train"
-	"github.com/gpusim/gpusim/sim/train/capacity"
+	"github.com/gpusim/gpusim/train"
 )
 
 func init() {
@@ -150,7 +150,7 @@ func capacityError(name string, sc *scenarios.Scenario, err error) error {
 			place = sc.Source
 		}
 		at := ""
-		var te *capacity.TrialError
+		var te *analysis.TrialError
 		if errors.As(err, &te) {
 			at = fmt.Sprintf(" (at %s %d)", te.What, te.Value)
 		}
@@ -162,7 +162,7 @@ func capacityError(name string, sc *scenarios.Scenario, err error) error {
 func runMaxBatch(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := pflag.NewFlagSet("max-batch", pflag.ContinueOnError)
 	var c capacityFlags
-	o := capacity.DefaultMaxBatchOptions()
+	o := analysis.DefaultMaxBatchOptions()
 	c.add(fs, o.Steps, "optimizer updates per batch tried (3: past the first update, where Keras creates the slots)")
 	fs.IntVar(&o.Min, "min", o.Min, "smallest batch tried")
 	fs.IntVar(&o.Max, "max", o.Max, "largest batch tried")
@@ -188,7 +188,7 @@ func runMaxBatch(ctx context.Context, stdout io.Writer, args []string) error {
 		return usagef("capacity max-batch: no multiple of %d between --min %d and --max %d", o.Multiple, o.Min, o.Max)
 	}
 	o.Steps, o.Jobs = c.steps, c.jobs
-	rep, err := capacity.MaxBatch(ctx, sc.Config, o)
+	rep, err := analysis.MaxBatch(ctx, sc.Config, o)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -199,7 +199,7 @@ func runMaxBatch(ctx context.Context, stdout io.Writer, args []string) error {
 		return writeCapacityJSON(stdout, struct {
 			Scenario string `json:"scenario"`
 			Setup    string `json:"setup"`
-			*capacity.MaxBatchReport
+			*analysis.MaxBatchReport
 		}{sc.Name, capacitySetup(sc.Config), rep})
 	}
 	return writeMaxBatchText(stdout, sc, o, rep)
@@ -208,7 +208,7 @@ func runMaxBatch(ctx context.Context, stdout io.Writer, args []string) error {
 func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := pflag.NewFlagSet("gpus", pflag.ContinueOnError)
 	var c capacityFlags
-	o := capacity.GPUsOptions{MaxGPUs: 64}
+	o := analysis.GPUsOptions{MaxGPUs: 64}
 	c.add(fs, 0, "optimizer updates per count (0 = the scenario's steps; keep 20 or more under mixed_float16, whose skipped updates are shorter)")
 	fs.Float64Var(&o.Throughput, "throughput", 0, "target `samples/s` (required)")
 	fs.IntVar(&o.MaxGPUs, "max-gpus", o.MaxGPUs, "most GPUs tried")
@@ -235,7 +235,7 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 		return usagef("capacity gpus: --steps %d: want at least 0", c.steps)
 	}
 	o.Steps, o.Jobs = c.steps, c.jobs
-	rep, err := capacity.GPUs(ctx, sc.Config, o)
+	rep, err := analysis.GPUs(ctx, sc.Config, o)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -246,7 +246,7 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 		return writeCapacityJSON(stdout, struct {
 			Scenario string `json:"scenario"`
 			Setup    string `json:"setup"`
-			*capacity.GPUsReport
+			*analysis.GPUsReport
 		}{sc.Name, capacitySetup(sc.Config), rep})
 	}
 	return writeGPUsText(stdout, sc, rep)
@@ -289,7 +289,7 @@ func fmtBytes(v int64) string { return report.FormatBytes(float64(v)) }
 // fmtSeconds prints a duration as gpusim run's report does (report.FormatValue: 995.3ms, 682.0µs).
 func fmtSeconds(v float64) string { return report.FormatValue(v, report.UnitSeconds) }
 
-func writeMaxBatchText(w io.Writer, sc *scenarios.Scenario, o capacity.MaxBatchOptions, rep *capacity.MaxBatchReport) error {
+func writeMaxBatchText(w io.Writer, sc *scenarios.Scenario, o analysis.MaxBatchOptions, rep *analysis.MaxBatchReport) error {
 	var b strings.Builder
 	cfg := sc.Config
 	fmt.Fprintf(&b, "gpusim capacity max-batch: %s\n", sc.Name)
@@ -354,7 +354,7 @@ func writeMaxBatchText(w io.Writer, sc *scenarios.Scenario, o capacity.MaxBatchO
 	return err
 }
 
-func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *capacity.GPUsReport) error {
+func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *analysis.GPUsReport) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "gpusim capacity gpus: %s\n", sc.Name)
 	fmt.Fprintf(&b, "  %s, MirroredStrategy\n", capacitySetup(sc.Config))

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusim/gpusim/internal/report"
+	"github.com/gpusim/gpusim/report"
 )
 
 // TestCapacityTextTimeUnits: capacity's text prints durations with gpusim run's formatter

@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gpusim/gpusim/internal/report"
+	"github.com/gpusim/gpusim/report"
 	"github.com/gpusim/gpusim/scenarios"
-	"github.com/gpusim/gpusim/sim/train"
+	"github.com/gpusim/gpusim/train"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"

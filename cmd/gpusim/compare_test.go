@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/gpusim/gpusim/internal/report"
+	"github.com/gpusim/gpusim/report"
 )
 
 // fakePrepare simulates a configuration instantly: throughput is the product of the numeric

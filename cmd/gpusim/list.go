@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/gpusim/gpusim/internal/report"
+	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/models"
+	"github.com/gpusim/gpusim/report"
 	"github.com/gpusim/gpusim/scenarios"
-	"github.com/gpusim/gpusim/sim/hw"
 )
 
 func init() {

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpusim/gpusim/internal/atomicfile"
-	"github.com/gpusim/gpusim/internal/report"
+	"github.com/gpusim/gpusim/report"
 	"github.com/gpusim/gpusim/scenarios"
-	"github.com/gpusim/gpusim/sim/train"
+	"github.com/gpusim/gpusim/train"
 )
 
 func init() {

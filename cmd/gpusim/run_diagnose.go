@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gpusim/gpusim/scenarios"
-	"github.com/gpusim/gpusim/sim/train"
+	"github.com/gpusim/gpusim/train"
 )
 
 // addRemedies re-simulates, for a run diagnosed input-bound, each change pipeline proposes

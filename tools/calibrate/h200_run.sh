@@ -1,5 +1,5 @@
 #!/bin/bash
-# Records the calibration fixtures of sim/calibrate/testdata on a machine with an NVIDIA GPU,
+# Records the calibration fixtures of calibrate/testdata on a machine with an NVIDIA GPU,
 # PyTorch, torchvision and JAX. Run from the repository root with the gpusim binary at $GPUSIM
 # (default .devbin/gpusim); results go to $OUT (default /tmp/calib), packed as $OUT/calib.tgz.
 # Each recording is bounded by `timeout -s INT`, which gpusim forwards to the job, so the script

@@ -7,7 +7,7 @@ builds (models/zoo_cnn.go, models/zoo_nlp.go): ResNet-50 v1 (keras.applications.
 NHWC, batch norm in training mode with moving statistics), VGG16 (with its 4096-wide top),
 MobileNetV2 (alpha 1.0), BERT-base (sequence 128, pooled classification head, 2 classes,
 dropout 0.1) and GPT-2 small (sequence 1024, LM head tied to the token embedding, dropout
-0.1). CNNs train with SGD momentum 0.9, the transformers with AdamW, as sim/train's
+0.1). CNNs train with SGD momentum 0.9, the transformers with AdamW, as train's
 H200 comparison configures them.
 
 Precisions:

@@ -1,4 +1,4 @@
-// Command fit fits sim/hw's efficiency factors to the measurements in testdata/h200 and
+// Command fit fits hw's efficiency factors to the measurements in testdata/h200 and
 // prints them with the predicted-vs-measured table.
 //
 //	go run ./tools/h200/fit [-dir testdata/h200]
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/gpusim/gpusim/sim/hw"
+	"github.com/gpusim/gpusim/hw"
 )
 
 func main() {

@@ -1,0 +1,263 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/gpusim/gpusim/internal/units"
+	"github.com/gpusim/gpusim/pipeline"
+	"github.com/gpusim/gpusim/train"
+)
+
+// GPUsOptions shapes the GPU-count search.
+type GPUsOptions struct {
+	// Throughput is the target in samples per second.
+	Throughput float64
+	// MaxGPUs is the most GPUs tried (hardware.count).
+	MaxGPUs int
+	// PerGPUBatch fixes each replica's batch (weak scaling: the global batch grows with the
+	// count); GlobalBatch fixes the global batch (strong scaling: each replica's share shrinks).
+	// At most one may be set; neither means weak scaling with the scenario's batch per GPU
+	// (its batch divided by its replicas).
+	PerGPUBatch, GlobalBatch int
+	// Steps is the updates each count simulates (0 = the scenario's).
+	Steps int
+	// Jobs is how many counts run at once; the result does not depend on it.
+	Jobs int
+	// Run simulates one configuration (nil = train.Run).
+	Run RunFunc
+}
+
+// GPUTrial is one simulated GPU count.
+type GPUTrial struct {
+	GPUs        int    `json:"gpus"`
+	Phase       string `json:"phase"`
+	GlobalBatch int    `json:"global_batch"`
+	// ReplicaBatch is the first replica's share of the global batch.
+	ReplicaBatch int `json:"replica_batch"`
+	// Throughput (samples/s) and StepTime (median, seconds); 0 after an OOM.
+	Throughput float64 `json:"throughput_samples_per_s"`
+	StepTime   float64 `json:"step_time_s"`
+	// Efficiency is train.Result.ScalingEfficiency: the throughput over GPUs times that of one
+	// GPU running the per-replica batch alone (1 for one GPU).
+	Efficiency float64 `json:"scaling_efficiency"`
+	// AllReduceTime is the median all-reduce per update (seconds); InputStall the fraction of
+	// the run spent waiting for tf.data; Bound pipeline.Diagnose's verdict.
+	AllReduceTime float64 `json:"allreduce_time_s"`
+	InputStall    float64 `json:"input_stall_fraction"`
+	Bound         string  `json:"bound,omitempty"`
+	PeakBytes     int64   `json:"peak_bytes_in_use"`
+	OOM           *OOM    `json:"oom,omitempty"`
+	// Reaches says Throughput >= the target.
+	Reaches bool `json:"reaches"`
+}
+
+// GPUsReport is the answer of GPUs.
+type GPUsReport struct {
+	Target float64 `json:"target_samples_per_s"`
+	// Scaling is "weak" (fixed per-GPU batch) or "strong" (fixed global batch); Batch is the
+	// fixed one.
+	Scaling string `json:"scaling"`
+	Batch   int    `json:"batch"`
+	// GPUs is the fewest GPUs found to reach Target (0 = unreachable within MaxGPUs); Fit its
+	// trial.
+	GPUs int       `json:"gpus"`
+	Fit  *GPUTrial `json:"fit,omitempty"`
+	// MaxGPUs is the largest count that was allowed (for strong scaling at most the global
+	// batch: every replica needs a sample).
+	MaxGPUs int `json:"max_gpus"`
+	// Reason says why Target is out of reach (empty when reached).
+	Reason string `json:"reason,omitempty"`
+	// Trials is every count simulated, in increasing GPUs.
+	Trials []GPUTrial `json:"trials"`
+}
+
+// GPUs finds the fewest GPUs (hardware.count with strategy.name=mirrored) whose simulated
+// throughput reaches o.Throughput: the counts 1, 2, 4, ... and o.MaxGPUs (Jobs at a time, the
+// counts past the first that reaches dropped so that the result does not depend on Jobs), then
+// bisection between the last count short of the target and the first that reaches it. It
+// assumes throughput grows with the count between those two; every count tried is reported.
+//
+// Everything of base is kept but the GPU count, the strategy, the batch and (when o.Steps > 0)
+// the steps. When no count reaches the target, Reason says why from the best trial: every count
+// OOMs, the run is input-bound (tf.data feeds fewer samples than the GPUs could take),
+// all-reduce bound (communication takes a large share of the step, efficiency falls), the
+// throughput peaked at a smaller count, or it is compute-bound and needs more GPUs than
+// MaxGPUs.
+func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, error) {
+	if !(o.Throughput > 0) || math.IsInf(o.Throughput, 0) {
+		return nil, fmt.Errorf("capacity: throughput %v: want a positive number of samples/s", o.Throughput)
+	}
+	if o.MaxGPUs < 1 {
+		return nil, fmt.Errorf("capacity: max gpus %d: want at least 1", o.MaxGPUs)
+	}
+	if o.PerGPUBatch < 0 || o.GlobalBatch < 0 {
+		return nil, fmt.Errorf("capacity: batch %d/%d: want a positive batch", o.PerGPUBatch, o.GlobalBatch)
+	}
+	if o.PerGPUBatch > 0 && o.GlobalBatch > 0 {
+		return nil, fmt.Errorf("capacity: per-GPU batch %d and global batch %d: give one", o.PerGPUBatch, o.GlobalBatch)
+	}
+	if o.Steps < 0 {
+		return nil, fmt.Errorf("capacity: steps %d: want at least 0", o.Steps)
+	}
+	rep := &GPUsReport{Target: o.Throughput, Scaling: "weak", MaxGPUs: o.MaxGPUs}
+	switch {
+	case o.GlobalBatch > 0:
+		rep.Scaling, rep.Batch = "strong", o.GlobalBatch
+		rep.MaxGPUs = min(rep.MaxGPUs, o.GlobalBatch)
+	case o.PerGPUBatch > 0:
+		rep.Batch = o.PerGPUBatch
+	default:
+		replicas := 1
+		if base.Strategy == "mirrored" {
+			replicas = max(base.GPUCount, 1)
+		}
+		rep.Batch = max(base.Batch/replicas, 1)
+	}
+	run := runFunc(o.Run)
+	trial := func(n int, phase string) (GPUTrial, error) {
+		cfg := base
+		cfg.GPUCount, cfg.Strategy = n, "mirrored"
+		cfg.Batch = rep.Batch
+		if rep.Scaling == "weak" {
+			cfg.Batch = rep.Batch * n
+		}
+		if o.Steps > 0 {
+			cfg.Steps = o.Steps
+		}
+		res, err := run(cfg)
+		if err != nil {
+			return GPUTrial{}, errTrial("gpus", n, err)
+		}
+		m := measureResult(res)
+		t := GPUTrial{GPUs: n, Phase: phase, GlobalBatch: cfg.Batch, ReplicaBatch: m.replicaBatch,
+			Throughput: m.throughput, StepTime: m.stepTime, Efficiency: m.eff, AllReduceTime: m.allReduce,
+			InputStall: m.inputStall, Bound: m.bound, PeakBytes: m.peak, OOM: m.oom}
+		if t.OOM != nil {
+			t.Throughput, t.StepTime = 0, 0
+		}
+		t.Reaches = t.OOM == nil && t.Throughput >= o.Throughput
+		return t, nil
+	}
+	try := func(counts []int, phase string) ([]GPUTrial, error) {
+		out := make([]GPUTrial, len(counts))
+		err := runAll(ctx, len(counts), o.Jobs, func(i int) error {
+			t, err := trial(counts[i], phase)
+			out[i] = t
+			return err
+		})
+		return out, err
+	}
+
+	var ladder []int
+	for n := 1; ; n *= 2 {
+		if n >= rep.MaxGPUs {
+			ladder = append(ladder, rep.MaxGPUs)
+			break
+		}
+		ladder = append(ladder, n)
+	}
+	var trials []GPUTrial
+	short, reach := 0, 0
+	jobs := max(o.Jobs, 1)
+	for start := 0; start < len(ladder) && reach == 0; start += jobs {
+		wave, err := try(ladder[start:min(start+jobs, len(ladder))], PhaseScan)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range wave {
+			trials = append(trials, t)
+			if t.Reaches {
+				reach = t.GPUs
+				break
+			}
+			short = t.GPUs
+		}
+	}
+	for reach != 0 && reach-short > 1 {
+		mid := short + (reach-short)/2
+		ts, err := try([]int{mid}, PhaseBinary)
+		if err != nil {
+			return nil, err
+		}
+		trials = append(trials, ts[0])
+		if ts[0].Reaches {
+			reach = mid
+		} else {
+			short = mid
+		}
+	}
+	sortTrials(trials)
+	rep.Trials = trials
+	if reach != 0 {
+		rep.GPUs = reach
+		for i := range trials {
+			if trials[i].GPUs == reach {
+				t := trials[i]
+				rep.Fit = &t
+			}
+		}
+		return rep, nil
+	}
+	rep.Reason = unreachable(rep, o.Throughput)
+	return rep, nil
+}
+
+func sortTrials(ts []GPUTrial) {
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && ts[j].GPUs < ts[j-1].GPUs; j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
+}
+
+// Thresholds of the unreachable verdict.
+const (
+	// peakedRatio: the largest count is below this fraction of the best throughput seen at a
+	// smaller count, so adding GPUs made it slower (gpusim's choice of "clearly lower").
+	peakedRatio = 0.98
+)
+
+// unreachable says why no count in rep.Trials reached target.
+func unreachable(rep *GPUsReport, target float64) string {
+	var best, last *GPUTrial
+	for i := range rep.Trials {
+		t := &rep.Trials[i]
+		if t.OOM != nil {
+			continue
+		}
+		if best == nil || t.Throughput > best.Throughput {
+			best = t
+		}
+		if last == nil || t.GPUs > last.GPUs {
+			last = t
+		}
+	}
+	if best == nil {
+		t := rep.Trials[len(rep.Trials)-1]
+		return fmt.Sprintf("every count tried runs out of memory (at %d GPUs, replica batch %d: %s)",
+			t.GPUs, t.ReplicaBatch, t.OOM.Message)
+	}
+	head := fmt.Sprintf("%.0f samples/s is out of reach with at most %d GPUs: the best is %.0f samples/s at %d GPUs",
+		target, rep.MaxGPUs, best.Throughput, best.GPUs)
+	var why string
+	switch {
+	case last.Throughput < peakedRatio*best.Throughput:
+		why = fmt.Sprintf("throughput peaks at %d GPUs and falls to %.0f samples/s at %d (scaling efficiency %.0f%%)",
+			best.GPUs, last.Throughput, last.GPUs, 100*last.Efficiency)
+	case last.Bound == string(pipeline.InputBound):
+		why = fmt.Sprintf("input bound: at %d GPUs the step waits for tf.data %.0f%% of the run; more GPUs do not feed it (gpusim run lists the tf.data remedies)",
+			last.GPUs, 100*last.InputStall)
+	case last.Bound == string(pipeline.CommunicationBound):
+		why = fmt.Sprintf("all-reduce bound: at %d GPUs the all-reduce takes %s of the %s step (scaling efficiency %.0f%%)",
+			last.GPUs, units.FormatSeconds(last.AllReduceTime), units.FormatSeconds(last.StepTime), 100*last.Efficiency)
+	case rep.Scaling == "strong" && rep.MaxGPUs == rep.Batch:
+		why = fmt.Sprintf("the global batch %d gives each of %d GPUs one sample; raise --global-batch", rep.Batch, rep.MaxGPUs)
+	default:
+		per := last.Throughput / float64(last.GPUs)
+		why = fmt.Sprintf("compute bound: %.0f samples/s per GPU at %d GPUs (scaling efficiency %.0f%%); about %d GPUs would be needed at that rate",
+			per, last.GPUs, 100*last.Efficiency, int(math.Ceil(target/per)))
+	}
+	return head + "; " + why
+}

@@ -1,0 +1,28 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/gpusim/gpusim/scenarios"
+	"github.com/gpusim/gpusim/train"
+)
+
+// simulate resolves a built-in scenario, applies sets (KEY=VALUE, as `gpusim run --set`) in
+// order and runs it; any error fails the test.
+func simulate(t *testing.T, scenario string, sets ...string) *train.Result {
+	t.Helper()
+	s, err := scenarios.Resolve(scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range sets {
+		if err := s.Set(kv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := train.Run(s.Config)
+	if err != nil {
+		t.Fatalf("train.Run(%s, %v): %v", scenario, sets, err)
+	}
+	return res
+}

@@ -1,0 +1,198 @@
+package report
+
+// This file renders one train.Result (gpusim run): JSON here, text in result_text.go, CSV in
+// result_csv.go.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/gpusim/gpusim/train"
+)
+
+// ResultJSON is the -o json object of gpusim run. The first keys are DESIGN.md's contract;
+// the rest may grow.
+type ResultJSON struct {
+	Scenario              string       `json:"scenario"`
+	OOM                   bool         `json:"oom"`
+	OOMMessage            string       `json:"oom_message"`
+	StepTimeS             float64      `json:"step_time_s"`
+	ThroughputSamplesPerS float64      `json:"throughput_samples_per_s"`
+	GPUUtilization        float64      `json:"gpu_utilization"`
+	InputStallFraction    float64      `json:"input_stall_fraction"`
+	AllReduceTimeS        float64      `json:"allreduce_time_s"`
+	SkippedSteps          int          `json:"skipped_steps"`
+	Devices               []DeviceJSON `json:"devices"`
+
+	Replicas           int            `json:"replicas"`
+	GPUs               int            `json:"gpus"`
+	ScalingEfficiency  float64        `json:"scaling_efficiency"`
+	Model              string         `json:"model"`
+	GPU                string         `json:"gpu"`
+	Precision          string         `json:"precision"`
+	GlobalBatch        int            `json:"global_batch"`
+	ReplicaBatches     []int          `json:"replica_batches"`
+	AccumulationSteps  int            `json:"accumulation_steps"`
+	Steps              int            `json:"steps"`
+	StepsCompleted     int            `json:"steps_completed"`
+	FastForwardedSteps int            `json:"fast_forwarded_steps"`
+	StepTimesS         []float64      `json:"step_times_s"`
+	SimulatedTimeS     float64        `json:"simulated_time_s"`
+	Breakdown          []ShareJSON    `json:"breakdown"`
+	OOMDetail          *OOMJSON       `json:"oom_detail,omitempty"`
+	Physical           []PhysicalJSON `json:"physical_gpus"`
+	Processes          []ProcessJSON  `json:"processes,omitempty"`
+	Notes              []string       `json:"notes,omitempty"`
+	WorkspaceFallbacks int            `json:"workspace_fallbacks"`
+	Events             uint64         `json:"events"`
+	// The input pipeline and the diagnosis (result_input.go).
+	Input              *InputJSON       `json:"input,omitempty"`
+	Epochs             []EpochJSON      `json:"epochs,omitempty"`
+	UtilizationSamples []UtilSeriesJSON `json:"gpu_utilization_samples,omitempty"`
+	Diagnosis          *DiagnosisJSON   `json:"diagnosis,omitempty"`
+	// Devices, all-reduce, scaling and warnings (result_multigpu.go).
+	MultiGPUJSON
+	// Breakdown by op kind, XLA compiles, mixed-precision memory (result_speed.go).
+	SpeedJSON
+}
+
+// DeviceJSON is one logical GPU of the training process.
+type DeviceJSON struct {
+	Name                  string           `json:"name"`
+	PeakBytesInUse        int64            `json:"peak_bytes_in_use"`
+	PeakPoolBytes         int64            `json:"peak_pool_bytes"`
+	BytesLimit            int64            `json:"bytes_limit"`
+	Allocator             string           `json:"allocator"`
+	Idle                  bool             `json:"idle,omitempty"`
+	Physical              int              `json:"physical_gpu"`
+	BytesInUse            int64            `json:"bytes_in_use"`
+	PoolBytes             int64            `json:"pool_bytes"`
+	LargestFreeBlockBytes int64            `json:"largest_free_block_bytes"`
+	BusyFraction          float64          `json:"busy_fraction"`
+	PoolGrowth            []PoolChangeJSON `json:"pool_growth"`
+	PoolGrowthDropped     int              `json:"pool_growth_dropped,omitempty"`
+	Timeline              []MemPointJSON   `json:"memory_timeline"`
+	StepProfile           []MemPointJSON   `json:"step_memory_profile"`
+	StepProfileStep       int              `json:"step_memory_profile_step"`
+	AccumulatorBytes      int64            `json:"accumulator_bytes"`
+	AllReduceStartBytes   int64            `json:"allreduce_start_bytes"`
+	AllReducePeakBytes    int64            `json:"allreduce_peak_bytes"`
+}
+
+// PoolChangeJSON is one change of the pool size: with memory growth the pool grows by regions
+// that double (2 MiB, 4 MiB, ...), visible here.
+type PoolChangeJSON struct {
+	TimeS        float64 `json:"time_s"`
+	Step         int     `json:"step"`
+	PoolBytes    int64   `json:"pool_bytes"`
+	RegionBytes  int64   `json:"region_bytes"`
+	RequestBytes int64   `json:"request_bytes"`
+}
+
+// MemPointJSON is one downsampled interval of the memory timeline.
+type MemPointJSON struct {
+	TimeS         float64 `json:"time_s"`
+	MaxBytesInUse int64   `json:"max_bytes_in_use"`
+	BytesInUse    int64   `json:"bytes_in_use"`
+	PoolBytes     int64   `json:"pool_bytes"`
+}
+
+// ShareJSON is one category of the median step.
+type ShareJSON struct {
+	Category string  `json:"category"`
+	Seconds  float64 `json:"seconds"`
+}
+
+// OOMJSON says where the run ran out of memory.
+type OOMJSON struct {
+	Step          int     `json:"step"`
+	MicroStep     int     `json:"micro_step"`
+	Op            string  `json:"op"`
+	Tensor        string  `json:"tensor"`
+	Device        string  `json:"device"`
+	Allocator     string  `json:"allocator"`
+	RequestBytes  int64   `json:"request_bytes"`
+	TimeS         float64 `json:"time_s"`
+	Fragmentation float64 `json:"fragmentation"`
+	Log           string  `json:"allocator_log"`
+}
+
+// PhysicalJSON is one card as nvidia-smi shows it at the end of the run.
+type PhysicalJSON struct {
+	Index      int   `json:"index"`
+	TotalBytes int64 `json:"total_bytes"`
+	UsedBytes  int64 `json:"used_bytes"`
+}
+
+// ProcessJSON is another process on the GPUs.
+type ProcessJSON struct {
+	Name      string  `json:"name"`
+	PoolBytes []int64 `json:"pool_bytes"`
+	Error     string  `json:"error,omitempty"`
+}
+
+// NewResultJSON converts a result to its JSON form.
+func NewResultJSON(res *train.Result) ResultJSON {
+	j := ResultJSON{
+		Scenario: res.Scenario, OOM: res.OOM != nil, StepTimeS: res.StepTime,
+		ThroughputSamplesPerS: finite(res.Throughput), GPUUtilization: finite(res.GPUUtilization),
+		InputStallFraction: finite(res.InputStallFraction), AllReduceTimeS: res.AllReduceTime,
+		SkippedSteps: res.SkippedSteps, Replicas: res.Replicas, GPUs: res.GPUs, ScalingEfficiency: finite(res.ScalingEfficiency),
+		Model: res.Model, GPU: res.GPU, Precision: res.Precision, GlobalBatch: res.GlobalBatch,
+		ReplicaBatches: res.ReplicaBatches, AccumulationSteps: res.AccumulationSteps,
+		Steps: res.StepsRequested, StepsCompleted: len(res.StepTimes), FastForwardedSteps: res.FastForwarded,
+		StepTimesS: res.StepTimes, SimulatedTimeS: res.Elapsed, Notes: res.Notes, Events: res.Events, WorkspaceFallbacks: res.WorkspaceFallbacks,
+		Devices: []DeviceJSON{}, Breakdown: []ShareJSON{},
+	}
+	j.GPUUtilization, j.InputStallFraction = reportedUtilization(res) // 0 with steps_completed 0
+	if j.StepTimesS == nil {
+		j.StepTimesS = []float64{}
+	}
+	if o := res.OOM; o != nil {
+		j.OOMMessage = o.Message
+		j.OOMDetail = &OOMJSON{Step: o.Step, MicroStep: o.MicroStep, Op: o.Op, Tensor: o.Tensor, Device: o.Device,
+			Allocator: o.Allocator, RequestBytes: o.Requested, TimeS: o.Time, Fragmentation: finite(o.Fragmentation), Log: o.Log}
+	}
+	for _, d := range res.Devices {
+		dj := DeviceJSON{Name: d.Name, PeakBytesInUse: d.PeakBytesInUse, PeakPoolBytes: d.PeakPoolBytes,
+			BytesLimit: d.BytesLimit, Allocator: d.Allocator, Idle: d.Idle, Physical: d.Physical, BytesInUse: d.BytesInUse, PoolBytes: d.PoolBytes,
+			LargestFreeBlockBytes: d.LargestFreeBlock, BusyFraction: reportedBusy(res, d),
+			PoolGrowthDropped: d.GrowthDropped, PoolGrowth: []PoolChangeJSON{}, Timeline: []MemPointJSON{}}
+		for _, g := range d.Growth {
+			dj.PoolGrowth = append(dj.PoolGrowth, PoolChangeJSON{TimeS: g.Time, Step: g.Step, PoolBytes: g.PoolBytes, RegionBytes: g.RegionBytes, RequestBytes: g.Request})
+		}
+		for _, p := range d.Timeline {
+			dj.Timeline = append(dj.Timeline, MemPointJSON{TimeS: p.Time, MaxBytesInUse: p.MaxInUse, BytesInUse: p.InUse, PoolBytes: p.PoolBytes})
+		}
+		dj.StepProfile, dj.StepProfileStep = []MemPointJSON{}, d.StepProfileStep
+		for _, p := range d.StepProfile {
+			dj.StepProfile = append(dj.StepProfile, MemPointJSON{TimeS: p.Time, MaxBytesInUse: p.MaxInUse, BytesInUse: p.InUse, PoolBytes: p.PoolBytes})
+		}
+		j.Devices = append(j.Devices, dj)
+	}
+	for _, s := range res.Breakdown {
+		j.Breakdown = append(j.Breakdown, ShareJSON{Category: s.Category, Seconds: s.Seconds})
+	}
+	j.Physical = []PhysicalJSON{}
+	for _, g := range res.Physical {
+		j.Physical = append(j.Physical, PhysicalJSON{Index: g.Index, TotalBytes: g.TotalBytes, UsedBytes: g.UsedBytes})
+	}
+	for _, p := range res.Processes {
+		j.Processes = append(j.Processes, ProcessJSON{Name: p.Name, PoolBytes: p.PoolBytes, Error: p.Err})
+	}
+	inputJSON(&j, res)
+	multiGPUJSON(&j, res)
+	speedJSON(&j, res)
+	return j
+}
+
+// WriteResultJSON writes res as one indented JSON object.
+func WriteResultJSON(w io.Writer, res *train.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(NewResultJSON(res)); err != nil {
+		return fmt.Errorf("write result json: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,387 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gpusim/gpusim/hw"
+	"github.com/gpusim/gpusim/pipeline"
+)
+
+// Config is one simulated training run. System knobs describe what the user's TensorFlow
+// program and machine would do; simulator knobs describe how gpusim simulates it. Build one
+// with DefaultConfig and change fields; scenarios.Load does exactly that from YAML.
+type Config struct {
+	System
+	Sim
+}
+
+// System holds the knobs of the simulated system: the model, the TF options and the hardware.
+type System struct {
+	// Model is a zoo model name in lower case (models.Names: "resnet50", "bert-base", ...).
+	Model string
+	// Batch is the global batch size per optimizer update, split across replicas the way
+	// MirroredStrategy splits it and then into AccumulationSteps micro-batches.
+	Batch int
+	// Precision is the Keras mixed-precision policy: "float32", "mixed_float16" or
+	// "mixed_bfloat16".
+	Precision string
+	// TF32 is tf.config.experimental.enable_tensor_float_32_execution; TF's default is true.
+	TF32 bool
+	// XLA is jit_compile=True on the train step: fused ops, fewer kernel launches.
+	XLA bool
+	// XLADistinctShapes is how many distinct input shapes the train step sees (sequence-length
+	// buckets, a ragged last batch): under XLA each new shape compiles the step again (xla.go).
+	// 0 or 1 means one shape: only the first step compiles.
+	XLADistinctShapes int
+	// Optimizer is the Keras optimizer name ("sgd", "momentum", "adam", ...); it decides the
+	// slot variables allocated at the first update.
+	Optimizer string
+	// GPU is the hw profile name of every physical GPU ("a100-40gb", "h200", ...) or "@path"
+	// to a profile file.
+	GPU string
+	// GPUProfile, when not nil, is the GPU profile itself (a calibration candidate built in
+	// memory) and GPU only names it; nil means GPU is looked up (hw.LookupGPU).
+	GPUProfile *hw.GPU
+	// GPUCount is how many physical GPUs the host has.
+	GPUCount int
+	// HostCores is the host's schedulable CPU cores, used by the input pipeline (0 = the
+	// pipeline's host: Input.Pipeline.Host.Cores).
+	HostCores int
+	// Host is the hw host profile ("h200-vm", "dgx-a100", ...; "" = hw.DefaultHost()) whose
+	// cores, RAM and disk bandwidth the tf.data pipeline runs on, where the input section
+	// leaves pipeline's defaults.
+	Host string
+	// CUDAVisibleDevices is the CUDA_VISIBLE_DEVICES value the process starts with; nil means
+	// unset (every GPU visible). Env["CUDA_VISIBLE_DEVICES"] sets it too.
+	CUDAVisibleDevices *string
+	// VisibleDevices is tf.config.set_visible_devices([gpus[i] for i in VisibleDevices], "GPU")
+	// over the physical devices CUDA shows (indices of tf.config.list_physical_devices("GPU"));
+	// nil means not called, an empty non-nil list hides every GPU.
+	VisibleDevices []int
+	// Device is a tf.device scope around the model and its training ("/GPU:1"); "" means none.
+	// Only the default strategy honours it (MirroredStrategy places its own replicas).
+	Device string
+	// SoftPlacement is tf.config.set_soft_device_placement; nil means TF 2's default (on).
+	SoftPlacement *bool
+	// Strategy is "default" (one replica on the first visible GPU) or "mirrored"
+	// (tf.distribute.MirroredStrategy: one replica per logical GPU).
+	Strategy string
+	// NumPacks is NcclAllReduce(num_packs): how many packs the gradients are split into for
+	// all-reduce (TF's default is 1).
+	NumPacks int
+	// CrossDeviceOps is MirroredStrategy(cross_device_ops=...): "nccl" (NcclAllReduce),
+	// "hierarchical_copy" (HierarchicalCopyAllReduce) or "reduction_to_one_device"; "" lets TF
+	// choose (select_cross_device_ops: NCCL unless logical and physical GPU counts differ).
+	CrossDeviceOps string
+	// StrategyDevices is MirroredStrategy(devices=["/gpu:i", ...]): the logical GPUs that get a
+	// replica (indices after CUDA_VISIBLE_DEVICES and set_visible_devices); nil means all.
+	StrategyDevices []int
+	// AccumulationSteps is how many micro-batches make one optimizer update (1 = none).
+	AccumulationSteps int
+	// Memory holds the memory options of the training process.
+	Memory Memory
+	// Input is the tf.data input pipeline; nil means the batches are already on the GPU
+	// (synthetic data), so the step never waits for input.
+	Input *Input
+	// Env holds TF and CUDA environment variables of the process (TF_FORCE_GPU_ALLOW_GROWTH,
+	// TF_GPU_ALLOCATOR, CUDA_VISIBLE_DEVICES, TF_DEVICE_MIN_SYS_MEMORY_IN_MB, ...).
+	Env map[string]string
+	// Processes are other processes on the same host that start before this one and keep
+	// running (a Jupyter kernel that still holds its pool, a second training job).
+	Processes []Process
+}
+
+// Memory holds a process's GPU memory options, as TF names them.
+type Memory struct {
+	// Mode is a shorthand for which memory call the program makes: "preallocate" (none: TF's
+	// default), "growth" (set_memory_growth(True)) or "limit" (a logical device with
+	// memory_limit=LimitMiB). With Mode set, the limit fields apply only to "limit", so that
+	// one LimitMiB serves a comparison of the three. Empty means decided by the fields below;
+	// a Mode that contradicts Growth is an error.
+	Mode string
+	// Growth is tf.config.experimental.set_memory_growth on every visible GPU; nil = not called.
+	Growth *bool
+	// GrowthAfterLimit says the program calls set_memory_growth after
+	// set_logical_device_configuration (LimitMiB or LogicalMiB); TF raises ValueError
+	// (allocator.Options.GrowthAfterLogical). False is the other order, which TF accepts and in
+	// which the logical configuration silently wins over growth. Without Growth (no
+	// set_memory_growth call) or without a logical configuration the order changes nothing.
+	GrowthAfterLimit bool
+	// LimitMiB is set_logical_device_configuration(gpu, [LogicalDeviceConfiguration(
+	// memory_limit=LimitMiB)]) on every visible GPU; 0 = not called.
+	LimitMiB int64
+	// LogicalMiB splits every visible GPU into several logical GPUs (virtual devices):
+	// set_logical_device_configuration(gpu, [LogicalDeviceConfiguration(memory_limit=m) for m
+	// in LogicalMiB]). Replicas on one card share its compute. Exclusive with LimitMiB.
+	LogicalMiB []int64
+	// Fraction is per_process_gpu_memory_fraction (0 = unset).
+	Fraction float64
+	// Allocator is "bfc" (default), "cuda_malloc_async" or "platform".
+	Allocator string
+	// GC is TF_ENABLE_GPU_GARBAGE_COLLECTION; nil = TF's default (true).
+	GC *bool
+}
+
+// Input holds the tf.data knobs of the input pipeline.
+type Input struct {
+	// Prefetch is dataset.prefetch(n); Autotune for tf.data.AUTOTUNE, 0 for no prefetch.
+	Prefetch int
+	// ParallelCalls is map(num_parallel_calls=n); Autotune for AUTOTUNE, 0 for sequential.
+	ParallelCalls int
+	// Cache is "none", "memory" or "file".
+	Cache string
+	// Pipeline describes everything else about the data and the host: records, their size,
+	// the map function's CPU cost, the element size, shuffle buffer, host cores and memory,
+	// the host-to-device copy. A zero value means pipeline.DefaultConfig() (ImageNet JPEGs on
+	// the H200 machine). Its Batch, Prefetch, ParallelCalls and Cache are set from the run.
+	Pipeline pipeline.Config
+}
+
+// pipelineConfig is the tf.data configuration of the run: the dataset batch is one global
+// micro-batch (the strategy splits it over the replicas).
+func (in *Input) pipelineConfig(batch, accumulation, hostCores int) pipeline.Config {
+	pc := in.Pipeline
+	if pc.Records == 0 {
+		pc = pipeline.DefaultConfig()
+	}
+	if hostCores > 0 {
+		pc.Host.Cores = hostCores
+	}
+	pc.Batch = (batch + accumulation - 1) / accumulation
+	pc.Prefetch = pipeline.Tunable(in.Prefetch)
+	pc.ParallelCalls = pipeline.Tunable(in.ParallelCalls)
+	pc.Cache = in.Cache
+	return pc
+}
+
+// Autotune stands for tf.data.AUTOTUNE in Input fields (TF uses -1 too).
+const Autotune = -1
+
+// Process is another process sharing the GPUs.
+type Process struct {
+	// Name labels the process in reports ("jupyter").
+	Name string
+	// Framework is "tensorflow" (default) or "jax".
+	Framework string
+	// GPUs are the physical GPU indices the process sees (nil = all).
+	GPUs []int
+	// Memory holds the process's memory options.
+	Memory Memory
+	// Env holds its environment variables.
+	Env map[string]string
+	// UsedBytes is what its tensors hold on each of its GPUs (allocated through its
+	// allocator, so preallocation or growth decide how much the card loses).
+	UsedBytes int64
+}
+
+// Sim holds the simulator's own knobs.
+type Sim struct {
+	// Name labels the run in reports (the scenario name).
+	Name string
+	// Steps is how many optimizer updates to simulate.
+	Steps int
+	// Seed derives every random stream of the run (input workers, loss-scale overflows).
+	Seed uint64
+	// TimelinePoints caps the samples kept per device memory timeline (downsampled so that a
+	// long run holds O(steps) data at most).
+	TimelinePoints int
+	// TraceSteps is how many steps keep every op in Result.Spans (later steps keep only their
+	// step, input and all-reduce spans).
+	TraceSteps int
+	// FastForward lets Run replay steps that are provably identical to the previous one
+	// instead of simulating them event by event.
+	FastForward bool
+}
+
+// DefaultConfig returns TF's defaults on one A100-40GB training ResNet-50 with batch 64.
+func DefaultConfig() Config {
+	return Config{
+		System: System{
+			Model:             "resnet50",
+			Batch:             64,
+			Precision:         "float32",
+			TF32:              true, // enable_tensor_float_32_execution defaults to true (TF 2.4+)
+			Optimizer:         "sgd",
+			GPU:               "a100-40gb",
+			GPUCount:          1,
+			Strategy:          "default",
+			NumPacks:          1, // tf.distribute.NcclAllReduce(num_packs=1)
+			AccumulationSteps: 1,
+			Memory:            Memory{Allocator: "bfc"},
+		},
+		Sim: Sim{
+			Name:           "default",
+			Steps:          100,
+			Seed:           1,
+			TimelinePoints: 400,
+			TraceSteps:     2,
+			FastForward:    true,
+		},
+	}
+}
+
+// FieldError is a bad value of one configuration field, named as the scenario key names it
+// ("memory.limit_mib"), so that scenarios can point at the file line.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// Precisions, strategies, allocators and caches accepted by Validate.
+var (
+	precisions = []string{"float32", "mixed_float16", "mixed_bfloat16"}
+	strategies = []string{"default", "mirrored"}
+	allocators = []string{"bfc", "cuda_malloc_async", "platform"}
+	caches     = []string{"none", "memory", "file"}
+	modes      = []string{"preallocate", "growth", "limit"}
+)
+
+func oneOf(field, v string, allowed []string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fieldErr(field, "%q is not one of %s", v, strings.Join(allowed, ", "))
+}
+
+// Validate checks the fields that need no catalog (model and GPU names are checked by Run
+// and by scenarios against the zoo and the hw table). Errors are *FieldError.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.Model == "" {
+		add(fieldErr("model", "must be set"))
+	}
+	if c.Batch <= 0 {
+		add(fieldErr("batch", "must be positive, got %d", c.Batch))
+	}
+	add(oneOf("precision", c.Precision, precisions))
+	if c.GPU == "" && c.GPUProfile == nil {
+		add(fieldErr("hardware.gpu", "must be set"))
+	}
+	if c.XLADistinctShapes < 0 {
+		add(fieldErr("xla_distinct_shapes", "must not be negative, got %d", c.XLADistinctShapes))
+	}
+	if c.HostCores < 0 {
+		add(fieldErr("hardware.host.cores", "must not be negative, got %d", c.HostCores))
+	}
+	if c.GPUCount <= 0 {
+		add(fieldErr("hardware.count", "must be positive, got %d", c.GPUCount))
+	}
+	add(oneOf("strategy.name", c.Strategy, strategies))
+	if c.NumPacks < 0 {
+		// NcclAllReduce: "NCCL all-reduce requires num_packs >= 0"; 0 reduces gradient by gradient.
+		add(fieldErr("strategy.num_packs", "must not be negative, got %d", c.NumPacks))
+	}
+	if c.CrossDeviceOps != "" {
+		add(oneOf("strategy.cross_device_ops", c.CrossDeviceOps, crossDeviceOps))
+	}
+	if c.Device != "" && c.Strategy == "mirrored" {
+		add(fieldErr("tf.device", "MirroredStrategy runs each replica under its own device scope, so an enclosing tf.device does not choose its GPUs; choose them with tf.visible_devices or cuda_visible_devices"))
+	}
+	if c.AccumulationSteps <= 0 {
+		add(fieldErr("accumulation_steps", "must be positive, got %d", c.AccumulationSteps))
+	}
+	add(c.Memory.validate("memory"))
+	if in := c.Input; in != nil {
+		if in.Prefetch < Autotune {
+			add(fieldErr("input.prefetch", "must be a count or autotune, got %d", in.Prefetch))
+		}
+		if in.ParallelCalls < Autotune {
+			add(fieldErr("input.map.parallel_calls", "must be a count or autotune, got %d", in.ParallelCalls))
+		}
+		add(oneOf("input.cache", in.Cache, caches))
+		if in.Pipeline.Records != 0 {
+			pc := in.pipelineConfig(c.Batch, c.AccumulationSteps, c.HostCores)
+			if err := pc.Validate(); err != nil {
+				// pipeline names the key "input.<field>: ..."
+				field, msg, _ := strings.Cut(err.Error(), ": ")
+				add(fieldErr(field, "%s", msg))
+			}
+		}
+	}
+	for i, p := range c.Processes {
+		f := fmt.Sprintf("processes[%d]", i)
+		add(p.Memory.validate(f + ".memory"))
+		if p.UsedBytes < 0 {
+			add(fieldErr(f+".used_mib", "must not be negative"))
+		}
+		if p.Framework != "" && p.Framework != "tensorflow" && p.Framework != "jax" {
+			add(fieldErr(f+".framework", "%q is not one of tensorflow, jax", p.Framework))
+		}
+		for _, g := range p.GPUs {
+			if g < 0 || g >= c.GPUCount {
+				add(fieldErr(f+".gpus", "GPU %d does not exist (hardware.count is %d)", g, c.GPUCount))
+			}
+		}
+	}
+	if c.Steps <= 0 {
+		add(fieldErr("steps", "must be positive, got %d", c.Steps))
+	}
+	if c.TraceSteps < 0 {
+		add(fieldErr("simulator.trace_steps", "must not be negative, got %d", c.TraceSteps))
+	}
+	if c.TimelinePoints < 2 {
+		add(fieldErr("simulator.timeline_points", "must be at least 2, got %d", c.TimelinePoints))
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Memory) validate(prefix string) error {
+	var errs []error
+	if m.Mode != "" {
+		if err := oneOf(prefix+".mode", m.Mode, modes); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if m.LimitMiB < 0 {
+		errs = append(errs, fieldErr(prefix+".limit_mib", "must not be negative, got %d", m.LimitMiB))
+	}
+	for _, l := range m.LogicalMiB {
+		if l <= 0 {
+			errs = append(errs, fieldErr(prefix+".logical_devices_mib", "every memory_limit must be positive, got %d", l))
+			break
+		}
+	}
+	if len(m.LogicalMiB) > 0 && m.LimitMiB > 0 {
+		errs = append(errs, fieldErr(prefix+".logical_devices_mib", "set either limit_mib or logical_devices_mib"))
+	}
+	if m.Fraction < 0 || m.Fraction > 1 {
+		// TF accepts fractions above 1 (unified memory); gpusim does not simulate that.
+		errs = append(errs, fieldErr(prefix+".fraction", "must be in [0, 1], got %g", m.Fraction))
+	}
+	if m.Allocator != "" {
+		if err := oneOf(prefix+".allocator", m.Allocator, allocators); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	switch m.Mode {
+	case "growth":
+		if m.Growth != nil && !*m.Growth {
+			errs = append(errs, fieldErr(prefix+".mode", "growth contradicts %s.growth=false", prefix))
+		}
+	case "limit":
+		if m.LimitMiB == 0 && len(m.LogicalMiB) == 0 {
+			errs = append(errs, fieldErr(prefix+".mode", "limit needs %s.limit_mib", prefix))
+		}
+	case "preallocate":
+		if m.Growth != nil && *m.Growth {
+			errs = append(errs, fieldErr(prefix+".mode", "preallocate contradicts %s.growth=true", prefix))
+		}
+	}
+	return errors.Join(errs...)
+}

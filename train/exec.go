@@ -1,0 +1,526 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/gpusim/gpusim/allocator"
+	"github.com/gpusim/gpusim/hw"
+	"github.com/gpusim/gpusim/models"
+	"github.com/gpusim/gpusim/sim"
+)
+
+func (r *runner) run() (*Result, error) {
+	if r.oom != nil {
+		return r.result(), nil
+	}
+	// Variables are created before the first step (model build), then gradient accumulators.
+	for _, rep := range r.replicas {
+		p := rep.plans[0]
+		for _, ti := range p.Persistent {
+			if !r.allocPersistent(rep, p, ti, "variables") {
+				return r.result(), nil
+			}
+		}
+		if r.cfg.AccumulationSteps > 1 {
+			// One float32 accumulator per trainable variable (tf.Variable(tf.zeros_like(v)) in
+			// the usual gradient-accumulation train_step).
+			for _, ti := range p.Gradients {
+				if !r.allocPersistent(rep, p, ti, "gradient_accumulators") {
+					return r.result(), nil
+				}
+				rep.accumBytes += p.Tensors[ti].Bytes
+			}
+		}
+	}
+	r.step = 1
+	r.startStep()
+	r.eng.Run(-1)
+	return r.result(), nil
+}
+
+func (r *runner) allocPersistent(rep *replica, p *plan, ti int, op string) bool {
+	h, ok := rep.alloc.Allocate(p.Tensors[ti].Bytes)
+	if !ok {
+		r.fail(rep, p.Tensors[ti], op)
+		return false
+	}
+	rep.persistent = append(rep.persistent, h)
+	r.recordMem(rep, p.Tensors[ti].Bytes)
+	return true
+}
+
+func (r *runner) startStep() {
+	r.stepStart = r.eng.Now()
+	r.done, r.atBarrier = 0, 0
+	r.skipThis = r.skip(r.step)
+	r.droppedAtStart = r.spansDropped
+	for _, rep := range r.replicas {
+		rep.micro = 0
+		rep.optimizing = false
+		rep.cat = [numCats]sim.Time{}
+		rep.kinds = kindTimes{}
+		rep.mark = r.stepStart
+		rep.trace = rep.trace[:0]
+		rep.stepBusyIvs = rep.stepBusyIvs[:0]
+		rep.busyAtStart = rep.busy
+		if r.step <= len(rep.profiles) {
+			st := rep.alloc.Stats()
+			rep.profiles[r.step-1].record(0, st.BytesInUse, st.PoolBytes)
+		}
+		rep.poolChangesAtStart, rep.failuresAtStart, rep.slotsAtStart = rep.poolChanges, rep.failures, rep.slotsDone
+		r.compileThenStart(rep)
+	}
+}
+
+// startMicro waits for the micro-step's input batch, then runs its ops.
+func (r *runner) startMicro(rep *replica) {
+	k := (r.step-1)*r.cfg.AccumulationSteps + rep.micro
+	r.whenBatch(k, func() {
+		now := r.eng.Now()
+		if now > rep.mark {
+			r.spans = append(r.spans, Span{Device: rep.id, Track: TrackInput, Name: "wait for batch", Step: r.step - 1,
+				Start: rep.mark.Seconds(), Dur: (now - rep.mark).Seconds()})
+		}
+		rep.cat[catInput] += now - rep.mark
+		r.inputWait += now - rep.mark
+		rep.mark = now
+		rep.opIdx = 0
+		rep.hostT, rep.devFree = now, now
+		r.nextOp(rep)
+	})
+}
+
+// whenBatch runs fn once global batch k is on the GPU. All replicas share a batch: tf.data
+// produces the global batch and the strategy splits it. The batch is forgotten once every
+// replica took it.
+func (r *runner) whenBatch(k int, fn func()) {
+	if r.input == nil {
+		fn()
+		return
+	}
+	b := r.batches[k]
+	if b == nil {
+		b = &batch{}
+		r.batches[k] = b
+		r.input.Get(func() {
+			b.ready = true
+			for _, w := range b.waiters {
+				w()
+			}
+			b.waiters = nil
+		})
+	}
+	b.takers++
+	if b.takers == len(r.replicas) {
+		delete(r.batches, k)
+	}
+	if b.ready {
+		fn()
+		return
+	}
+	b.waiters = append(b.waiters, fn)
+}
+
+func (r *runner) plan(rep *replica) *plan { return rep.plans[rep.micro] }
+
+func (r *runner) final(rep *replica) bool { return rep.micro == len(rep.plans)-1 }
+
+// nextOp runs the op at rep.opIdx of the current micro-step. Forward and backward ops run in
+// every micro-step; at the first optimizer op the backward pass is over (endBackward); the
+// optimizer ops run after the all-reduce, in the last micro-step only.
+func (r *runner) nextOp(rep *replica) {
+	if r.oom != nil {
+		return
+	}
+	p := r.plan(rep)
+	if rep.opIdx == p.optStart && !rep.optimizing {
+		r.endBackward(rep)
+		return
+	}
+	if rep.opIdx == len(p.Ops) {
+		r.endStep(rep)
+		return
+	}
+	i := rep.opIdx
+	op := &p.Ops[i]
+	if op.Phase == models.Optimizer && !rep.slotsDone {
+		// Keras creates slot variables in optimizer.build at the first apply_gradients.
+		for _, ti := range p.Slots {
+			if !r.allocPersistent(rep, p, ti, op.Name) {
+				return
+			}
+		}
+		rep.slotsDone = true
+	}
+	rep.pend = pendingOp{name: op.Name, alloc: op.Alloc, free: op.Free, cost: p.costs[i], plan: p}
+	r.issue(rep)
+}
+
+// pendingOp is the op a replica is issuing or running. then runs at its end; nil means the
+// next op of the plan.
+type pendingOp struct {
+	name        string
+	alloc, free []int
+	cost        opCost
+	plan        *plan
+	then        func()
+}
+
+// issue issues rep.pend: the host spends its issue time, the GPU starts it when it is free and
+// the op has been issued. Allocations happen at the start, frees at the end.
+func (r *runner) issue(rep *replica) {
+	// Logical GPUs carved from one physical GPU share its SMs: with k replicas on the card
+	// running the same step in lockstep, each op takes k times as long.
+	rep.pend.cost.exec *= sim.Time(rep.share)
+	rep.hostT += rep.pend.cost.issue
+	start := max(rep.devFree, rep.hostT)
+	if start > r.eng.Now() {
+		rep.cat[catLaunch] += start - rep.mark
+		rep.mark = start
+		r.eng.At(start, rep.onStart)
+		return
+	}
+	r.opStart(rep)
+}
+
+func (r *runner) opStart(rep *replica) {
+	if r.oom != nil {
+		return
+	}
+	op := &rep.pend
+	for _, ti := range op.alloc {
+		if rep.isLive[ti] || op.plan.isPers[ti] {
+			continue
+		}
+		t := &op.plan.Tensors[ti]
+		h, ok := rep.alloc.Allocate(t.Bytes)
+		if !ok && t.Role == models.Workspace {
+			// cuDNN scratch space is requested without retry_on_failure: BFC logs "The caller
+			// indicates that this is not a failure, but may mean that there could be
+			// performance gains if more memory were available" (bfc_allocator.cc) and the
+			// autotuner picks an algorithm that fits; the op runs without the workspace.
+			r.workspaceMisses++
+			rep.failures++
+			if r.workspaceMisses == 1 {
+				r.notes = append(r.notes, fmt.Sprintf("step %d, op %s: cuDNN workspace of %s did not fit; TF logs \"the caller indicates that this is not a failure\" and falls back to an algorithm without it (the simulated op time is unchanged)", r.step, op.name, allocator.HumanReadableNumBytes(t.Bytes)))
+			}
+			continue
+		}
+		if !ok {
+			r.fail(rep, *t, op.name)
+			return
+		}
+		rep.live[ti], rep.isLive[ti] = h, true
+		r.recordMem(rep, t.Bytes)
+	}
+	rep.busy += op.cost.exec
+	r.addBusy(rep, r.eng.Now(), r.eng.Now()+op.cost.exec)
+	r.eng.At(r.eng.Now()+op.cost.exec, rep.onEnd)
+}
+
+func (r *runner) opEnd(rep *replica) {
+	if r.oom != nil {
+		return
+	}
+	now := r.eng.Now()
+	op := &rep.pend
+	if r.step <= r.cfg.TraceSteps {
+		r.spans = append(r.spans, Span{Device: rep.id, Track: TrackCompute, Name: op.name, Step: r.step - 1,
+			Start: (now - op.cost.exec).Seconds(), Dur: op.cost.exec.Seconds()})
+	} else {
+		r.spansDropped++
+	}
+	rep.kinds[op.cost.kind] += now - rep.mark
+	rep.cat[op.cost.cat] += now - rep.mark
+	rep.mark = now
+	rep.devFree = now
+	r.freeTensors(rep, op.free)
+	if then := op.then; then != nil {
+		op.then = nil
+		then()
+		return
+	}
+	rep.opIdx++
+	r.nextOp(rep)
+}
+
+// endBackward runs after the last backward op of a micro-step: gradients go into the
+// accumulators (when accumulating), then the next micro-step or the all-reduce barrier.
+func (r *runner) endBackward(rep *replica) {
+	p := r.plan(rep)
+	after := func() {
+		if r.cfg.AccumulationSteps > 1 {
+			// The micro-step's gradients are in the accumulators: dead now, on every micro-step
+			// (the all-reduce and the optimizer read the accumulators).
+			r.freeTensors(rep, p.Gradients)
+		}
+		if !r.final(rep) {
+			// Gradients were added to the accumulators and are dropped; next micro-batch.
+			r.freeStepTensors(rep)
+			rep.micro++
+			r.startMicro(rep)
+			return
+		}
+		r.barrier(rep)
+	}
+	if r.cfg.AccumulationSteps == 1 {
+		after()
+		return
+	}
+	// accumulator += gradient for every variable: read both, write one (one
+	// AssignAddVariableOp per variable; XLA fuses them into one kernel).
+	kernels := len(p.Gradients)
+	if r.cfg.XLA {
+		kernels = 1
+	}
+	c, err := r.gpu.Cost(hw.Work{Kind: hw.KindElementwise, Bytes: 3 * float64(r.gradBytes), Kernels: kernels, TF32: r.cfg.TF32})
+	if err != nil {
+		panic("train: pricing gradient accumulation: " + err.Error())
+	}
+	rep.pend = pendingOp{name: "accumulate_gradients", plan: p, then: after,
+		cost: opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: catBackward, kind: kindIndex(hw.KindElementwise)}}
+	r.issue(rep)
+}
+
+// freeTensors frees the plan tensors of the list still alive on rep (an op's dead inputs, a
+// micro-step's gradients). Frees only lower the bytes in use (and never change the pool): one
+// memory sample after them keeps the timeline's maxima.
+func (r *runner) freeTensors(rep *replica, tensors []int) {
+	freed := false
+	for _, ti := range tensors {
+		if rep.isLive[ti] {
+			rep.alloc.Free(rep.live[ti])
+			rep.isLive[ti] = false
+			freed = true
+		}
+	}
+	if freed {
+		r.recordMem(rep, 0)
+	}
+}
+
+func (r *runner) freeStepTensors(rep *replica) {
+	freed := len(rep.extra) > 0
+	for _, h := range rep.extra {
+		rep.alloc.Free(h)
+	}
+	rep.extra = rep.extra[:0]
+	for ti, l := range rep.isLive {
+		if l {
+			rep.alloc.Free(rep.live[ti])
+			rep.isLive[ti] = false
+			freed = true
+		}
+	}
+	if freed {
+		r.recordMem(rep, 0)
+	}
+}
+
+// barrier waits until every replica finished its backward pass, then all-reduces the
+// gradients: NcclAllReduce after the whole backward pass (Keras fit does not overlap them),
+// with the pack buffers of TF's _ConcatAndSplitPacker allocated on every replica.
+func (r *runner) barrier(rep *replica) {
+	r.atBarrier++
+	if r.atBarrier < len(r.replicas) {
+		return
+	}
+	now := r.eng.Now()
+	r.arStart = now
+	ar := r.allReduce
+	arTime := sim.FromSeconds(ar.Seconds)
+	for _, rp := range r.replicas {
+		rp.cat[catSync] += now - rp.mark
+		rp.mark = now
+		rp.arStartBytes = rp.alloc.Stats().BytesInUse
+		if len(r.replicas) > 1 && !r.runPackStages(rp) {
+			return
+		}
+		rp := rp
+		r.eng.At(now+arTime, func() {
+			if r.oom != nil {
+				return
+			}
+			if rp.hasReduceExtra {
+				rp.alloc.Free(rp.reduceExtra)
+				rp.hasReduceExtra = false
+				r.recordMem(rp, 0)
+			}
+			t := r.eng.Now()
+			rp.cat[catAllReduce] += t - rp.mark
+			rp.mark = t
+			rp.hostT, rp.devFree = t, t
+			rp.opIdx = r.plan(rp).optStart
+			rp.optimizing = true
+			if r.skipThis {
+				// LossScaleOptimizer: non-finite gradients skip apply_gradients on all replicas.
+				rp.opIdx = len(r.plan(rp).Ops)
+			}
+			r.nextOp(rp)
+		})
+	}
+	if len(r.replicas) > 1 {
+		r.arTimes = append(r.arTimes, arTime.Seconds())
+		for _, rp := range r.replicas {
+			r.spans = append(r.spans, Span{Device: rp.id, Track: TrackAllReduce, Name: r.allReduce.Impl, Step: r.step - 1,
+				Start: now.Seconds(), Dur: arTime.Seconds()})
+			r.addBusy(rp, now, now+arTime) // NCCL's kernels count for nvidia-smi
+		}
+	}
+}
+
+// runPackStages allocates and frees the all-reduce's buffers on one replica in TF's order.
+// The buffers left at the end (the reduced gradients) are freed with the step's tensors.
+func (r *runner) runPackStages(rep *replica) bool {
+	p := r.plan(rep)
+	bufs := rep.packBufs[:0]
+	for range r.packBufs {
+		bufs = append(bufs, -1)
+	}
+	rep.packBufs = bufs
+	rep.arPeakBytes = rep.alloc.Stats().BytesInUse
+	for _, st := range r.packStages {
+		for _, b := range st.alloc {
+			h, ok := rep.alloc.Allocate(r.packBufs[b].Bytes)
+			if !ok {
+				r.fail(rep, models.Tensor{Name: r.packBufs[b].Name, Bytes: r.packBufs[b].Bytes, DType: models.Float32}, r.arOpName()+"/"+st.name)
+				return false
+			}
+			bufs[b] = h
+			r.recordMem(rep, r.packBufs[b].Bytes)
+			rep.arPeakBytes = max(rep.arPeakBytes, rep.alloc.Stats().BytesInUse)
+		}
+		if st.name == "allreduce" && !r.allocReduceExtra(rep) {
+			return false
+		}
+		for _, b := range st.free {
+			if b < 0 {
+				for _, ti := range p.Gradients {
+					if rep.isLive[ti] {
+						rep.alloc.Free(rep.live[ti])
+						rep.isLive[ti] = false
+					}
+				}
+			} else if bufs[b] >= 0 {
+				rep.alloc.Free(bufs[b])
+				bufs[b] = -1
+			}
+		}
+		if len(st.free) > 0 {
+			r.recordMem(rep, 0)
+		}
+	}
+	// The reduced gradients stay until the end of the step; freed in allocation order.
+	rep.extra = rep.extra[:0]
+	for _, h := range bufs {
+		if h >= 0 {
+			rep.extra = append(rep.extra, h)
+		}
+	}
+	return true
+}
+
+// endStep runs when a replica finished its optimizer ops. The step ends when all have.
+func (r *runner) endStep(rep *replica) {
+	r.freeStepTensors(rep)
+	r.done++
+	if r.done < len(r.replicas) {
+		return
+	}
+	now := r.eng.Now()
+	var sum [numCats]sim.Time
+	for _, rp := range r.replicas {
+		rp.cat[catSync] += now - rp.mark
+		rp.mark = now
+		for c := range sum {
+			sum[c] += rp.cat[c]
+		}
+	}
+	r.stepTimes = append(r.stepTimes, (now - r.stepStart).Seconds())
+	r.recordStepSeries(r.stepStart, now)
+	r.breakdowns = append(r.breakdowns, sum)
+	r.kindBDs = append(r.kindBDs, r.sumKinds())
+	if r.skipThis {
+		r.skipped++
+	}
+	if r.step >= r.cfg.Steps {
+		// The input pipeline would keep prefetching; the run is over.
+		r.end = now
+		r.eng.Stop()
+		return
+	}
+	if r.canFastForward() {
+		r.fastForward()
+		return
+	}
+	r.step++
+	r.startStep()
+}
+
+func (r *runner) fail(rep *replica, t models.Tensor, op string) {
+	o := rep.alloc.LastOOM()
+	res := &OOM{Step: r.step, MicroStep: rep.micro + 1, Op: op, Tensor: t.Name, Device: rep.device,
+		Allocator: rep.alloc.Name(), Requested: t.Bytes, Time: r.eng.Now().Seconds()}
+	if r.step == 0 {
+		res.MicroStep = 0
+	}
+	msg := allocator.TensorMessage(tensorShape(t), tensorDType(t), rep.device, rep.alloc.Name())
+	res.Message = "ResourceExhaustedError: " + msg
+	if o != nil {
+		res.Log = o.Log
+		res.Fragmentation = o.Fragmentation
+		res.Time += o.Wait.Seconds()
+		res.Wait = o.Wait.Seconds()
+	}
+	r.oom = res
+	r.end = r.eng.Now()
+	r.eng.Stop()
+}
+
+// tfDType is DataTypeString of a dtype (tensorflow/core/framework/types.cc).
+func tfDType(d models.DType) string {
+	switch d {
+	case models.Float16:
+		return "half"
+	case models.BFloat16:
+		return "bfloat16"
+	case models.Int32:
+		return "int32"
+	}
+	return "float"
+}
+
+func (r *runner) recordMem(rep *replica, request int64) {
+	s := rep.alloc.Stats()
+	now := r.eng.Now()
+	rep.sampler.record(now, s.BytesInUse, s.PoolBytes)
+	if r.step >= 1 && r.step <= len(rep.profiles) {
+		rep.profiles[r.step-1].record(now-r.stepStart, s.BytesInUse, s.PoolBytes)
+	}
+	if r.ffPossible {
+		rep.trace = append(rep.trace, memEvent{at: now - r.stepStart, inUse: s.BytesInUse, pool: s.PoolBytes})
+	}
+	if s.PoolBytes != rep.lastPool {
+		if len(rep.growth) < maxGrowth {
+			rep.growth = append(rep.growth, PoolChange{Time: now.Seconds(), Step: r.step, PoolBytes: s.PoolBytes,
+				RegionBytes: s.PoolBytes - rep.lastPool, Request: request})
+		} else {
+			rep.dropped++
+		}
+		rep.lastPool = s.PoolBytes
+		rep.poolChanges++
+	}
+}
+
+// recordStepSeries adds the step's span and each GPU's busy fraction over it.
+func (r *runner) recordStepSeries(start, end sim.Time) {
+	for _, rp := range r.replicas {
+		r.spans = append(r.spans, Span{Device: rp.id, Track: TrackStep, Name: fmt.Sprintf("step %d", r.step), Step: r.step - 1,
+			Start: start.Seconds(), Dur: (end - start).Seconds()})
+		busy := 0.0
+		if end > start {
+			busy = float64(rp.busy-rp.busyAtStart) / float64(end-start)
+		}
+		r.util = append(r.util, UtilPoint{Device: rp.id, T: start.Seconds(), Busy: busy})
+	}
+}

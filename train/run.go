@@ -1,0 +1,593 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gpusim/gpusim/allocator"
+	"github.com/gpusim/gpusim/collective"
+	"github.com/gpusim/gpusim/hw"
+	"github.com/gpusim/gpusim/models"
+	"github.com/gpusim/gpusim/sim"
+	"github.com/gpusim/gpusim/train/visibility"
+)
+
+// Step-time categories of Result.Breakdown, in display order.
+const (
+	CatInput     = "input"     // waiting for the next batch from tf.data
+	CatForward   = "forward"   // forward-pass kernels
+	CatBackward  = "backward"  // backward-pass kernels (and gradient accumulation)
+	CatLaunch    = "launch"    // GPU idle while the host issues kernels (host-bound)
+	CatSync      = "sync"      // waiting for the slowest replica
+	CatAllReduce = "allreduce" // NCCL all-reduce of the gradients
+	CatOptimizer = "optimizer" // optimizer update kernels
+	CatCompile   = "compile"   // XLA compiling the step (first step, and each new input shape)
+)
+
+var categories = []string{CatInput, CatForward, CatBackward, CatLaunch, CatSync, CatAllReduce, CatOptimizer, CatCompile}
+
+const (
+	catInput = iota
+	catForward
+	catBackward
+	catLaunch
+	catSync
+	catAllReduce
+	catOptimizer
+	catCompile
+	numCats
+)
+
+// Run simulates cfg. It returns an error for a configuration TF itself would reject (bad
+// option combinations, unknown model or GPU); running out of memory is a result (Result.OOM).
+func Run(cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := newRunner(cfg)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.run()
+	if err == nil {
+		addScaling(cfg, res)
+		addPrecisionSaving(cfg, res)
+	}
+	return res, err
+}
+
+// CheckCatalog checks the names that need the model zoo and the GPU table. Errors are
+// *FieldError.
+func CheckCatalog(cfg *Config) error {
+	var errs []error
+	if cfg.Model != "" {
+		if _, err := models.Get(cfg.Model); err != nil {
+			errs = append(errs, &FieldError{Field: "model", Err: err})
+		}
+	}
+	if cfg.GPU != "" && cfg.GPUProfile == nil {
+		if _, err := hw.LookupGPU(cfg.GPU); err != nil {
+			errs = append(errs, &FieldError{Field: "hardware.gpu", Err: err})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// opCost is a plan op priced once: device time, host issue time, category.
+type opCost struct {
+	exec, issue sim.Time
+	cat         int
+	kind        int // index into hw.Kinds
+}
+
+// plan is a models.Plan with its ops priced for one GPU.
+type plan struct {
+	*models.Plan
+	batch    int
+	costs    []opCost
+	optStart int    // index of the first Optimizer-phase op (len(Ops) if none)
+	isPers   []bool // tensor is a variable or slot: allocated once per replica
+}
+
+type replica struct {
+	id      int    // replica index
+	logical int    // its logical GPU: index into runner.allocs and runner.configs
+	device  string // "/device:GPU:0"
+	alloc   allocator.Allocator
+	plans   []*plan // one per micro-step of an update
+	micro   int     // micro-step being run
+	live    []allocator.Handle
+	isLive  []bool
+	// variables, slots and accumulators, allocated once
+	persistent []allocator.Handle
+	slotsDone  bool
+
+	opIdx      int
+	share      int  // replicas on this replica's physical GPU (virtual devices)
+	optimizing bool // past the all-reduce: running optimizer ops
+	pend       pendingOp
+	onStart    func()   // r.opStart(rep), allocated once
+	onEnd      func()   // r.opEnd(rep), allocated once
+	hostT      sim.Time // when the host has issued the ops so far
+	devFree    sim.Time // when the GPU finished the previous op
+	mark       sim.Time // start of the interval not yet attributed to a category
+	cat        [numCats]sim.Time
+	kinds      kindTimes // the step's op time by hw kind (bykind.go)
+	busy       sim.Time
+
+	meter       busyMeter  // kernel time in nvidia-smi sample windows
+	stepBusyIvs []busySpan // this step's kernels, relative to its start, for fast-forward
+
+	sampler  *sampler
+	profiles [2]*sampler // memory within steps 1 and 2, relative to the step's start
+	growth   []PoolChange
+	dropped  int
+	lastPool int64
+	trace    []memEvent         // this step's memory changes, for fast-forward replay
+	extra    []allocator.Handle // all-reduce output buffers, freed at the end of the step
+	packBufs []allocator.Handle // live all-reduce buffers by index into runner.packBufs (-1: none)
+	// multi-GPU memory: the copy-based reduction's buffer on the reducing replica, bytes in use
+	// when the all-reduce started and at its peak (latest update), the gradient accumulators
+	reduceExtra    allocator.Handle
+	hasReduceExtra bool
+	arStartBytes   int64
+	arPeakBytes    int64
+	accumBytes     int64
+
+	// fast-forward bookkeeping
+	prevTrace             []memEvent
+	state, prevState      []byte
+	busyAtStart, stepBusy sim.Time
+	poolChanges, failures int  // pool size changes and failed requests so far
+	poolChangesAtStart    int  // poolChanges when the step started
+	failuresAtStart       int  // failures when the step started
+	slotsAtStart          bool // the optimizer slots existed when the step started
+}
+
+type memEvent struct {
+	at          sim.Time // offset from the step start
+	inUse, pool int64
+}
+
+// profilePoints is the resolution of Device.StepProfile.
+const profilePoints = 120
+
+// maxGrowth caps Device.Growth so that a run that regrows its pool every step (garbage
+// collection returning regions) stays O(1) in memory.
+const maxGrowth = 64
+
+type runner struct {
+	cfg        Config
+	eng        *sim.Engine
+	gpu        hw.GPU
+	model      *models.Model
+	replicas   []*replica
+	others     []ProcessResult
+	notes      []string
+	warnings   []string
+	topo       collective.Topology
+	allReduce  collective.GradientAllReduce
+	packBufs   []collective.Buffer // every buffer the all-reduce stages allocate
+	packStages []packStage         // the stages with buffer names resolved to indices
+	gradSizes  []int64             // one replica's gradient sizes, optimizer order
+
+	step      int // optimizer update being run, 1-based
+	stepStart sim.Time
+	done      int // replicas finished with the current step
+	atBarrier int
+	oom       *OOM
+
+	stepTimes       []float64
+	arTimes         []float64
+	breakdowns      [][numCats]sim.Time // per completed step, summed over replicas
+	kindBDs         []kindTimes         // per simulated step (not fast-forwarded), summed over replicas
+	ffSteps         int
+	gradBytes       int64
+	input           inputSource
+	batches         map[int]*batch
+	skips           []bool // per step (0-based): the loss scale optimizer skips the update
+	xla             xlaState
+	skipped         int
+	skipThis        bool
+	inputWait       sim.Time // summed over replicas
+	workspaceMisses int      // cuDNN workspace requests that did not fit (not an OOM in TF)
+	configs         []allocator.LogicalConfig
+	allocs          []allocator.Allocator // every logical GPU of the process, replicas first
+	devs            []*allocator.Device   // the host's physical GPUs
+	visibleIdx      []int                 // nvidia-smi index of each GPU the process sees
+	tfd             *tfDevices            // TF's device setup of the training process
+	visible         int                   // GPUs the training process sees
+	end             sim.Time              // when the last step ended or the OOM happened
+	spans           []Span
+	ffPossible      bool // fast-forward is on and every allocator can show its state
+	spansDropped    int
+	droppedAtStart  int      // spansDropped when the step started
+	arStart         sim.Time // when the step's all-reduce started
+	util            []UtilPoint
+}
+
+// batch is one global (micro-)batch of the input pipeline.
+type batch struct {
+	ready   bool
+	takers  int // replicas that asked for it
+	waiters []func()
+}
+
+func newRunner(cfg Config) (*runner, error) {
+	var gpu hw.GPU
+	if cfg.GPUProfile != nil {
+		gpu = *cfg.GPUProfile
+	} else {
+		g, err := hw.LookupGPU(cfg.GPU)
+		if err != nil {
+			return nil, &FieldError{Field: "hardware.gpu", Err: err}
+		}
+		gpu = g
+	}
+	model, err := models.Get(cfg.Model)
+	if err != nil {
+		return nil, &FieldError{Field: "model", Err: err}
+	}
+	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[int]*batch{}}
+	if err := r.setupDevices(); err != nil {
+		return nil, err
+	}
+	if r.oom != nil {
+		return r, nil // the process could not start: nothing to plan
+	}
+	if err := r.setupPlans(); err != nil {
+		return nil, err
+	}
+	if r.input, err = newInput(r.eng, cfg, len(r.replicas)); err != nil {
+		return nil, err
+	}
+	r.ffPossible = cfg.FastForward && r.input == nil
+	for _, rep := range r.replicas {
+		if !fastForwardable(rep.alloc) {
+			r.ffPossible = false
+		}
+	}
+	if err := r.setupLossScale(); err != nil {
+		return nil, err
+	}
+	r.setupXLA()
+	if err := r.setupAllReduce(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// env returns the training process's environment with cuda_visible_devices applied.
+func (r *runner) env() map[string]string {
+	env := map[string]string{}
+	for k, v := range r.cfg.Env {
+		env[k] = v
+	}
+	if r.cfg.CUDAVisibleDevices != nil {
+		if v, ok := env["CUDA_VISIBLE_DEVICES"]; ok && v != *r.cfg.CUDAVisibleDevices {
+			r.notes = append(r.notes, fmt.Sprintf("cuda_visible_devices=%q replaces env CUDA_VISIBLE_DEVICES=%q", *r.cfg.CUDAVisibleDevices, v))
+		}
+		env["CUDA_VISIBLE_DEVICES"] = *r.cfg.CUDAVisibleDevices
+	}
+	return env
+}
+
+// memoryOptions turns a process's memory settings into the TF calls allocator.StartProcess
+// applies. Mode, when set, decides which call is made: "preallocate" none (TF's default),
+// "growth" set_memory_growth(True), "limit" a logical device of LimitMiB; the other call's
+// fields are then left out (so one --set memory.limit_mib serves a comparison of the modes).
+func memoryOptions(m Memory, framework string, visible int, env map[string]string) (allocator.Options, string) {
+	o := allocator.Options{
+		Framework:          framework,
+		Growth:             m.Growth,
+		GrowthAfterLogical: m.GrowthAfterLimit && m.Growth != nil, // no set_memory_growth call, nothing to order
+		Fraction:           m.Fraction,
+		Allocator:          m.Allocator,
+		GarbageCollection:  m.GC,
+		Env:                env,
+	}
+	logical := m.LimitMiB > 0 || len(m.LogicalMiB) > 0
+	var note string
+	switch m.Mode {
+	case "preallocate", "growth":
+		if m.Mode == "growth" {
+			t := true
+			o.Growth = &t
+		}
+		if logical {
+			note = fmt.Sprintf("memory.mode=%s: the logical device limit (memory.limit_mib / logical_devices_mib) is not applied", m.Mode)
+			logical = false
+		}
+	}
+	if logical && note == "" {
+		note = growthDroppedNote(m)
+	}
+	if logical {
+		limits := m.LogicalMiB
+		if len(limits) == 0 {
+			limits = []int64{m.LimitMiB}
+		}
+		o.LogicalDevices = map[int][]int64{}
+		for i := 0; i < visible; i++ {
+			o.LogicalDevices[i] = limits
+		}
+	}
+	return o, note
+}
+
+func (r *runner) setupDevices() error {
+	devs := make([]*allocator.Device, r.cfg.GPUCount)
+	r.devs = devs
+	for i := range devs {
+		devs[i] = allocator.NewDevice(allocator.DeviceSpec{
+			Index: i, Name: r.gpu.Name, TotalBytes: r.gpu.MemoryBytes,
+			ContextBytes: r.gpu.ContextBytes, CCMajor: r.gpu.CCMajor, CCMinor: r.gpu.CCMinor,
+		})
+	}
+	// Other processes start first and keep what they allocate.
+	for i, p := range r.cfg.Processes {
+		pr := ProcessResult{Name: p.Name}
+		var pd []*allocator.Device
+		if p.GPUs == nil {
+			pd = devs
+		} else {
+			for _, g := range p.GPUs {
+				pd = append(pd, devs[g])
+			}
+		}
+		fw := p.Framework
+		if fw == "" {
+			fw = "tensorflow"
+		}
+		opts, _ := memoryOptions(p.Memory, fw, len(pd), p.Env)
+		proc, err := allocator.StartProcess(p.Name, pd, opts)
+		if err != nil {
+			pr.Err = err.Error()
+			r.others = append(r.others, pr)
+			continue
+		}
+		for _, a := range proc.Allocators() {
+			if p.UsedBytes > 0 {
+				if _, ok := a.Allocate(p.UsedBytes); !ok {
+					pr.Err = fmt.Sprintf("processes[%d] could not allocate its %s on %s", i, allocator.HumanReadableNumBytes(p.UsedBytes), a.Name())
+				}
+			}
+			pr.PoolBytes = append(pr.PoolBytes, a.Stats().PoolBytes)
+		}
+		r.others = append(r.others, pr)
+	}
+	env := r.env()
+	tfd, err := r.setupTFDevices(env, logicalLimits(r.cfg.Memory))
+	if err != nil {
+		return err
+	}
+	r.tfd = tfd
+	r.checkMixedPrecision()
+	visible := tfd.physicalGPUs()
+	r.visibleIdx = visible
+	vd := make([]*allocator.Device, len(visible))
+	for i, v := range visible {
+		vd[i] = devs[v]
+	}
+	opts, note := memoryOptions(r.cfg.Memory, "tensorflow", len(vd), env)
+	if note != "" {
+		r.notes = append(r.notes, note)
+	}
+	opts.LogicalDevices = tfd.ctx.LogicalLimits()
+	proc, err := allocator.StartProcess("train", vd, opts)
+	var ce *allocator.ConfigError
+	if errors.As(err, &ce) && ce.Type == "InternalError" {
+		// The card is full before the first tensor: creating the CUDA context fails. TF raises
+		// at GPU initialization; a simulated outcome, not a bad scenario.
+		r.oom = &OOM{Op: "GPU initialization (CUDA context)", Device: "/physical_device:GPU:0", Message: err.Error()}
+		r.visible = len(vd)
+		return nil
+	}
+	if err != nil {
+		return &FieldError{Field: memoryErrorField(r.cfg.Memory, err), Err: err}
+	}
+	allocs := proc.Allocators()
+	r.allocs = allocs
+	r.configs = proc.Configs()
+	onGPU, err := r.replicaGPUs(tfd, len(allocs))
+	if err != nil {
+		return err
+	}
+	n := len(onGPU)
+	for id, i := range onGPU {
+		rep := &replica{
+			id: id, logical: i, device: r.configs[i].Device,
+			alloc: allocs[i], sampler: newSampler(r.cfg.TimelinePoints),
+		}
+		for k := range rep.profiles {
+			rep.profiles[k] = newSampler(profilePoints)
+		}
+		for _, j := range onGPU {
+			if r.configs[j].Physical == r.configs[i].Physical {
+				rep.share++
+			}
+		}
+		rep.onStart = func() { r.opStart(rep) }
+		rep.onEnd = func() { r.opEnd(rep) }
+		r.replicas = append(r.replicas, rep)
+	}
+	r.topo = topology(r.gpu, n)
+	if r.topo.Kind == collective.PCIe && r.gpu.NVLinkBandwidth > 0 && n > 2 {
+		r.notes = append(r.notes, fmt.Sprintf("NVLink bridges join %s cards in pairs: a ring over %d GPUs crosses PCIe, so NCCL runs at PCIe speed", r.gpu.Name, n))
+	}
+	r.visible = len(visible)
+	return nil
+}
+
+// topology describes the interconnect of n GPUs of profile g as the usual servers wire them:
+// A100/H100/H200 SXM parts sit on HGX boards behind NVSwitch (DGX A100, DGX H100); older NVLink
+// parts (V100, P100: DGX-1's hybrid cube mesh) and bridged consumer cards (RTX 3090) have
+// point-to-point NVLink (bridged cards in pairs only: beyond two, the ring crosses PCIe);
+// everything else talks over PCIe.
+func topology(g hw.GPU, n int) collective.Topology {
+	t := collective.Topology{GPUs: n, Kind: collective.PCIe, LinkBandwidth: g.PCIeBandwidth,
+		CCMajor: g.CCMajor, CCMinor: g.CCMinor, MemBandwidth: g.MemBandwidth}
+	switch {
+	case g.NVLinkBandwidth >= 300e9 && g.CCMajor >= 8: // 12+ NVLink3/4 links: SXM on NVSwitch
+		t.Kind, t.LinkBandwidth = collective.NVSwitch, g.NVLinkBandwidth
+	case bridgedNVLink(g) && n > 2:
+		// A bridge joins two cards; NCCL's ring through more of them takes PCIe hops, and the
+		// ring runs at its slowest link.
+	case g.NVLinkBandwidth > 0:
+		t.Kind, t.LinkBandwidth = collective.NVLink, g.NVLinkBandwidth
+	}
+	return t
+}
+
+// splitBatch splits n as tf.distribute splits a global batch over k replicas (floor(n/k)
+// each, the first n mod k one more: visibility.SplitBatch).
+func splitBatch(n, k int) []int {
+	out, err := visibility.SplitBatch(n, k)
+	if err != nil {
+		panic("train: " + err.Error()) // n > 0 and k >= 1 hold after Validate
+	}
+	return out
+}
+
+func (r *runner) setupPlans() error {
+	replicaBatches := splitBatch(r.cfg.Batch, len(r.replicas))
+	cache := map[int]*plan{}
+	for i, rep := range r.replicas {
+		for _, mb := range splitBatch(replicaBatches[i], r.cfg.AccumulationSteps) {
+			if mb == 0 {
+				return &FieldError{Field: "batch", Err: fmt.Errorf("batch %d is smaller than replicas (%d) x accumulation_steps (%d)", r.cfg.Batch, len(r.replicas), r.cfg.AccumulationSteps)}
+			}
+			p, ok := cache[mb]
+			if !ok {
+				var err error
+				if p, err = r.makePlan(mb); err != nil {
+					return err
+				}
+				cache[mb] = p
+			}
+			rep.plans = append(rep.plans, p)
+		}
+		n := len(rep.plans[0].Tensors)
+		for _, p := range rep.plans {
+			n = max(n, len(p.Tensors))
+		}
+		rep.live = make([]allocator.Handle, n)
+		rep.isLive = make([]bool, n)
+	}
+	r.gradBytes = r.replicas[0].plans[0].GradientBytes()
+	if r.cfg.AccumulationSteps > 1 && r.model.HasBatchNorm {
+		// Seed guide, gradient accumulation: BatchNormalization normalizes each micro-batch.
+		r.warnings = append(r.warnings, fmt.Sprintf("BatchNorm statistics see only the micro-batch: %s has BatchNormalization, and with %d accumulation steps it normalizes micro-batches of %d samples, not the global batch of %d",
+			r.cfg.Model, r.cfg.AccumulationSteps, r.replicas[0].plans[0].batch, r.cfg.Batch))
+	}
+	return nil
+}
+
+// packStage is one stage of the packed all-reduce: buffers (indices into runner.packBufs) to
+// allocate, then to free (-1 = the gradients).
+type packStage struct {
+	name        string
+	alloc, free []int
+}
+
+// setupAllReduce prices the gradient all-reduce once (every update moves the same bytes) with
+// the cross-device ops MirroredStrategy selects.
+func (r *runner) setupAllReduce() error {
+	if len(r.replicas) < 2 {
+		return nil
+	}
+	p := r.replicas[0].plans[0]
+	grads := make([]int64, len(p.Gradients))
+	for i, ti := range p.Gradients {
+		grads[i] = p.Tensors[ti].Bytes
+	}
+	impl, warn, err := r.tfd.crossDeviceOps(r.cfg.CrossDeviceOps)
+	if err != nil {
+		return err
+	}
+	if warn != "" {
+		r.notes = append(r.notes, "tf.distribute: "+warn)
+	}
+	t := r.topo
+	for _, rep := range r.replicas {
+		t.Physical = append(t.Physical, r.tfd.logical[rep.logical].GPU)
+	}
+	ar, err := collective.PlanGradientAllReduce(t, grads, collective.GradientOptions{Impl: impl,
+		Pack: collective.PackOptions{NumPacks: r.cfg.NumPacks, ElemBytes: 4}})
+	if err != nil {
+		return fmt.Errorf("plan all-reduce: %w", err)
+	}
+	outOfPlace(&ar, grads, r.cfg.AccumulationSteps > 1)
+	r.gradSizes = grads
+	r.allReduce = ar
+	index := map[string]int{collective.GradientsName: -1}
+	for _, st := range ar.Pack.Stages {
+		ps := packStage{name: st.Name}
+		for _, b := range st.Alloc {
+			index[b.Name] = len(r.packBufs)
+			ps.alloc = append(ps.alloc, len(r.packBufs))
+			r.packBufs = append(r.packBufs, b)
+		}
+		for _, name := range st.Free {
+			i, ok := index[name]
+			if !ok {
+				return fmt.Errorf("plan all-reduce: stage %s frees unknown buffer %q", st.Name, name)
+			}
+			ps.free = append(ps.free, i)
+		}
+		r.packStages = append(r.packStages, ps)
+	}
+	for _, w := range ar.Warnings {
+		r.notes = append(r.notes, "all-reduce: "+w)
+	}
+	return nil
+}
+
+func (r *runner) makePlan(batch int) (*plan, error) {
+	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, Optimizer: r.cfg.Optimizer})
+	if err != nil {
+		return nil, &FieldError{Field: "model", Err: err}
+	}
+	p := &plan{Plan: mp, batch: batch, costs: make([]opCost, len(mp.Ops)), optStart: len(mp.Ops), isPers: make([]bool, len(mp.Tensors))}
+	for _, i := range mp.Persistent {
+		p.isPers[i] = true
+	}
+	for _, i := range mp.Slots {
+		p.isPers[i] = true
+	}
+	for i, op := range mp.Ops {
+		w := r.opWork(op)
+		c, err := r.gpu.Cost(w)
+		if err != nil {
+			return nil, fmt.Errorf("price op %s: %w", op.Name, err)
+		}
+		cat := catForward
+		switch op.Phase {
+		case models.Backward:
+			cat = catBackward
+		case models.Optimizer:
+			cat = catOptimizer
+			if i < p.optStart {
+				p.optStart = i
+			}
+		}
+		p.costs[i] = opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: cat, kind: kindIndex(w.Kind)}
+	}
+	return p, nil
+}
+
+// work maps a plan op to the cost model's Work.
+func work(op models.Op, tf32 bool) hw.Work {
+	kind := op.Kind.String()
+	if op.Kind == models.Recurrent {
+		kind = hw.KindMatMul // an LSTM/GRU step is a pair of GEMMs plus element-wise gates
+	}
+	dtype := hw.Float32
+	switch op.DType {
+	case models.Float16:
+		dtype = hw.Float16
+	case models.BFloat16:
+		dtype = hw.BFloat16
+	}
+	return hw.Work{Kind: kind, FLOPs: op.FLOPs, Bytes: op.Bytes, Kernels: op.Kernels, DType: dtype, TF32: tf32}
+}

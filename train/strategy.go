@@ -1,0 +1,249 @@
+package train
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/gpusim/gpusim/collective"
+	"github.com/gpusim/gpusim/models"
+)
+
+// AllReduceInfo describes MirroredStrategy's gradient all-reduce of one optimizer update.
+type AllReduceInfo struct {
+	// Impl is the cross-device ops TF selected: "nccl" (NcclAllReduce), "hierarchical_copy" or
+	// "reduction_to_one_device" (TF's fallback with virtual GPUs).
+	Impl string
+	// Topology is the interconnect the ranks use: "nvswitch", "nvlink" or "pcie"; "one GPU"
+	// when every replica is a logical GPU of the same card.
+	Topology string
+	// NumPacks is NcclAllReduce(num_packs); Calls the NCCL all-reduces per update.
+	NumPacks, Calls int
+	// GradientBytes is one replica's gradients; Seconds the all-reduce time per update;
+	// BusBW nccl-tests' bus bandwidth of it (bytes/s).
+	GradientBytes int64
+	Seconds       float64
+	BusBW         float64
+	// PackBufferBytes is the most memory the all-reduce's buffers (TF's concat/split packs and
+	// the reduced outputs) add on every replica beyond what it held when the all-reduce
+	// started; ReduceDeviceExtraBytes is what a copy-based reduction adds on the first replica
+	// (received copies and the sum), 0 for NCCL.
+	PackBufferBytes, ReduceDeviceExtraBytes int64
+	// BucketedSeconds and BucketedExposedSeconds time the alternative that all-reduces
+	// BucketBytes buckets while the backward pass runs (collective.OverlapBucketed): the
+	// communication time and the part of it the backward pass does not hide.
+	BucketBytes                             int64
+	BucketedSeconds, BucketedExposedSeconds float64
+}
+
+// Scaling compares a multi-replica run with one replica training alone on one GPU of the same
+// kind with the per-replica batch (the largest share), the same precision, accumulation and
+// input pipeline: what data parallelism bought.
+type Scaling struct {
+	// Replicas is the run's replica count; SingleBatch the batch of the one-GPU run.
+	Replicas, SingleBatch int
+	// SingleStepTime and SingleThroughput are the one-GPU run's median step and samples/s.
+	SingleStepTime, SingleThroughput float64
+	// Speedup is the run's throughput over SingleThroughput; Efficiency = Speedup / Replicas.
+	Speedup, Efficiency float64
+	// Single is the one-GPU run's median step by category (Result.Breakdown is the run's).
+	Single []Share
+}
+
+// bucketBytes is the bucket size of the overlapped comparison: PyTorch DDP's default
+// bucket_cap_mb=25 (torch/nn/parallel/distributed.py).
+const bucketBytes = 25 << 20
+
+// arOpName is the TF op or class whose allocation shows in an OOM during the all-reduce.
+func (r *runner) arOpName() string {
+	switch r.allReduce.Impl {
+	case collective.ImplHierarchicalCopy:
+		return "HierarchicalCopyAllReduce"
+	case collective.ImplReductionToOneDevice:
+		return "ReductionToOneDevice"
+	}
+	return "NcclAllReduce"
+}
+
+// allocReduceExtra allocates, on the first replica (the reducing device of the copy-based
+// reductions), the received copies and the sum collective.GradientAllReduce counts in
+// ReduceDeviceExtraBytes; they are freed when the all-reduce ends.
+func (r *runner) allocReduceExtra(rep *replica) bool {
+	b := r.allReduce.ReduceDeviceExtraBytes
+	if rep.id != 0 || b <= 0 || r.allReduce.Impl == collective.ImplNCCL {
+		return true
+	}
+	h, ok := rep.alloc.Allocate(b)
+	if !ok {
+		r.fail(rep, models.Tensor{Name: "reduce_to_device", Bytes: b, DType: models.Float32}, r.arOpName())
+		return false
+	}
+	rep.reduceExtra, rep.hasReduceExtra = h, true
+	r.recordMem(rep, b)
+	rep.arPeakBytes = max(rep.arPeakBytes, rep.alloc.Stats().BytesInUse)
+	return true
+}
+
+// outOfPlace adds the output buffers of an all-reduce that cannot reduce the gradients in
+// place. NCCL's kernel reuses its input only when it holds the buffer alone (nccl_ops.cc,
+// forward_input_or_allocate_output): the gradient accumulators are variables, so with
+// accumulation every reduced gradient gets a new buffer. ReductionToOneDevice's results are
+// add_n outputs and copies: new buffers too, and the inputs die after them.
+func outOfPlace(ar *collective.GradientAllReduce, grads []int64, accumulating bool) {
+	p := &ar.Pack
+	if len(p.Outputs) != 1 || p.Outputs[0] != collective.GradientsName {
+		return
+	}
+	if !accumulating && ar.Impl != collective.ImplReductionToOneDevice {
+		return
+	}
+	for i := range p.Stages {
+		st := &p.Stages[i]
+		if st.Name != "allreduce" {
+			continue
+		}
+		p.Outputs = nil
+		for j, b := range grads {
+			name := fmt.Sprintf("reduced_grad_%d", j)
+			st.Alloc = append(st.Alloc, collective.Buffer{Name: name, Bytes: b})
+			p.Outputs = append(p.Outputs, name)
+		}
+		st.Free = append(st.Free, collective.GradientsName)
+		return
+	}
+}
+
+// packBufferBytes replays the all-reduce stages and returns the most bytes their buffers add
+// at once over the bytes in use when the all-reduce starts (gradients alive unless they went
+// into accumulators).
+func (r *runner) packBufferBytes() int64 {
+	var cur, peak int64
+	live := r.cfg.AccumulationSteps == 1
+	alive := make([]bool, len(r.packBufs))
+	for _, st := range r.packStages {
+		for _, b := range st.alloc {
+			cur += r.rounded(r.packBufs[b].Bytes)
+			alive[b] = true
+		}
+		peak = max(peak, cur)
+		for _, b := range st.free {
+			switch {
+			case b < 0 && live:
+				for _, g := range r.gradSizes {
+					cur -= r.rounded(g)
+				}
+				live = false
+			case b >= 0 && alive[b]:
+				cur -= r.rounded(r.packBufs[b].Bytes)
+				alive[b] = false
+			}
+		}
+	}
+	return peak
+}
+
+// rounded is the size the training process's allocator books for a request: BFC rounds up to
+// kMinAllocationSize, 256 bytes (tsl/framework/bfc_allocator.cc RoundedBytes); the others book
+// the request.
+func (r *runner) rounded(n int64) int64 {
+	if r.cfg.Memory.Allocator != "" && r.cfg.Memory.Allocator != "bfc" {
+		return n
+	}
+	return (n + 255) / 256 * 256
+}
+
+// bucketed times the overlapped alternative from the step plan: each gradient is ready when
+// the backward op that produces it ends.
+func (r *runner) bucketed(p *plan) (collective.Overlap, error) {
+	ready := map[int]float64{}
+	var t float64
+	started := false
+	for i, op := range p.Ops {
+		if op.Phase != models.Backward {
+			if started {
+				break
+			}
+			continue
+		}
+		started = true
+		t += p.costs[i].exec.Seconds()
+		for _, ti := range op.Alloc {
+			if p.Tensors[ti].Role == models.Gradient {
+				ready[ti] = t
+			}
+		}
+	}
+	var grads []collective.ReadyGradient
+	for _, ti := range p.Gradients {
+		rt, ok := ready[ti]
+		if !ok {
+			rt = t
+		}
+		grads = append(grads, collective.ReadyGradient{Bytes: p.Tensors[ti].Bytes, Ready: rt})
+	}
+	sort.SliceStable(grads, func(i, j int) bool { return grads[i].Ready < grads[j].Ready })
+	return collective.OverlapBucketed(r.topo, grads, bucketBytes, "")
+}
+
+// allReduceInfo fills Result.AllReduce.
+func (r *runner) allReduceInfo() *AllReduceInfo {
+	if len(r.replicas) < 2 {
+		return nil
+	}
+	ar := r.allReduce
+	info := &AllReduceInfo{Impl: ar.Impl, Topology: r.topo.Kind, NumPacks: r.cfg.NumPacks, Calls: len(ar.Calls),
+		GradientBytes: r.gradBytes, Seconds: ar.Seconds, BusBW: ar.BusBW,
+		PackBufferBytes: r.packBufferBytes(), ReduceDeviceExtraBytes: ar.ReduceDeviceExtraBytes}
+	cards := map[int]bool{}
+	for _, rep := range r.replicas {
+		cards[r.tfd.logical[rep.logical].GPU] = true
+	}
+	if len(cards) == 1 {
+		// Logical GPUs of one card: the copies are device-memory traffic, no link is used.
+		info.Topology = "one GPU"
+	}
+	if ar.Impl == collective.ImplNCCL {
+		if o, err := r.bucketed(r.replicas[0].plans[len(r.replicas[0].plans)-1]); err == nil {
+			info.BucketBytes, info.BucketedSeconds, info.BucketedExposedSeconds = bucketBytes, o.CommSeconds, o.ExposedSeconds
+		}
+	}
+	return info
+}
+
+// addScaling runs the one-GPU comparison of a multi-replica result and sets res.Scaling and
+// res.ScalingEfficiency. The comparison keeps what decides a replica's step time (GPU, model,
+// precision, XLA, accumulation, input pipeline) and drops what concerns device choice and
+// memory sharing; when it cannot run (or runs out of memory) the efficiency stays the
+// breakdown-based estimate.
+func addScaling(cfg Config, res *Result) {
+	if res.Replicas < 2 || res.StepTime == 0 || res.OOM != nil {
+		return
+	}
+	ref := cfg
+	ref.Name = cfg.Name + " (1 GPU)"
+	ref.Strategy, ref.Device, ref.VisibleDevices, ref.SoftPlacement = "default", "", nil, nil
+	ref.StrategyDevices, ref.CrossDeviceOps = nil, ""
+	ref.Batch = slices.Max(res.ReplicaBatches)
+	ref.GPUCount, ref.CUDAVisibleDevices, ref.Processes = 1, nil, nil
+	ref.Env = map[string]string{}
+	for k, v := range cfg.Env {
+		if k != "CUDA_VISIBLE_DEVICES" {
+			ref.Env[k] = v
+		}
+	}
+	if l := cfg.Memory.LogicalMiB; len(l) > 0 {
+		// A replica on a logical GPU alone: one logical device of its limit.
+		ref.Memory.LogicalMiB, ref.Memory.LimitMiB = nil, l[0]
+	}
+	ref.TraceSteps, ref.TimelinePoints = 0, 2
+	one, err := Run(ref)
+	if err != nil || one.OOM != nil || one.Throughput == 0 {
+		return
+	}
+	s := &Scaling{Replicas: res.Replicas, SingleBatch: ref.Batch, SingleStepTime: one.StepTime,
+		SingleThroughput: one.Throughput, Single: one.Breakdown}
+	s.Speedup = finite(res.Throughput / one.Throughput)
+	s.Efficiency = s.Speedup / float64(res.Replicas)
+	res.Scaling = s
+	res.ScalingEfficiency = s.Efficiency
+}

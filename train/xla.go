@@ -1,0 +1,148 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/gpusim/gpusim/hw"
+	"github.com/gpusim/gpusim/internal/units"
+	"github.com/gpusim/gpusim/models"
+	"github.com/gpusim/gpusim/sim"
+)
+
+// XLA compile-time model, fitted to compile times measured with JAX 0.11.2 on the H200
+// (testdata/h200/xla, tools/h200/xla_compile.py: jax.jit(step).lower(args).compile() of
+// training steps of MLPs, ResNet-like CNNs and Transformer encoders, 46 to 8,803 jaxpr
+// equations). A least-squares fit without intercept (TestXLACompileFit) gives
+//
+//	compile = XLACompilePerEqn x equations + XLACompilePerGEMMShape x distinct GEMM shapes
+//
+// with a mean absolute error of 33% over the 16 compiles: the per-shape term is XLA GPU's
+// GEMM autotuning (gemm_fusion_autotuner.cc times Triton and cuBLAS candidates for every new
+// dot shape; convolutions' cuDNN autotuning measured far cheaper), the per-equation term the
+// HLO passes and LLVM code generation, which grow with the graph.
+const (
+	// XLACompilePerEqn is seconds per framework-level op (jaxpr equation) of the train step.
+	XLACompilePerEqn = 0.000561
+	// XLACompilePerGEMMShape is seconds per distinct matmul shape (autotuning).
+	XLACompilePerGEMMShape = 0.387
+	// xlaEqnsPerPlanOp converts a models.Plan op to jaxpr equations: the measured CNN block
+	// (1x1, 3x3, 1x1 convolutions, three batch norms, ReLUs, residual add: 275 equations per
+	// block for forward, backward and update, from the cnn rows' slope) is one ResNet-50 bottleneck
+	// block, which the plan prices as resnet50BlockOps ops.
+	xlaEqnsPerPlanOp = 275.0 / resnet50BlockOps
+	// resnet50BlockOps is the plan ops of ResNet-50's conv3_block2 (float32, sgd), counted by
+	// TestXLAEqnsPerPlanOp.
+	resnet50BlockOps = 38
+)
+
+// XLACompileSeconds is the simulated time XLA takes to compile one train step of plan p:
+// the plan's ops scaled to framework-level equations, plus autotuning of each distinct
+// matmul shape (ops of kind MatMul or Attention with distinct FLOPs and bytes).
+func XLACompileSeconds(p *models.Plan) float64 {
+	shapes := map[[2]float64]bool{}
+	for _, op := range p.Ops {
+		if op.Kind == models.MatMul || op.Kind == models.Attention {
+			shapes[[2]float64{op.FLOPs, op.Bytes}] = true
+		}
+	}
+	return XLACompilePerEqn*xlaEqnsPerPlanOp*float64(len(p.Ops)) + XLACompilePerGEMMShape*float64(len(shapes))
+}
+
+// xlaState is the run's compile schedule: which steps compile (a shape seen for the first
+// time), and how long one compile takes.
+type xlaState struct {
+	compiles []bool // per step (0-based)
+	last     int    // the last step (1-based) that compiles; 0 = none
+	dur      sim.Time
+	count    int
+	total    sim.Time
+}
+
+// setupXLA draws the input shape of every step (uniformly among XLADistinctShapes, seeded by
+// the run) and marks the steps that see a shape for the first time: under jit_compile=True
+// TF compiles the cluster for each new input signature (XlaCompilationCache keys on shapes),
+// the first step always. Each compile takes XLACompileSeconds of the first replica's plan.
+func (r *runner) setupXLA() {
+	if !r.cfg.XLA || len(r.replicas) == 0 {
+		return
+	}
+	n := max(r.cfg.XLADistinctShapes, 1)
+	rng := sim.Stream(r.cfg.Seed, "xla-shapes")
+	seen := make([]bool, n)
+	x := &r.xla
+	x.compiles = make([]bool, r.cfg.Steps)
+	x.dur = sim.FromSeconds(XLACompileSeconds(r.replicas[0].plans[0].Plan))
+	for i := range x.compiles {
+		s := 0
+		if i > 0 {
+			s = rng.IntN(n)
+		}
+		if !seen[s] {
+			seen[s], x.compiles[i], x.last = true, true, i+1
+		}
+	}
+}
+
+// compileThenStart starts rep's step, after compiling it when the step compiles: the host
+// compiles before it issues the step's first kernel, so the GPU idles (the tf.data pipeline
+// keeps prefetching meanwhile).
+func (r *runner) compileThenStart(rep *replica) {
+	if r.step-1 >= len(r.xla.compiles) || !r.xla.compiles[r.step-1] {
+		r.startMicro(rep)
+		return
+	}
+	d := r.xla.dur
+	if rep == r.replicas[0] {
+		r.xla.count++
+		r.xla.total += d
+	}
+	rep.cat[catCompile] += d
+	rep.mark += d
+	r.eng.At(r.eng.Now()+d, func() { r.startMicro(rep) })
+}
+
+// compilesAfter reports whether a step after step (1-based) still compiles (no fast-forward
+// past it).
+func (r *runner) compilesAfter(step int) bool { return r.xla.last > step }
+
+// xlaResult fills the result's compile counts and says what they cost.
+func (r *runner) xlaResult(res *Result) {
+	if r.xla.count == 0 {
+		return
+	}
+	res.XLACompiles = r.xla.count
+	res.XLACompileTime = r.xla.total.Seconds()
+	times := "once"
+	if r.xla.count > 1 {
+		times = fmt.Sprintf("%d times", r.xla.count)
+	}
+	msg := fmt.Sprintf("XLA compiled the train step %s, %s each (%s in all, %.0f%% of the run's %s)",
+		times, units.FormatSeconds(r.xla.dur.Seconds()), units.FormatSeconds(res.XLACompileTime),
+		100*res.XLACompileTime/max(res.Elapsed, 1e-12), units.FormatSeconds(res.Elapsed))
+	if r.xla.count > 1 {
+		msg += fmt.Sprintf(": each new input shape (xla_distinct_shapes: %d) recompiles; pad or bucket inputs to fewer shapes", r.cfg.XLADistinctShapes)
+	}
+	res.Notes = append(res.Notes, msg)
+}
+
+// opWork is the cost model's Work for a plan op. Under XLA a batch or layer norm is not a
+// cuDNN/Eigen kernel: tf2xla lowers FusedBatchNormV3 to HLO batch-norm ops that XLA's GPU
+// compiler expands into reductions and element-wise ops (BatchNormExpander in
+// gpu_compiler.cc; xla_gpu_use_cudnn_batchnorm defaults to false in debug_options_flags.cc)
+// and fuses; such a kernel is priced as hw.KindFusion, at the streaming memory efficiency
+// rather than the framework norm kernels' (hw.FuseXLA does the same on op lists).
+//
+// Under XLA every kernel of the step but the input copy (the h2d op, outside the compiled
+// program) is hw.Work.Graph: XLA's GPU runtime replays the compiled step from CUDA graphs
+// (command buffers for fusions, cuBLAS, cuDNN and custom calls are on by default; see
+// hw.GraphHostPerKernel), so the host does not launch kernel by kernel.
+func (r *runner) opWork(op models.Op) hw.Work {
+	w := work(op, r.cfg.TF32)
+	if r.cfg.XLA && w.Kind == hw.KindNorm {
+		w.Kind = hw.KindFusion
+	}
+	if r.cfg.XLA && w.Kind != hw.KindH2D {
+		w.Graph = true
+	}
+	return w
+}
