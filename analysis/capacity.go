@@ -10,7 +10,7 @@ import (
 
 // RunFunc simulates one configuration; train.Run is the default. Tests and callers that wrap
 // the run (a progress bar, a cache) pass their own.
-type RunFunc func(train.Config) (*train.Result, error)
+type RunFunc func(context.Context, train.Config) (*train.Result, error)
 
 // OOM is the out-of-memory of a trial, as TF reports it (train.OOM without the allocator log).
 type OOM struct {

@@ -30,7 +30,7 @@ func scenarioConfig(t *testing.T, name string, sets ...string) train.Config {
 func runAt(t *testing.T, cfg train.Config, batch, steps int) *train.Result {
 	t.Helper()
 	cfg.Batch, cfg.Steps = batch, steps
-	res, err := train.Run(cfg)
+	res, err := train.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ type fakeRun struct {
 	calls   []train.Config
 }
 
-func (f *fakeRun) run(cfg train.Config) (*train.Result, error) {
+func (f *fakeRun) run(_ context.Context, cfg train.Config) (*train.Result, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, cfg)
 	f.mu.Unlock()

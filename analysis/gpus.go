@@ -126,7 +126,7 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 		if o.Steps > 0 {
 			cfg.Steps = o.Steps
 		}
-		res, err := run(cfg)
+		res, err := run(ctx, cfg)
 		if err != nil {
 			return GPUTrial{}, errTrial("gpus", n, err)
 		}

@@ -38,7 +38,7 @@ func TestGPUsResNet50A100(t *testing.T) {
 		counts = append(counts, tr.GPUs)
 		c := cfg
 		c.GPUCount, c.Strategy, c.Batch = tr.GPUs, "mirrored", 256*tr.GPUs
-		res, err := train.Run(c)
+		res, err := train.Run(context.Background(), c)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -230,7 +230,7 @@ func (s *maxBatch) trial(batch int, phase string) (BatchTrial, error) {
 	cfg := s.base
 	cfg.Batch, cfg.Steps = batch, s.o.Steps
 	for ext := 0; ; ext++ {
-		res, err := s.run(cfg)
+		res, err := s.run(s.ctx, cfg)
 		if err != nil {
 			return BatchTrial{}, errTrial("batch", batch, err)
 		}

@@ -53,7 +53,7 @@
 //	obs := []calibrate.Observation{{Name: "r50", StepTime: steps.Median, Predict: func(p calibrate.Params) (calibrate.Prediction, error) {
 //		g := calibrate.ApplyParams(base, p)
 //		cfg.GPUProfile = &g
-//		res, err := train.Run(cfg)
+//		res, err := train.Run(ctx, cfg)
 //		...
 //		return calibrate.Prediction{StepTime: res.StepTime}, nil
 //	}}}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"testing"
 
 	"github.com/gpusim/gpusim/scenarios"
@@ -20,9 +21,9 @@ func simulate(t *testing.T, scenario string, sets ...string) *train.Result {
 			t.Fatal(err)
 		}
 	}
-	res, err := train.Run(s.Config)
+	res, err := train.Run(context.Background(), s.Config)
 	if err != nil {
-		t.Fatalf("train.Run(%s, %v): %v", scenario, sets, err)
+		t.Fatalf("train.Run(context.Background(), %s, %v): %v", scenario, sets, err)
 	}
 	return res
 }

@@ -27,5 +27,5 @@
 //	if err == nil {
 //		err = sc.Set("batch=512")
 //	}
-//	res, err := train.Run(sc.Config)
+//	res, err := train.Run(ctx, sc.Config)
 package scenarios

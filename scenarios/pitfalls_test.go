@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"os"
 	"regexp"
@@ -22,7 +23,7 @@ func runBuiltin(t *testing.T, name string, sets ...string) *train.Result {
 	if err := s.SetAll(sets); err != nil {
 		t.Fatalf("%s %v: %v", name, sets, err)
 	}
-	res, err := train.Run(s.Config)
+	res, err := train.Run(context.Background(), s.Config)
 	if err != nil {
 		t.Fatalf("%s %v: Run: %v", name, sets, err)
 	}
@@ -91,7 +92,7 @@ func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
 			t.Fatal(err)
 		}
 		var fe *train.FieldError
-		if _, err := train.Run(s.Config); !errors.As(err, &fe) || fe.Field != "memory.growth_after_limit" ||
+		if _, err := train.Run(context.Background(), s.Config); !errors.As(err, &fe) || fe.Field != "memory.growth_after_limit" ||
 			!strings.Contains(err.Error(), "ValueError: Cannot set memory growth on device when virtual devices configured") {
 			t.Errorf("growth-and-limit, growth after the limit: err %v, want TF's ValueError on memory.growth_after_limit", err)
 		}

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -240,7 +241,7 @@ func TestBuiltinsSimulate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := train.Run(s.Config)
+		res, err := train.Run(context.Background(), s.Config)
 		if err != nil {
 			t.Errorf("%s: Run: %v", n, err)
 			continue

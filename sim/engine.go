@@ -29,6 +29,10 @@ type Engine struct {
 	pending   int
 	stopped   bool
 	processed uint64
+	// check, when set, runs after every checkMask+1 events; Run stops when it returns true
+	// (SetInterrupt).
+	check     func() bool
+	checkMask uint64
 }
 
 // NewEngine returns an engine at time zero with no events.
@@ -87,6 +91,18 @@ func (e *Engine) Cancel(id EventID) bool {
 	return false
 }
 
+// SetInterrupt makes Run call check after every n events (n rounded up to a power of two) and
+// stop, as Stop does, when it returns true. It is how a caller bounds a run from outside the
+// events (a cancelled context, a cap on events) at the cost of one comparison per event.
+// A nil check removes it.
+func (e *Engine) SetInterrupt(n uint64, check func() bool) {
+	e.check = check
+	e.checkMask = 0
+	for e.checkMask+1 < n {
+		e.checkMask = e.checkMask<<1 | 1
+	}
+}
+
 // Stop makes Run return after the event that is running now.
 func (e *Engine) Stop() { e.stopped = true }
 
@@ -112,6 +128,9 @@ func (e *Engine) Run(until Time) int {
 		n++
 		e.processed++
 		fn()
+		if e.check != nil && e.processed&e.checkMask == 0 && e.check() {
+			e.stopped = true
+		}
 	}
 	if until >= 0 && !e.stopped && e.now < until {
 		e.now = until

@@ -84,6 +84,23 @@ func TestEngineStop(t *testing.T) {
 	}
 }
 
+func TestEngineInterrupt(t *testing.T) {
+	e := NewEngine()
+	count, checks := 0, 0
+	var tick func()
+	tick = func() { count++; e.After(1, tick) } // never runs out of events on its own
+	e.At(0, tick)
+	e.SetInterrupt(5, func() bool { checks++; return count >= 20 }) // every 8 events
+	e.Run(-1)
+	if count != 24 || checks != 3 {
+		t.Errorf("interrupt every 8 events stopping at >= 20: ran %d events, %d checks; want 24, 3", count, checks)
+	}
+	e.SetInterrupt(0, nil)
+	if e.Run(100) == 0 {
+		t.Errorf("Run after removing the interrupt ran no event")
+	}
+}
+
 func TestSchedulingInThePastPanics(t *testing.T) {
 	e := NewEngine()
 	e.At(10, func() {})

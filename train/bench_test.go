@@ -1,6 +1,9 @@
 package train
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // BenchmarkRun simulates ResNet-50 on one GPU for 1,000 steps (DESIGN.md budget: well under a
 // second; target < 0.2 s) and reports simulated steps per second of wall time.
@@ -9,7 +12,7 @@ func BenchmarkRun(b *testing.B) {
 	c.Steps = 1000
 	steps := 0
 	for b.Loop() {
-		res, err := Run(c)
+		res, err := Run(context.Background(), c)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -29,7 +32,7 @@ func BenchmarkRunMirrored8(b *testing.B) {
 	c.Steps, c.GPUCount, c.Strategy, c.Batch = 1000, 8, "mirrored", 512
 	steps := 0
 	for b.Loop() {
-		res, err := Run(c)
+		res, err := Run(context.Background(), c)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -73,8 +73,8 @@
 //
 //	cfg := train.DefaultConfig()
 //	cfg.Model, cfg.Batch, cfg.GPU = "resnet50", 256, "a100-40gb"
-//	res, err := train.Run(cfg)
-//	if err != nil { ... }          // a configuration TF would reject
+//	res, err := train.Run(ctx, cfg)
+//	if err != nil { ... }          // a configuration TF would reject, or ctx done
 //	if res.OOM != nil { ... }      // a simulated out-of-memory: a result
 //	fmt.Println(res.StepTime, res.Devices[0].PeakBytesInUse)
 package train

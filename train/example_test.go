@@ -1,6 +1,7 @@
 package train_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 func ExampleRun_oom() {
 	cfg := train.DefaultConfig()
 	cfg.Batch, cfg.GPU, cfg.Steps = 4096, "t4", 5
-	res, err := train.Run(cfg)
+	res, err := train.Run(context.Background(), cfg)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -28,7 +29,7 @@ func ExampleRun_oom() {
 func ExampleRun_mirrored() {
 	cfg := train.DefaultConfig()
 	cfg.Batch, cfg.GPUCount, cfg.Strategy, cfg.Steps = 130, 4, "mirrored", 3
-	res, err := train.Run(cfg)
+	res, err := train.Run(context.Background(), cfg)
 	if err != nil {
 		fmt.Println(err)
 		return

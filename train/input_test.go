@@ -1,6 +1,7 @@
 package train_test
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestGPUSeriesNvidiaSmi(t *testing.T) {
 		{"mirrored-4xa100", []string{"steps=20"}, "compute-bound"},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
-			res, err := train.Run(scenarioConfig(t, tc.scenario, tc.sets...))
+			res, err := train.Run(context.Background(), scenarioConfig(t, tc.scenario, tc.sets...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +66,7 @@ func TestGPUSeriesNvidiaSmi(t *testing.T) {
 	}
 
 	cfg := scenarioConfig(t, "default", "steps=60")
-	ff, err := train.Run(cfg)
+	ff, err := train.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestGPUSeriesNvidiaSmi(t *testing.T) {
 		t.Fatal("default scenario did not fast-forward: the comparison covers nothing")
 	}
 	cfg.FastForward = false
-	slow, err := train.Run(cfg)
+	slow, err := train.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestGPUSeriesNvidiaSmi(t *testing.T) {
 // A100's 256 cores let AUTOTUNE's map outrun the H200 VM's 16, and input.host.cores still wins.
 func TestInputHostFromProfile(t *testing.T) {
 	tput := func(sets ...string) *train.Result {
-		res, err := train.Run(scenarioConfig(t, "input-bound", append([]string{"steps=30", "input.map.parallel_calls=autotune", "input.prefetch=autotune", "input.map.cost_ms=40"}, sets...)...))
+		res, err := train.Run(context.Background(), scenarioConfig(t, "input-bound", append([]string{"steps=30", "input.map.parallel_calls=autotune", "input.prefetch=autotune", "input.map.cost_ms=40"}, sets...)...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +100,7 @@ func TestInputHostFromProfile(t *testing.T) {
 	if vm.Input.Parallelism > 16 || dgx.Input.Parallelism <= 16 {
 		t.Errorf("map parallelism %d on h200-vm, %d on dgx-a100: want <= 16 and > 16", vm.Input.Parallelism, dgx.Input.Parallelism)
 	}
-	if _, err := train.Run(scenarioConfig(t, "input-bound", "hardware.host.profile=nope")); err == nil {
+	if _, err := train.Run(context.Background(), scenarioConfig(t, "input-bound", "hardware.host.profile=nope")); err == nil {
 		t.Error("unknown host profile accepted")
 	}
 }
@@ -109,7 +110,7 @@ func TestInputHostFromProfile(t *testing.T) {
 // host-to-device time is about a quarter of one GPU's copy of the whole batch.
 func TestInputReplicasCopyInParallel(t *testing.T) {
 	perBatch := func(count string) float64 {
-		res, err := train.Run(scenarioConfig(t, "mirrored-4xa100", "hardware.count="+count, "batch=256", "steps=10",
+		res, err := train.Run(context.Background(), scenarioConfig(t, "mirrored-4xa100", "hardware.count="+count, "batch=256", "steps=10",
 			"input.map.parallel_calls=autotune", "input.prefetch=autotune"))
 		if err != nil {
 			t.Fatal(err)

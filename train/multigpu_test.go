@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strings"
@@ -83,7 +84,7 @@ func TestVisibilityRulesThroughRun(t *testing.T) {
 	} {
 		c := cfgWith(func(c *Config) { c.GPUCount, c.Batch, c.Steps = 4, 64, 2 })
 		tc.f(&c)
-		res, err := Run(c)
+		res, err := Run(context.Background(), c)
 		if tc.errField != "" {
 			var fe *FieldError
 			if !errors.As(err, &fe) || fe.Field != tc.errField || !strings.Contains(err.Error(), tc.errText) {
@@ -413,7 +414,7 @@ func TestExplicitCrossDeviceOps(t *testing.T) {
 			t.Errorf("cross_device_ops=%s: ran %s", impl, res.AllReduce.Impl)
 		}
 	}
-	_, err := Run(cfgWith(func(c *Config) {
+	_, err := Run(context.Background(), cfgWith(func(c *Config) {
 		c.Strategy, c.Memory.LogicalMiB, c.CrossDeviceOps = "mirrored", []int64{8192, 8192}, collective.ImplNCCL
 	}))
 	var fe *FieldError
@@ -466,7 +467,7 @@ func TestStrategyDevices(t *testing.T) {
 		t.Errorf("scaling %+v, want a comparison with one GPU at batch 32", res.Scaling)
 	}
 	for _, bad := range [][]int{{}, {0, 0}, {4}} {
-		_, err := Run(cfgWith(func(c *Config) { c.GPUCount, c.Strategy, c.StrategyDevices = 4, "mirrored", bad }))
+		_, err := Run(context.Background(), cfgWith(func(c *Config) { c.GPUCount, c.Strategy, c.StrategyDevices = 4, "mirrored", bad }))
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Field != "strategy.devices" {
 			t.Errorf("strategy.devices=%v: error %v, want one on strategy.devices", bad, err)

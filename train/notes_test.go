@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"strings"
@@ -109,7 +110,7 @@ func TestGrowthAndLimitOrder(t *testing.T) {
 			c.Memory.Growth, c.Memory.LogicalMiB, c.Memory.GrowthAfterLimit = boolPtr(false), []int64{2048, 2048}, true
 		}, "ValueError: Cannot set memory growth on device when virtual devices configured"},
 	} {
-		_, err := Run(cfgWith(tc.f))
+		_, err := Run(context.Background(), cfgWith(tc.f))
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Field != "memory.growth_after_limit" || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want a FieldError on memory.growth_after_limit with %q", tc.name, err, tc.want)
@@ -120,7 +121,7 @@ func TestGrowthAndLimitOrder(t *testing.T) {
 		func(c *Config) { c.Memory.Growth, c.Memory.GrowthAfterLimit = boolPtr(true), true },
 		func(c *Config) { c.Memory.LimitMiB, c.Memory.GrowthAfterLimit = 6144, true },
 	} {
-		if _, err := Run(cfgWith(f)); err != nil {
+		if _, err := Run(context.Background(), cfgWith(f)); err != nil {
 			t.Errorf("growth_after_limit without both calls: %v, want a run", err)
 		}
 	}

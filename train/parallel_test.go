@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"sync"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestParallelRunsAreIndependent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := Run(c)
+			res, err := Run(context.Background(), c)
 			if err != nil {
 				t.Error(err)
 				return

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ type PrecisionSaving struct {
 
 // addPrecisionSaving runs cfg again in float32 and compares peak memory, for mixed-precision
 // runs that completed. Outside the seed guide's 30-40% it adds a note saying why.
-func addPrecisionSaving(cfg Config, res *Result) {
+func addPrecisionSaving(ctx context.Context, cfg Config, res *Result) {
 	if cfg.Precision == "float32" || res.OOM != nil || len(res.Devices) == 0 || res.StepTime == 0 {
 		return
 	}
@@ -42,7 +43,7 @@ func addPrecisionSaving(cfg Config, res *Result) {
 	ref.Steps = min(cfg.Steps, 2) // slots exist from step 1's update; step 2 is the steady state
 	ref.TraceSteps, ref.TimelinePoints = 0, 2
 	ref.Input = nil // memory of the GPU does not depend on the host pipeline
-	f32, err := Run(ref)
+	f32, err := Run(ctx, ref)
 	if err != nil || len(f32.Devices) == 0 {
 		return
 	}

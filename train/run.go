@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -40,7 +41,15 @@ const (
 
 // Run simulates cfg. It returns an error for a configuration TF itself would reject (bad
 // option combinations, unknown model or GPU); running out of memory is a result (Result.OOM).
-func Run(cfg Config) (*Result, error) {
+// It returns ctx's error soon after ctx is done (within MaxEventsPerCheck events), and an
+// error wrapping ErrTooManyEvents when the run would take more than MaxEvents events.
+func Run(ctx context.Context, cfg Config) (*Result, error) { return runCapped(ctx, cfg, MaxEvents) }
+
+// runCapped is Run with a cap of maxEvents events.
+func runCapped(ctx context.Context, cfg Config, maxEvents uint64) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -48,13 +57,36 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.eng.SetInterrupt(MaxEventsPerCheck, func() bool {
+		if err := ctx.Err(); err != nil {
+			r.abort = err
+		} else if n := r.eng.Processed(); n >= maxEvents {
+			r.abort = fmt.Errorf("%w: stopped at %d events in step %d of %d (fewer steps, a smaller batch or fewer GPUs simulate in fewer events)", ErrTooManyEvents, n, r.step, cfg.Steps)
+		}
+		return r.abort != nil
+	})
 	res, err := r.run()
+	if err == nil && r.abort != nil {
+		return nil, r.abort
+	}
 	if err == nil {
-		addScaling(cfg, res)
-		addPrecisionSaving(cfg, res)
+		addScaling(ctx, cfg, res)
+		addPrecisionSaving(ctx, cfg, res)
 	}
 	return res, err
 }
+
+// MaxEvents caps the events one run simulates, so that a configuration too large to simulate
+// ends with an error instead of running for hours: about a minute of simulation at the
+// engine's tens of millions of events per second (DESIGN.md's budget), far above a 1M-step
+// ResNet-50 run on 8 GPUs with fast-forward.
+const MaxEvents = 1 << 30
+
+// MaxEventsPerCheck is how often (in events) a run looks at its context and at MaxEvents.
+const MaxEventsPerCheck = 1 << 12
+
+// ErrTooManyEvents is the error of a run stopped at MaxEvents.
+var ErrTooManyEvents = errors.New("too many simulated events")
 
 // CheckCatalog checks the names that need the model zoo and the GPU table. Errors are
 // *FieldError.
@@ -176,6 +208,7 @@ type runner struct {
 	done      int // replicas finished with the current step
 	atBarrier int
 	oom       *OOM
+	abort     error // why the engine was interrupted: ctx done, or MaxEvents reached
 
 	stepTimes       []float64
 	arTimes         []float64

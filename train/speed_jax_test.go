@@ -1,6 +1,7 @@
 package train_test
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -176,7 +177,7 @@ func jaxSimulate(r jaxRow) (*train.Result, error) {
 	if err := sc.SetAll(jaxSettings(r)); err != nil {
 		return nil, err
 	}
-	res, err := train.Run(sc.Config)
+	res, err := train.Run(context.Background(), sc.Config)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -215,7 +216,7 @@ func (r *runner) allReduceInfo() *AllReduceInfo {
 // precision, XLA, accumulation, input pipeline) and drops what concerns device choice and
 // memory sharing; when it cannot run (or runs out of memory) the efficiency stays the
 // breakdown-based estimate.
-func addScaling(cfg Config, res *Result) {
+func addScaling(ctx context.Context, cfg Config, res *Result) {
 	if res.Replicas < 2 || res.StepTime == 0 || res.OOM != nil {
 		return
 	}
@@ -236,7 +237,7 @@ func addScaling(cfg Config, res *Result) {
 		ref.Memory.LogicalMiB, ref.Memory.LimitMiB = nil, l[0]
 	}
 	ref.TraceSteps, ref.TimelinePoints = 0, 2
-	one, err := Run(ref)
+	one, err := Run(ctx, ref)
 	if err != nil || one.OOM != nil || one.Throughput == 0 {
 		return
 	}

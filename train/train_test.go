@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func cfgWith(f func(c *Config)) Config {
 
 func mustRun(t *testing.T, c Config) *Result {
 	t.Helper()
-	res, err := Run(c)
+	res, err := Run(context.Background(), c)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -186,7 +187,7 @@ func TestCUDAVisibleDevices(t *testing.T) {
 		c := cfgWith(func(c *Config) {
 			c.GPUCount, c.Strategy, c.Batch, c.Steps, c.CUDAVisibleDevices = 4, "mirrored", 64, 2, tc.env
 		})
-		res, err := Run(c)
+		res, err := Run(context.Background(), c)
 		name := "unset"
 		if tc.env != nil {
 			name = *tc.env
@@ -318,7 +319,7 @@ func TestBadConfig(t *testing.T) {
 		{"batch below replicas", func(c *Config) { c.GPUCount, c.Strategy, c.Batch = 4, "mirrored", 3 }, "batch"},
 		{"mode contradicts growth", func(c *Config) { f := false; c.Memory.Mode, c.Memory.Growth = "growth", &f }, "memory.mode"},
 	} {
-		_, err := Run(cfgWith(tc.f))
+		_, err := Run(context.Background(), cfgWith(tc.f))
 		if err == nil {
 			t.Errorf("%s: Run succeeded, want an error on %s", tc.name, tc.field)
 			continue

@@ -73,7 +73,7 @@ func runCalibrate(ctx context.Context, stdout, stderr io.Writer, args []string, 
 	case "record":
 		return runRecord(ctx, stdout, stderr, args[1:], open)
 	case "fit":
-		return runFit(stdout, args[1:])
+		return runFit(ctx, stdout, args[1:])
 	}
 	return usagef("calibrate: unknown subcommand %q (inventory, record, fit)", args[0])
 }
@@ -216,7 +216,7 @@ func writeAs(w io.Writer, format string, v any, text func(io.Writer) error) erro
 	return text(w)
 }
 
-func runFit(stdout io.Writer, args []string) error {
+func runFit(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := newCalibrateFlags("fit", stdout)
 	scenario := fs.String("scenario", "", "scenario `FILE` (or built-in name) describing the recorded jobs")
 	profileOut := fs.String("profile-out", "", "write the calibrated GPU profile to `FILE`")
@@ -260,7 +260,7 @@ func runFit(stdout io.Writer, args []string) error {
 	if *scenario == "" {
 		return usagef("calibrate fit: --scenario is required (the scenario the traces were recorded from)")
 	}
-	sim, err := newFitSimulator(*scenario)
+	sim, err := newFitSimulator(ctx, *scenario)
 	if err != nil {
 		return err
 	}
@@ -389,7 +389,7 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 }
 
 // newFitSimulator loads the scenario the traces were recorded from; train.Run simulates it.
-func newFitSimulator(scenario string) (fitSimulator, error) {
+func newFitSimulator(ctx context.Context, scenario string) (fitSimulator, error) {
 	sc, err := scenarios.Resolve(scenario)
 	if err != nil {
 		return nil, asUsage(err)
@@ -398,11 +398,12 @@ func newFitSimulator(scenario string) (fitSimulator, error) {
 	if err != nil {
 		return nil, asUsage(fmt.Errorf("%s: hardware.gpu: %w", scenario, err))
 	}
-	return &trainSimulator{scenario: scenario, base: base}, nil
+	return &trainSimulator{ctx: ctx, scenario: scenario, base: base}, nil
 }
 
 // trainSimulator runs train on the scenario with the fitted profile.
 type trainSimulator struct {
+	ctx      context.Context
 	scenario string
 	base     hw.GPU
 }
@@ -425,7 +426,7 @@ func (s *trainSimulator) Predictor(overrides []string) (calibrate.Predictor, err
 		g := calibrate.ApplyParams(s.base, p)
 		c := cfg
 		c.GPUProfile = &g
-		res, err := train.Run(c)
+		res, err := train.Run(s.ctx, c)
 		if err != nil {
 			return calibrate.Prediction{}, err
 		}

@@ -52,14 +52,14 @@ type compareConfig struct {
 
 // comparePrepare loads and checks one configuration and returns the function that simulates
 // it. A bad configuration is reported before anything runs.
-type comparePrepare func(c compareConfig) (func() (report.Run, error), error)
+type comparePrepare func(c compareConfig) (func(context.Context) (report.Run, error), error)
 
 func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	return compareMain(ctx, stdout, stderr, args, prepareScenario, compareIsTerminal(stderr))
 }
 
 // prepareScenario resolves the scenario, applies the overrides and returns a train.Run of it.
-func prepareScenario(c compareConfig) (func() (report.Run, error), error) {
+func prepareScenario(c compareConfig) (func(context.Context) (report.Run, error), error) {
 	s, err := scenarios.Resolve(c.Scenario)
 	if err != nil {
 		return nil, asUsage(err)
@@ -70,8 +70,8 @@ func prepareScenario(c compareConfig) (func() (report.Run, error), error) {
 		}
 	}
 	cfg := s.Config
-	return func() (report.Run, error) {
-		res, err := train.Run(cfg)
+	return func(ctx context.Context) (report.Run, error) {
+		res, err := train.Run(ctx, cfg)
 		if err != nil {
 			// train.Run fails only on a configuration TF itself rejects: bad input.
 			return report.Run{}, asUsage(err)
@@ -133,7 +133,7 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 		return usagef("compare: one configuration: give --vary KEY=V1,V2 or several scenarios (gpusim run simulates one)")
 	}
 	// Load and check everything first: a typo in the last configuration fails at once.
-	runs := make([]func() (report.Run, error), len(configs))
+	runs := make([]func(context.Context) (report.Run, error), len(configs))
 	for i, c := range configs {
 		if runs[i], err = prepare(c); err != nil {
 			return fmt.Errorf("compare: %s: %w", c.Label, err)
@@ -317,7 +317,7 @@ func (e *compareError) Unwrap() error { return e.err }
 // compareRunAll runs every simulation on up to jobs goroutines (each simulation has its own
 // engine, so they share nothing) and returns the results in input order, whatever order they
 // finish in. The first failure (lowest index among those that ran) stops new work.
-func compareRunAll(ctx context.Context, runs []func() (report.Run, error), jobs int, done func()) ([]report.Run, error) {
+func compareRunAll(ctx context.Context, runs []func(context.Context) (report.Run, error), jobs int, done func()) ([]report.Run, error) {
 	results := make([]report.Run, len(runs))
 	errs := make([]error, len(runs))
 	ran := make([]bool, len(runs))
@@ -331,7 +331,7 @@ func compareRunAll(ctx context.Context, runs []func() (report.Run, error), jobs 
 			defer wg.Done()
 			for i := range next {
 				ran[i] = true
-				results[i], errs[i] = runs[i]()
+				results[i], errs[i] = runs[i](ctx)
 				if errs[i] != nil {
 					cancel()
 				}

@@ -25,11 +25,11 @@ import (
 // varied values, and "memory.mode=limit" runs out of memory. Later configurations finish first
 // so the test sees whether the output order follows the input order.
 func fakePrepare(started *atomic.Int32) comparePrepare {
-	return func(c compareConfig) (func() (report.Run, error), error) {
+	return func(c compareConfig) (func(context.Context) (report.Run, error), error) {
 		if slices.Contains(c.Sets, "batch=bad") {
 			return nil, asUsage(errors.New("--set batch=bad: batch: want an integer"))
 		}
-		return func() (report.Run, error) {
+		return func(context.Context) (report.Run, error) {
 			n := started.Add(1)
 			time.Sleep(time.Duration(10-min(n, 10)) * time.Millisecond)
 			r := report.Run{Label: c.Label, Params: c.Params}

@@ -104,7 +104,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	res, err := train.Run(sc.Config)
+	res, err := train.Run(ctx, sc.Config)
 	if err != nil {
 		var fe *train.FieldError
 		if errors.As(err, &fe) {
@@ -117,7 +117,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		}
 		return fmt.Errorf("run %s: %w", sc.Name, err)
 	}
-	if err := addRemedies(fs.Arg(0), *sets, sc.Config, res); err != nil {
+	if err := addRemedies(ctx, fs.Arg(0), *sets, sc.Config, res); err != nil {
 		return fmt.Errorf("run %s: %w", sc.Name, err)
 	}
 	if *plotDir != "" {

@@ -1,0 +1,40 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// A cancelled context stops a run that would take minutes (100k steps step by step) within a
+// second, with the context's error and no result.
+func TestRunStopsOnCancel(t *testing.T) {
+	c := cfgWith(func(c *Config) { c.Steps, c.FastForward = 100_000, false })
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	res, err := Run(ctx, c)
+	if !errors.Is(err, context.Canceled) || res != nil {
+		t.Fatalf("Run cancelled after 50ms = %v, %v; want nil, context.Canceled", res, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Run took %v to notice the cancel, want < 1s", d)
+	}
+	if _, err := Run(ctx, c); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run on a done context = %v, want context.Canceled", err)
+	}
+}
+
+// A run past its event cap ends with ErrTooManyEvents naming the step it reached.
+func TestRunStopsAtEventCap(t *testing.T) {
+	c := cfgWith(func(c *Config) { c.Steps, c.FastForward = 1000, false })
+	res, err := runCapped(context.Background(), c, 1<<14)
+	if !errors.Is(err, ErrTooManyEvents) || res != nil {
+		t.Fatalf("run capped at 16384 events = %v, %v; want nil, ErrTooManyEvents", res, err)
+	}
+	t.Log(err)
+	if _, err := runCapped(context.Background(), cfgWith(func(c *Config) { c.Steps = 2 }), 1<<20); err != nil {
+		t.Errorf("2 steps under a cap of 1M events: %v", err)
+	}
+}
