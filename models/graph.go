@@ -170,7 +170,7 @@ func (g *graph) finish() (*Model, error) {
 	if len(g.outputs) == 0 {
 		return nil, fmt.Errorf("model %q has no outputs", g.name)
 	}
-	m := &Model{Name: g.name, g: g, Layers: g.layers}
+	m := &Model{Name: g.name, g: g, Layers: g.layers, plans: &planCache{}}
 	for _, w := range g.weights {
 		m.Params += w.elems
 		if w.trainable {

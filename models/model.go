@@ -3,7 +3,9 @@ package models
 import "fmt"
 
 // Model is a Keras model as gpusim sees it: its layers with shapes, parameters and FLOPs, and
-// the graph of TF ops a training step runs.
+// the graph of TF ops a training step runs. A Model is immutable once built and safe for
+// concurrent use; Get and New return one shared instance per name and options, so callers
+// must not modify its fields.
 type Model struct {
 	Name            string
 	Params          int64 // all variables, as model.summary() prints "Total params"
@@ -25,7 +27,8 @@ type Model struct {
 	InputShapes  [][]int // per input, without the batch dimension
 	OutputShapes [][]int
 
-	g *graph
+	g     *graph
+	plans *planCache // Plan's results by options (memo.go)
 }
 
 // PlanOptions says how one replica runs one step.

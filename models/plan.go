@@ -59,7 +59,8 @@ type planner struct {
 	live   int64
 }
 
-// Plan builds one training step for one replica.
+// Plan returns one training step for one replica, built at the first call for these options
+// (defaults filled in) and shared after: the Plan must not be modified.
 func (m *Model) Plan(o PlanOptions) (*Plan, error) {
 	if o.Batch <= 0 {
 		return nil, fmt.Errorf("plan %s: batch %d: must be positive", m.Name, o.Batch)
@@ -67,6 +68,17 @@ func (m *Model) Plan(o PlanOptions) (*Plan, error) {
 	if o.Precision == "" {
 		o.Precision = PrecisionFloat32
 	}
+	if opt, err := LookupOptimizer(o.Optimizer); err == nil {
+		o.Optimizer = opt.Name
+	}
+	if m.plans == nil {
+		return m.plan(o)
+	}
+	return m.plans.get(o, func() (*Plan, error) { return m.plan(o) })
+}
+
+// plan builds the step for o.
+func (m *Model) plan(o PlanOptions) (*Plan, error) {
 	pl := &planner{g: m.g, o: o, B: int64(o.Batch)}
 	switch o.Precision {
 	case PrecisionFloat32:

@@ -62,7 +62,8 @@ func Names() []string {
 // Describe returns one line about a zoo model.
 func Describe(name string) string { return zoo[name].doc }
 
-// Get builds a zoo model by its lower-case Keras name with default options. The name may
+// Get returns a zoo model by its lower-case Keras name with default options, built at the
+// first call for that name and shared after (memo.go). The name may
 // carry options after a colon: "bert-base:seq=512,head=mlm", "resnet50:image=160,classes=10",
 // "mlp:hidden=1024x1024".
 func Get(name string) (*Model, error) {
@@ -126,7 +127,7 @@ func ParseName(spec string) (string, ModelOptions, error) {
 	return name, o, nil
 }
 
-// New builds a zoo model with options.
+// New returns a zoo model with options, built at the first call and shared after.
 func New(name string, o ModelOptions) (*Model, error) {
 	name = strings.ToLower(name)
 	if a, ok := zooAliases[name]; ok {
@@ -136,11 +137,28 @@ func New(name string, o ModelOptions) (*Model, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
-	g, err := e.build(name, o)
+	return memoNew(name, o, func() (*Model, error) {
+		g, err := e.build(name, o)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", name, err)
+		}
+		return g.finish()
+	})
+}
+
+// Known reports whether spec names a zoo model with well-formed options (what Get accepts),
+// without building it: the check a configuration needs before anything runs. Options that
+// parse but that the model cannot be built with (an image too small for its strides) are
+// found by Get.
+func Known(spec string) error {
+	name, _, err := ParseName(spec)
 	if err != nil {
-		return nil, fmt.Errorf("model %s: %w", name, err)
+		return err
 	}
-	return g.finish()
+	if _, ok := zoo[name]; !ok {
+		return fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return nil
 }
 
 // zb wraps a graph for the zoo builders: the first error sticks and later calls do nothing.

@@ -93,7 +93,7 @@ var ErrTooManyEvents = errors.New("too many simulated events")
 func CheckCatalog(cfg *Config) error {
 	var errs []error
 	if cfg.Model != "" {
-		if _, err := models.Get(cfg.Model); err != nil {
+		if err := models.Known(cfg.Model); err != nil {
 			errs = append(errs, &FieldError{Field: "model", Err: err})
 		}
 	}

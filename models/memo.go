@@ -1,0 +1,59 @@
+package models
+
+import (
+	"fmt"
+	"sync"
+)
+
+// A zoo model and its plans are pure functions of their names and options, and building them
+// is most of the cost of a short simulation (ResNet-50's graph and one plan take about as long
+// as simulating its first steps). A process builds each zoo model once and each plan of a
+// model once; every caller shares the result, so a Model and a Plan are immutable after they
+// are built and safe for concurrent use. The caches hold only what was asked for: the zoo's
+// ~20 models and the plans of the (batch, precision, XLA, optimizer) points a process visits.
+
+// zooCache holds one entry per (name, options) New was called with.
+var zooCache sync.Map // zooKey -> *zooBuild
+
+type zooKey struct {
+	name string
+	opts string // ModelOptions written out (it holds a slice, so it is not comparable)
+}
+
+type zooBuild struct {
+	once sync.Once
+	m    *Model
+	err  error
+}
+
+func newZooKey(name string, o ModelOptions) zooKey {
+	return zooKey{name: name, opts: fmt.Sprintf("%d/%d/%d/%q/%v", o.ImageSize, o.SeqLen, o.Classes, o.Head, o.Hidden)}
+}
+
+// memoNew returns the model build makes for (name, o), building it at the first call only.
+// Concurrent first calls wait for the one build.
+func memoNew(name string, o ModelOptions, build func() (*Model, error)) (*Model, error) {
+	v, _ := zooCache.LoadOrStore(newZooKey(name, o), &zooBuild{})
+	b := v.(*zooBuild)
+	b.once.Do(func() { b.m, b.err = build() })
+	return b.m, b.err
+}
+
+// planCache memoizes a model's plans by their options (defaults filled in, so "" and
+// "float32", "" and "sgd" share an entry).
+type planCache struct {
+	m sync.Map // PlanOptions -> *planBuild
+}
+
+type planBuild struct {
+	once sync.Once
+	p    *Plan
+	err  error
+}
+
+func (c *planCache) get(o PlanOptions, build func() (*Plan, error)) (*Plan, error) {
+	v, _ := c.m.LoadOrStore(o, &planBuild{})
+	b := v.(*planBuild)
+	b.once.Do(func() { b.p, b.err = build() })
+	return b.p, b.err
+}
