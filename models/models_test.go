@@ -23,6 +23,9 @@ func TestParams(t *testing.T) {
 		total, trainable int64
 	}{
 		{"resnet50", 25_636_712, 25_583_592},
+		// NVIDIA's v1.5: Keras's trainable count less the 26,560 conv biases (one per batch-norm
+		// channel), plus the 1001st class (2048+1); 53,120 moving statistics on top.
+		{"resnet50-v1.5", 25_559_081 + 53_120, 25_559_081},
 		{"resnet101", 44_707_176, 44_601_832},
 		{"resnet152", 60_419_944, 60_268_520},
 		{"resnet50v2", 25_613_800, 25_568_360},
@@ -73,6 +76,9 @@ func TestFLOPs(t *testing.T) {
 		// He et al. 2015, "Deep Residual Learning", Table 1: ResNet-50 3.8 x 10^9 multiply-adds
 		// (the original v1 with the stride on the first 1x1 conv, as Keras builds it).
 		{"resnet50", 2 * 3.8, "He et al. 2015 Table 1"},
+		// torchvision's ResNet-50 is v1.5 (stride on the 3x3): its models table gives 4.09
+		// GFLOPS (multiply-adds); the 1001st class adds 2 KFLOPs.
+		{"resnet50-v1.5", 2 * 4.09, "torchvision models table"},
 		{"resnet101", 2 * 7.6, "He et al. 2015 Table 1"},
 		{"resnet152", 2 * 11.3, "He et al. 2015 Table 1"},
 		// torchvision model table (pytorch.org/vision/stable/models.html), VGG16 "GFLOPS" 15.47

@@ -24,6 +24,7 @@ type zooEntry struct {
 var zoo = map[string]zooEntry{
 	"mlp":            {buildMLP, "MLP: Flatten(28x28x1) → Dense 512 relu → Dense 512 relu → Dense 10 softmax (MNIST)"},
 	"resnet50":       {resnetV1(3, 4, 6, 3), "keras.applications.ResNet50"},
+	"resnet50-v1.5":  {buildResNet50V15, "NVIDIA's ResNet-50 v1.5 (DeepLearningExamples, tf_cnn_benchmarks): no conv biases, stride on the 3x3, 1001 classes"},
 	"resnet101":      {resnetV1(3, 4, 23, 3), "keras.applications.ResNet101"},
 	"resnet152":      {resnetV1(3, 8, 36, 3), "keras.applications.ResNet152"},
 	"resnet50v2":     {buildResNet50V2, "keras.applications.ResNet50V2"},
@@ -47,6 +48,7 @@ var zoo = map[string]zooEntry{
 var zooAliases = map[string]string{
 	"gpt2-small": "gpt2", "vit_b16": "vit-b16", "vit-b/16": "vit-b16", "bert_base": "bert-base",
 	"bert_large": "bert-large", "gpt2_medium": "gpt2-medium", "lstm-imdb": "lstm",
+	"resnet50v1.5": "resnet50-v1.5", "resnet50_v1.5": "resnet50-v1.5", "rn50v1.5": "resnet50-v1.5", "resnet50-nvidia": "resnet50-v1.5",
 }
 
 // Names lists the zoo's model names, sorted.
