@@ -1,0 +1,348 @@
+package analysis
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Sources of the measurements Validate compares with.
+const (
+	// SourceDLE is NVIDIA's DeepLearningExamples README tables: real TensorFlow 1.x/2.x on
+	// DGX-1/DGX-2/DGX A100, throughput (testdata/dle).
+	SourceDLE = "dle"
+	// SourcePyTorch is the PyTorch-eager training steps recorded on the H200 (testdata/h200).
+	SourcePyTorch = "h200-pytorch"
+	// SourceJAX is the jitted pure-JAX training steps on the H200 (testdata/h200/jax).
+	SourceJAX = "h200-jax"
+	// SourceKeras is real Keras 3 model.fit on the JAX backend on the H200
+	// (testdata/h200/keras).
+	SourceKeras = "h200-keras"
+)
+
+// Measurement is one real measurement the project ships, with the scenario that reproduces it.
+type Measurement struct {
+	// Source is one of the Source constants; Ref names the file and line it was read from,
+	// and for DLE rows the README and commit it came from.
+	Source, Ref string
+	// Framework is what ran it ("TF 1.15 (NGC 20.06-tf1-py3)", "PyTorch 2.11 eager", ...).
+	Framework string
+	// Model is the gpusim zoo spec ("resnet50-v1.5", "bert-large:seq=384").
+	Model string
+	// GPU is the gpusim profile name and GPUs how many ran data-parallel.
+	GPU  string
+	GPUs int
+	// Batch is the batch per GPU.
+	Batch int
+	// Precision is the Keras policy ("float32", "mixed_float16", "mixed_bfloat16"), TF32 whether
+	// TF32 math was on, Label the measurement's own name for it ("amp_fp16", "tf32", "bf16").
+	Precision string
+	TF32      bool
+	Label     string
+	XLA       bool
+	Optimizer string
+	// StepTime says the value is a step time in seconds; otherwise it is a throughput in
+	// samples per second summed over the GPUs.
+	StepTime bool
+	Value    float64
+	// Data is "real" (a dataset read from disk) or "synthetic"; Note is free text (how the XLA
+	// flag is known, what stands in for what).
+	Data, Note string
+	// Version groups measurements taken together (one README version and table, one
+	// recording run), so that ratios pair like with like.
+	Version string
+}
+
+// ReadMeasurements reads every measurement under dir (the repository's testdata): the DLE
+// rows gpusim can simulate (dle/dle_tf.csv), the PyTorch H200 steps (h200/steps.csv, float32
+// CNN rows replaced by their NCHW re-run in h200/nchw as TF lays them out), the JAX steps
+// (h200/jax/steps.csv) and the Keras steps (h200/keras/steps.csv) where present. Errors name
+// the file, line and column.
+func ReadMeasurements(dir string) ([]Measurement, error) {
+	var all []Measurement
+	dle, err := readDLE(filepath.Join(dir, "dle", "dle_tf.csv"))
+	if err != nil {
+		return nil, err
+	}
+	all = append(all, dle...)
+	pt, err := readPyTorch(filepath.Join(dir, "h200"))
+	if err != nil {
+		return nil, err
+	}
+	all = append(all, pt...)
+	for _, f := range []struct {
+		path, source, framework string
+	}{
+		{filepath.Join(dir, "h200", "jax", "steps.csv"), SourceJAX, "JAX 0.11.2 jit (pure JAX step)"},
+		{filepath.Join(dir, "h200", "keras", "steps.csv"), SourceKeras, "Keras 3 model.fit, JAX backend, jit_compile"},
+	} {
+		ms, err := readJAXLike(f.path, f.source, f.framework)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ms...)
+	}
+	return all, nil
+}
+
+// table is a CSV file read with its header, for line-numbered errors.
+type table struct {
+	path string
+	col  map[string]int
+	rows [][]string
+}
+
+func readTable(path string, need ...string) (*table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseTable(path, f, need...)
+}
+
+func parseTable(path string, r io.Reader, need ...string) (*table, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	recs, err := cr.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s:1: no header", path)
+	}
+	t := &table{path: path, col: map[string]int{}, rows: recs[1:]}
+	for i, h := range recs[0] {
+		t.col[h] = i
+	}
+	for _, k := range need {
+		if _, ok := t.col[k]; !ok {
+			return nil, fmt.Errorf("%s:1: %s: missing column", path, k)
+		}
+	}
+	return t, nil
+}
+
+// get returns row i's value of column k ("" when absent).
+func (t *table) get(i int, k string) string {
+	j, ok := t.col[k]
+	if !ok || j >= len(t.rows[i]) {
+		return ""
+	}
+	return strings.TrimSpace(t.rows[i][j])
+}
+
+func (t *table) line(i int) int { return i + 2 }
+
+func (t *table) ref(i int) string { return fmt.Sprintf("%s:%d", filepath.ToSlash(t.path), t.line(i)) }
+
+func (t *table) float(i int, k string) (float64, error) {
+	v, err := strconv.ParseFloat(t.get(i, k), 64)
+	if err != nil || !(v > 0) {
+		return 0, fmt.Errorf("%s:%d: %s: %q is not a positive number", t.path, t.line(i), k, t.get(i, k))
+	}
+	return v, nil
+}
+
+func (t *table) int(i int, k string) (int, error) {
+	v, err := strconv.Atoi(t.get(i, k))
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%s:%d: %s: %q is not a positive integer", t.path, t.line(i), k, t.get(i, k))
+	}
+	return v, nil
+}
+
+// readDLE reads testdata/dle/dle_tf.csv (tools/dle/select.py's output; README.md there says
+// which rows and why).
+func readDLE(path string) ([]Measurement, error) {
+	t, err := readTable(path, "source_path", "commit", "framework_version", "system", "num_gpus", "precision",
+		"xla", "xla_source", "batch_per_gpu", "value", "data", "model", "gpu", "gpusim_precision", "optimizer", "table_heading")
+	if err != nil {
+		return nil, err
+	}
+	var out []Measurement
+	for i := range t.rows {
+		m := Measurement{Source: SourceDLE, Framework: t.get(i, "framework_version"), Model: t.get(i, "model"),
+			GPU: t.get(i, "gpu"), Label: t.get(i, "precision"), Precision: t.get(i, "gpusim_precision"),
+			Optimizer: t.get(i, "optimizer"), Data: t.get(i, "data"),
+			// NGC's TF containers run float32 math as TF32 on Ampere (NVIDIA_TF32_OVERRIDE unset),
+			// as stock TF 2.4+ does: TF32 is on for every row; it changes nothing before Ampere.
+			TF32: true,
+		}
+		m.Ref = fmt.Sprintf("%s (%s@%s, %q)", t.ref(i), t.get(i, "source_path"), t.get(i, "commit"), t.get(i, "table_heading"))
+		m.Version = strings.Join([]string{t.get(i, "source_path"), t.get(i, "commit"), t.get(i, "system"), t.get(i, "table_heading")}, "|")
+		switch t.get(i, "xla") {
+		case "yes":
+			m.XLA = true
+		case "no":
+		default:
+			return nil, fmt.Errorf("%s:%d: xla: %q: want yes or no", t.path, t.line(i), t.get(i, "xla"))
+		}
+		if s := t.get(i, "xla_source"); s != "stated" {
+			m.Note = "XLA " + s
+		}
+		if m.GPUs, err = t.int(i, "num_gpus"); err != nil {
+			return nil, err
+		}
+		if m.Batch, err = t.int(i, "batch_per_gpu"); err != nil {
+			return nil, err
+		}
+		if m.Value, err = t.float(i, "value"); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// h200Precision maps the H200 recordings' prec column to a Keras policy and the TF32 flag.
+func h200Precision(t *table, i int) (policy string, tf32 bool, err error) {
+	switch p := t.get(i, "prec"); p {
+	case "fp32":
+		return "float32", false, nil
+	case "tf32":
+		return "float32", true, nil
+	case "bf16":
+		return "mixed_bfloat16", true, nil
+	case "fp16":
+		return "mixed_float16", true, nil
+	default:
+		return "", false, fmt.Errorf("%s:%d: prec: %q: want fp32, tf32, bf16 or fp16", t.path, t.line(i), p)
+	}
+}
+
+// h200Model is the zoo spec and optimizer of a recorded model: the harnesses ran BERT with its
+// masked-LM head at sequence 128 and GPT-2 at 1024 with AdamW, the CNNs with SGD momentum.
+func h200Model(name string, size int) (spec, optimizer string) {
+	switch name {
+	case "bert-base":
+		return fmt.Sprintf("bert-base:seq=%d,head=mlm", size), "adamw"
+	case "gpt2":
+		return fmt.Sprintf("gpt2:seq=%d", size), "adamw"
+	}
+	if size > 0 && size != 224 {
+		return fmt.Sprintf("%s:image=%d", name, size), "momentum"
+	}
+	return name, "momentum"
+}
+
+// readPyTorch reads h200/steps.csv and h200/nchw/steps.csv. TF's layout optimizer runs
+// float32 convolutions NCHW (generic_layout_optimizer.cc), so the NCHW re-run replaces the
+// float32/TF32 CNN rows, except MobileNetV2's (TF runs its depthwise convolutions with its own
+// kernels, not cuDNN's slow NCHW depthwise ones); configs measured only in the NCHW run are
+// added.
+func readPyTorch(dir string) ([]Measurement, error) {
+	read := func(path, version string) ([]Measurement, error) {
+		t, err := readTable(path, "model", "prec", "batch", "seq_or_res", "step_s")
+		if err != nil {
+			return nil, err
+		}
+		var out []Measurement
+		for i := range t.rows {
+			m := Measurement{Source: SourcePyTorch, Ref: t.ref(i), Framework: "PyTorch 2.11 eager (" + version + ")",
+				GPU: "h200", GPUs: 1, Label: t.get(i, "prec"), StepTime: true, Data: "synthetic", Version: version}
+			size, _ := strconv.Atoi(t.get(i, "seq_or_res"))
+			m.Model, m.Optimizer = h200Model(t.get(i, "model"), size)
+			if m.Precision, m.TF32, err = h200Precision(t, i); err != nil {
+				return nil, err
+			}
+			if m.Batch, err = t.int(i, "batch"); err != nil {
+				return nil, err
+			}
+			if m.Value, err = t.float(i, "step_s"); err != nil {
+				return nil, err
+			}
+			out = append(out, m)
+		}
+		return out, nil
+	}
+	nhwc, err := read(filepath.Join(dir, "steps.csv"), "NHWC")
+	if err != nil {
+		return nil, err
+	}
+	nchw, err := read(filepath.Join(dir, "nchw", "steps.csv"), "NCHW")
+	if err != nil {
+		return nil, err
+	}
+	key := func(m Measurement) string { return fmt.Sprintf("%s|%s|%d", m.Model, m.Label, m.Batch) }
+	byKey := map[string]Measurement{}
+	for _, m := range nchw {
+		byKey[key(m)] = m
+	}
+	seen := map[string]bool{}
+	for i, m := range nhwc {
+		seen[key(m)] = true
+		isCNN := !strings.HasPrefix(m.Model, "bert") && !strings.HasPrefix(m.Model, "gpt2")
+		if n, ok := byKey[key(m)]; ok && m.Precision == "float32" && isCNN && m.Model != "mobilenetv2" {
+			nhwc[i] = n
+		}
+	}
+	for _, m := range nchw {
+		if !seen[key(m)] {
+			nhwc = append(nhwc, m)
+		}
+	}
+	// One ratio group per recording: the NCHW float32 rows stand in for the NHWC run's.
+	for i := range nhwc {
+		nhwc[i].Version = "h200-pytorch"
+	}
+	return nhwc, nil
+}
+
+// readJAXLike reads a steps.csv in tools/h200/jax_step.py's format (model, prec, batch, size,
+// optimizer, step_s, error): the JAX steps and the Keras model.fit steps. Rows with an error
+// (a config that failed on the device) or no step time are skipped.
+func readJAXLike(path, source, framework string) ([]Measurement, error) {
+	t, err := readTable(path, "model", "prec", "batch", "step_s")
+	if err != nil {
+		return nil, err
+	}
+	var out []Measurement
+	for i := range t.rows {
+		if t.get(i, "error") != "" || t.get(i, "step_s") == "" {
+			continue
+		}
+		m := Measurement{Source: source, Ref: t.ref(i), Framework: framework, GPU: "h200", GPUs: 1,
+			Label: t.get(i, "prec"), XLA: true, StepTime: true, Data: "synthetic", Version: source}
+		size, _ := strconv.Atoi(t.get(i, "size"))
+		m.Model, m.Optimizer = h200Model(t.get(i, "model"), size)
+		if source == SourceJAX && t.get(i, "model") == "bert-base" {
+			// jax_step.py trains BERT-base with a classification head (testdata/h200/jax/README.md).
+			m.Model = fmt.Sprintf("bert-base:seq=%d", size)
+		}
+		if o := t.get(i, "optimizer"); o != "" {
+			m.Optimizer = o
+		}
+		if m.Precision, m.TF32, err = h200Precision(t, i); err != nil {
+			return nil, err
+		}
+		if m.Batch, err = t.int(i, "batch"); err != nil {
+			return nil, err
+		}
+		if m.Value, err = t.float(i, "step_s"); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,455 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gpusim/gpusim/train"
+)
+
+// Validation: every real measurement the project ships (ReadMeasurements) run through
+// train.Run as a user would write it, predicted against measured.
+//
+// Errors are relative, predicted/measured - 1, in the measurement's own metric: throughput
+// (samples/s over all GPUs) for the DLE tables, step time for the H200 recordings, so a
+// positive error is a prediction too fast for a throughput and too slow for a step time. A
+// predicted OOM of a run that really ran is listed and counted apart, never averaged in.
+//
+// Groups: single-GPU DLE throughput by GPU, model, precision and XLA (the accuracy figures);
+// multi-GPU DLE rows in their own group (NVIDIA ran them with Horovod, gpusim simulates
+// MirroredStrategy); each H200 recording by model and precision. Ratios pair measurements of
+// one README table version (or one recording run) that differ in one knob only: XLA on/off at
+// the same precision and batch, AMP over TF32/FP32 at the same XLA setting (each at its own
+// batch, as the tables ran them).
+//
+// Hold-outs: leave-one-GPU-out and leave-one-model-out over the single-GPU DLE rows. Refit,
+// when set, refits the constants the cost model fits on the training part and predicts the
+// held-out part with them; without it the held-out figure is the plain prediction, and the
+// output says that no constant is fitted on these tables.
+
+// ValidateOptions shapes Validate.
+type ValidateOptions struct {
+	// Steps is the optimizer updates each run simulates (0 = 20: under XLA the first step
+	// compiles and the median is taken over the steady steps).
+	Steps int
+	// Jobs is how many runs go at once; the result does not depend on it.
+	Jobs int
+	// Run simulates one configuration (nil = train.Run).
+	Run RunFunc
+	// Refit, when not nil, refits the cost model on training measurements and returns the
+	// RunFunc that predicts with the refitted constants, and a line naming what it fitted.
+	Refit func(ctx context.Context, training []Measurement) (RunFunc, string, error)
+}
+
+// ValidationRow is one measurement and its prediction.
+type ValidationRow struct {
+	Measurement
+	// Predicted is in the measurement's metric (0 when OOM or Error is set).
+	Predicted float64 `json:"predicted"`
+	// Err is Predicted/Value - 1.
+	Err float64 `json:"error"`
+	// OOM is the simulated OOM message of a run that really ran; Error a configuration the
+	// simulator rejected.
+	OOM   string `json:"oom,omitempty"`
+	Error string `json:"run_error,omitempty"`
+}
+
+// ok reports whether the row has a prediction to compare.
+func (r ValidationRow) ok() bool { return r.OOM == "" && r.Error == "" }
+
+// GroupError is the error over one group of rows.
+type GroupError struct {
+	// Set is the family of rows ("dle 1-GPU", "h200-pytorch", ...), By what the group is keyed
+	// by ("all", "gpu", "model", "precision", "xla") and Key its value.
+	Set, By, Key string
+	N            int
+	// MAE is the mean absolute relative error, Bias the mean signed one, Max the largest
+	// absolute one.
+	MAE, Bias, Max float64
+	// Failed counts the rows of the group with a predicted OOM or a rejected configuration.
+	Failed int
+}
+
+// Ratio is a measured ratio of two rows and its prediction.
+type Ratio struct {
+	// Kind is "xla on/off", "amp/tf32", "amp/fp32", "bf16/tf32" or "fp16/tf32".
+	Kind, Set string
+	// Num and Den are the two rows (indices into Validation.Rows).
+	Num, Den            int
+	Measured, Predicted float64
+	Err                 float64
+}
+
+// HoldOut is one leave-one-out fold.
+type HoldOut struct {
+	// By is "gpu" or "model", Held the held-out value.
+	By, Held string
+	// Train and N are the training and held-out row counts; FitMAE the error on the training
+	// rows and HeldMAE on the held-out ones, both with the constants of this fold.
+	Train, N        int
+	FitMAE, HeldMAE float64
+}
+
+// Validation is Validate's report.
+type Validation struct {
+	Rows       []ValidationRow
+	Groups     []GroupError
+	Ratios     []Ratio
+	RatioSets  []GroupError // MAE of the ratios per (set, kind)
+	HoldOuts   []HoldOut
+	HoldOutSum []GroupError // mean of HeldMAE over folds, by "gpu" and "model"
+	// Notes say what the figures rest on (which constants are fitted where).
+	Notes []string
+}
+
+// Set names the family a row belongs to.
+func (m Measurement) Set() string {
+	if m.Source == SourceDLE {
+		if m.GPUs > 1 {
+			return "dle multi-GPU"
+		}
+		return "dle 1-GPU"
+	}
+	return m.Source
+}
+
+// Config is the train.Config a user would write for the measurement.
+func (m Measurement) Config(steps int) train.Config {
+	c := train.DefaultConfig()
+	c.Model, c.GPU, c.GPUCount = m.Model, m.GPU, m.GPUs
+	c.Batch = m.Batch * m.GPUs
+	c.Precision, c.TF32, c.XLA, c.Optimizer = m.Precision, m.TF32, m.XLA, m.Optimizer
+	if m.GPUs > 1 {
+		c.Strategy = "mirrored"
+	}
+	c.Steps = steps
+	c.Name = m.Ref
+	return c
+}
+
+// Validate runs every measurement and reports the errors.
+func Validate(ctx context.Context, ms []Measurement, o ValidateOptions) (*Validation, error) {
+	if o.Steps <= 0 {
+		o.Steps = 20
+	}
+	rows, err := predict(ctx, ms, o, runFunc(o.Run))
+	if err != nil {
+		return nil, err
+	}
+	v := &Validation{Rows: rows}
+	v.Groups = groupErrors(rows)
+	v.Ratios = ratios(rows)
+	v.RatioSets = ratioSets(v.Ratios)
+	if err := v.holdOuts(ctx, ms, o); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// predict runs ms on o.Jobs goroutines; rows keep ms's order.
+func predict(ctx context.Context, ms []Measurement, o ValidateOptions, run RunFunc) ([]ValidationRow, error) {
+	rows := make([]ValidationRow, len(ms))
+	jobs := max(o.Jobs, 1)
+	sem := make(chan struct{}, jobs)
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r := ValidationRow{Measurement: m}
+			res, err := run(m.Config(o.Steps))
+			switch {
+			case err != nil:
+				r.Error = err.Error()
+			case res.OOM != nil:
+				r.OOM = res.OOM.Message
+			case m.StepTime:
+				r.Predicted = res.StepTime
+			default:
+				r.Predicted = res.Throughput
+			}
+			if r.ok() {
+				r.Err = r.Predicted/m.Value - 1
+			}
+			rows[i] = r
+		}()
+	}
+	wg.Wait()
+	return rows, ctx.Err()
+}
+
+// errStats folds relative errors into a GroupError.
+func errStats(set, by, key string, errs []float64, failed int) GroupError {
+	g := GroupError{Set: set, By: by, Key: key, N: len(errs), Failed: failed}
+	for _, e := range errs {
+		g.MAE += math.Abs(e)
+		g.Bias += e
+		g.Max = max(g.Max, math.Abs(e))
+	}
+	if len(errs) > 0 {
+		g.MAE /= float64(len(errs))
+		g.Bias /= float64(len(errs))
+	}
+	return g
+}
+
+// groupKeys returns the (by, key) pairs a row is grouped under.
+func groupKeys(r ValidationRow) [][2]string {
+	keys := [][2]string{{"all", ""}, {"model", r.Model}, {"precision", r.Label}, {"xla", onOff(r.XLA)}}
+	if r.Source == SourceDLE {
+		keys = append(keys, [2]string{"gpu", r.GPU})
+		if r.GPUs > 1 {
+			keys = append(keys, [2]string{"gpus", fmt.Sprint(r.GPUs)})
+		}
+	} else {
+		keys = append(keys, [2]string{"batch", fmt.Sprint(r.Batch)})
+	}
+	return keys
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// setOrder puts the accuracy figures first.
+var setOrder = map[string]int{"dle 1-GPU": 0, "dle multi-GPU": 1, SourceKeras: 2, SourceJAX: 3, SourcePyTorch: 4}
+var byOrder = map[string]int{"all": 0, "gpu": 1, "model": 2, "precision": 3, "xla": 4, "batch": 5, "gpus": 6}
+
+func groupErrors(rows []ValidationRow) []GroupError {
+	type acc struct {
+		errs   []float64
+		failed int
+	}
+	groups := map[[3]string]*acc{}
+	for _, r := range rows {
+		for _, k := range groupKeys(r) {
+			id := [3]string{r.Set(), k[0], k[1]}
+			a := groups[id]
+			if a == nil {
+				a = &acc{}
+				groups[id] = a
+			}
+			if r.ok() {
+				a.errs = append(a.errs, r.Err)
+			} else {
+				a.failed++
+			}
+		}
+	}
+	var out []GroupError
+	for id, a := range groups {
+		out = append(out, errStats(id[0], id[1], id[2], a.errs, a.failed))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Set != b.Set {
+			return setOrder[a.Set] < setOrder[b.Set] || setOrder[a.Set] == setOrder[b.Set] && a.Set < b.Set
+		}
+		if a.By != b.By {
+			return byOrder[a.By] < byOrder[b.By]
+		}
+		return a.Key < b.Key
+	})
+	return out
+}
+
+// precisionClass is the family a label belongs to for AMP ratios.
+func precisionClass(r ValidationRow) string {
+	switch r.Label {
+	case "amp_fp16", "amp", "fp16":
+		if r.Source == SourceDLE {
+			return "amp"
+		}
+		return "fp16"
+	}
+	return r.Label
+}
+
+// ratios pairs rows of one version that differ in XLA only, or in precision only (the
+// half-precision row over the float32 one).
+func ratios(rows []ValidationRow) []Ratio {
+	var out []Ratio
+	add := func(kind string, num, den int) {
+		a, b := rows[num], rows[den]
+		if !a.ok() || !b.ok() {
+			return
+		}
+		meas, pred := a.Value/b.Value, a.Predicted/b.Predicted
+		if a.StepTime {
+			// A speedup is the inverse ratio of step times.
+			meas, pred = b.Value/a.Value, b.Predicted/a.Predicted
+		}
+		out = append(out, Ratio{Kind: kind, Set: a.Set(), Num: num, Den: den, Measured: meas, Predicted: pred, Err: pred/meas - 1})
+	}
+	same := func(a, b ValidationRow) bool {
+		return a.Version == b.Version && a.Source == b.Source && a.Model == b.Model && a.GPU == b.GPU && a.GPUs == b.GPUs
+	}
+	for i, a := range rows {
+		for j, b := range rows {
+			if i == j || !same(a, b) {
+				continue
+			}
+			if a.XLA && !b.XLA && a.Label == b.Label && a.Batch == b.Batch {
+				add("xla on/off", i, j)
+			}
+			if a.XLA != b.XLA || a.Precision == "float32" || b.Precision != "float32" {
+				continue
+			}
+			if a.Source != SourceDLE && a.Batch != b.Batch {
+				continue
+			}
+			add(precisionClass(a)+"/"+b.Label, i, j)
+		}
+	}
+	return out
+}
+
+func ratioSets(rs []Ratio) []GroupError {
+	m := map[[2]string][]float64{}
+	for _, r := range rs {
+		m[[2]string{r.Set, r.Kind}] = append(m[[2]string{r.Set, r.Kind}], r.Err)
+	}
+	var out []GroupError
+	for k, errs := range m {
+		out = append(out, errStats(k[0], "ratio", k[1], errs, 0))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Set != out[j].Set {
+			return setOrder[out[i].Set] < setOrder[out[j].Set]
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out
+}
+
+// holdOuts fills the leave-one-GPU-out and leave-one-model-out folds over the single-GPU DLE
+// rows.
+func (v *Validation) holdOuts(ctx context.Context, ms []Measurement, o ValidateOptions) error {
+	var idx []int
+	for i, m := range ms {
+		if m.Set() == "dle 1-GPU" {
+			idx = append(idx, i)
+		}
+	}
+	if o.Refit == nil {
+		v.Notes = append(v.Notes, "hold-outs: no cost-model constant is fitted on the DLE tables "+
+			"(hw.DefaultEfficiency is fitted on the H200 recordings, testdata/h200), so every DLE figure "+
+			"is already out of sample and each held-out figure is the plain prediction")
+	}
+	for _, by := range []string{"gpu", "model"} {
+		key := func(m Measurement) string {
+			if by == "gpu" {
+				return m.GPU
+			}
+			return m.Model
+		}
+		vals := map[string]bool{}
+		for _, i := range idx {
+			vals[key(ms[i])] = true
+		}
+		var held []float64
+		for _, val := range sortedKeys(vals) {
+			var trainIdx, heldIdx []int
+			for _, i := range idx {
+				if key(ms[i]) == val {
+					heldIdx = append(heldIdx, i)
+				} else {
+					trainIdx = append(trainIdx, i)
+				}
+			}
+			if len(trainIdx) == 0 {
+				continue
+			}
+			trainRows, heldRows := pick(v.Rows, trainIdx), pick(v.Rows, heldIdx)
+			if o.Refit != nil {
+				run, note, err := o.Refit(ctx, pickM(ms, trainIdx))
+				if err != nil {
+					return fmt.Errorf("refit without %s %s: %w", by, val, err)
+				}
+				v.Notes = append(v.Notes, fmt.Sprintf("hold-out %s %s: %s", by, val, note))
+				if trainRows, err = predict(ctx, pickM(ms, trainIdx), o, run); err != nil {
+					return err
+				}
+				if heldRows, err = predict(ctx, pickM(ms, heldIdx), o, run); err != nil {
+					return err
+				}
+			}
+			f := HoldOut{By: by, Held: val, Train: len(trainIdx), N: len(heldIdx),
+				FitMAE: mae(trainRows), HeldMAE: mae(heldRows)}
+			v.HoldOuts = append(v.HoldOuts, f)
+			held = append(held, f.HeldMAE)
+		}
+		g := errStats("dle 1-GPU", "leave-one-"+by+"-out", "mean of folds", nil, 0)
+		g.N = len(held)
+		for _, h := range held {
+			g.MAE += h / float64(len(held))
+			g.Max = max(g.Max, h)
+		}
+		v.HoldOutSum = append(v.HoldOutSum, g)
+	}
+	return nil
+}
+
+func pick(rows []ValidationRow, idx []int) []ValidationRow {
+	out := make([]ValidationRow, len(idx))
+	for k, i := range idx {
+		out[k] = rows[i]
+	}
+	return out
+}
+
+func pickM(ms []Measurement, idx []int) []Measurement {
+	out := make([]Measurement, len(idx))
+	for k, i := range idx {
+		out[k] = ms[i]
+	}
+	return out
+}
+
+// mae is the mean absolute error of the rows with a prediction.
+func mae(rows []ValidationRow) float64 {
+	var s float64
+	n := 0
+	for _, r := range rows {
+		if r.ok() {
+			s += math.Abs(r.Err)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / float64(n)
+}
+
+// Group returns the group (set, by, key), or false.
+func (v *Validation) Group(set, by, key string) (GroupError, bool) {
+	for _, g := range append(append([]GroupError{}, v.Groups...), append(v.RatioSets, v.HoldOutSum...)...) {
+		if g.Set == set && g.By == by && g.Key == key {
+			return g, true
+		}
+	}
+	return GroupError{}, false
+}
+
+// Describe is a one-line name of a row's configuration.
+func (r ValidationRow) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", r.GPU, r.Model)
+	if r.GPUs > 1 {
+		fmt.Fprintf(&b, " x%d", r.GPUs)
+	}
+	fmt.Fprintf(&b, " b%d %s xla=%s", r.Batch, r.Label, onOff(r.XLA))
+	return b.String()
+}

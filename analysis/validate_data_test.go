@@ -1,0 +1,62 @@
+package analysis
+
+import (
+	"context"
+	"testing"
+)
+
+// TestValidateShippedMeasurements runs every measurement under testdata through train.Run, as
+// `gpusim validate` does, and holds the errors the code meets today, so that a change that
+// widens one fails; a change that narrows one lowers its ceiling here. Figures at the time
+// the ceilings were set (DLE: resnet50-v1.5 and bert-large:seq=384 rows; see
+// testdata/dle/README.md):
+//
+//	dle 1-GPU throughput MAE, 61 rows      57.4%  (resnet50-v1.5 15.2%, bert-large 67.7%)
+//	dle 1-GPU AMP/FP32 ratio, 29 pairs     18.9%; AMP/TF32 12.0% (3); XLA on/off 31.8% (2)
+//	dle leave-one-GPU-out, mean of 4       47.5%  (no constant fitted on the DLE tables)
+//	h200-jax step time, 3 rows             15.4%
+//	h200-pytorch step time, 34 rows        34.8%
+func TestValidateShippedMeasurements(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every shipped measurement (seconds)")
+	}
+	ms, err := ReadMeasurements("../testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Validate(context.Background(), ms, ValidateOptions{Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		set, by, key string
+		minN         int
+		ceiling      float64
+	}{
+		{"dle 1-GPU", "all", "", 61, 0.58},
+		{"dle 1-GPU", "model", "resnet50-v1.5", 12, 0.16},
+		{"dle 1-GPU", "model", "bert-large:seq=384", 49, 0.68},
+		{"dle 1-GPU", "ratio", "amp/fp32", 29, 0.20},
+		{"dle 1-GPU", "ratio", "amp/tf32", 3, 0.13},
+		{"dle 1-GPU", "ratio", "xla on/off", 2, 0.33},
+		{"dle 1-GPU", "leave-one-gpu-out", "mean of folds", 4, 0.48},
+		{SourceJAX, "all", "", 3, 0.16},
+		{SourcePyTorch, "all", "", 34, 0.36},
+	} {
+		g, ok := v.Group(c.set, c.by, c.key)
+		if !ok {
+			t.Errorf("%s %s %s: no such group", c.set, c.by, c.key)
+			continue
+		}
+		t.Logf("%s %s %s: n %d, MAE %.1f%%, bias %+.1f%%, max %.1f%%", c.set, c.by, c.key, g.N, 100*g.MAE, 100*g.Bias, 100*g.Max)
+		if g.N < c.minN {
+			t.Errorf("%s %s %s: %d rows, want at least %d", c.set, c.by, c.key, g.N, c.minN)
+		}
+		if g.Failed > 0 {
+			t.Errorf("%s %s %s: %d runs predicted OOM or rejected", c.set, c.by, c.key, g.Failed)
+		}
+		if g.MAE > c.ceiling {
+			t.Errorf("%s %s %s: MAE %.1f%%, want <= %.0f%%", c.set, c.by, c.key, 100*g.MAE, 100*c.ceiling)
+		}
+	}
+}

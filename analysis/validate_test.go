@@ -1,0 +1,103 @@
+package analysis
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gpusim/gpusim/train"
+)
+
+// fakeRun predicts a throughput of 100 samples/s per GPU for float32, 300 for half precision,
+// times 1.2 with XLA: rows and ratios with known answers.
+func fakeRun(c train.Config) (*train.Result, error) {
+	t := 100.0 * float64(c.GPUCount)
+	if c.Precision != "float32" {
+		t *= 3
+	}
+	if c.XLA {
+		t *= 1.2
+	}
+	return &train.Result{Throughput: t, StepTime: float64(c.Batch) / t}, nil
+}
+
+func TestValidateGroupsAndRatios(t *testing.T) {
+	m := func(gpu, label, prec string, xla bool, value float64) Measurement {
+		return Measurement{Source: SourceDLE, Model: "resnet50-v1.5", GPU: gpu, GPUs: 1, Batch: 256, Label: label,
+			Precision: prec, XLA: xla, Value: value, Version: "readme@1", Optimizer: "momentum"}
+	}
+	ms := []Measurement{
+		m("a100-40gb", "tf32", "float32", false, 100),          // predicted 100: +0%
+		m("a100-40gb", "tf32", "float32", true, 100),           // predicted 120: +20%
+		m("a100-40gb", "amp_fp16", "mixed_float16", true, 400), // predicted 360: -10%
+		m("v100-16gb", "fp32", "float32", true, 150),           // predicted 120: -20%
+	}
+	v, err := Validate(context.Background(), ms, ValidateOptions{Run: fakeRun, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		by, key   string
+		mae, bias float64
+	}{
+		{"all", "", 0.125, -0.025},
+		{"gpu", "a100-40gb", 0.1, 0.1 / 3},
+		{"xla", "on", 0.5 / 3, -0.1 / 3},
+		{"precision", "tf32", 0.1, 0.1},
+	} {
+		g, ok := v.Group("dle 1-GPU", tc.by, tc.key)
+		if !ok || !near(g.MAE, tc.mae) || !near(g.Bias, tc.bias) {
+			t.Errorf("Group(%s=%s) = %+v (found %v), want MAE %.4f bias %.4f", tc.by, tc.key, g, ok, tc.mae, tc.bias)
+		}
+	}
+	got := map[string]Ratio{}
+	for _, r := range v.Ratios {
+		got[r.Kind] = r
+	}
+	if len(v.Ratios) != 2 {
+		t.Errorf("ratios = %+v, want xla on/off and amp/tf32 on a100-40gb only", v.Ratios)
+	}
+	// XLA on/off: measured 100/100, predicted 1.2: +20%. AMP/TF32 (XLA on): 4 measured, 3 predicted.
+	if r := got["xla on/off"]; !near(r.Measured, 1) || !near(r.Predicted, 1.2) {
+		t.Errorf("xla on/off = %+v, want measured 1, predicted 1.2", r)
+	}
+	if r := got["amp/tf32"]; !near(r.Measured, 4) || !near(r.Predicted, 3) || !near(r.Err, -0.25) {
+		t.Errorf("amp/tf32 = %+v, want measured 4, predicted 3", r)
+	}
+	// Leave-one-GPU-out without a refit: the held-out MAE is the plain prediction's.
+	for _, h := range v.HoldOuts {
+		if h.By == "gpu" && h.Held == "v100-16gb" && (!near(h.HeldMAE, 0.2) || h.N != 1 || h.Train != 3) {
+			t.Errorf("hold-out v100-16gb = %+v, want held MAE 0.2 over 1 row, 3 training rows", h)
+		}
+	}
+	if len(v.Notes) == 0 || !strings.Contains(v.Notes[0], "no cost-model constant is fitted") {
+		t.Errorf("notes = %q, want the no-refit note", v.Notes)
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+func TestReadDLEErrors(t *testing.T) {
+	head := "source_path,commit,framework_version,system,num_gpus,precision,xla,xla_source,batch_per_gpu,value,data,model,gpu,gpusim_precision,optimizer,table_heading\n"
+	for _, tc := range []struct{ body, want string }{
+		{"a,b,c,d,1,fp32,maybe,stated,128,412,real,resnet50-v1.5,v100-16gb,float32,momentum,h\n", "x.csv:2: xla"},
+		{"a,b,c,d,1,fp32,yes,stated,0,412,real,resnet50-v1.5,v100-16gb,float32,momentum,h\n", "x.csv:2: batch_per_gpu"},
+		{"a,b,c,d,1,fp32,yes,stated,128,fast,real,resnet50-v1.5,v100-16gb,float32,momentum,h\n", "x.csv:2: value"},
+	} {
+		dir := t.TempDir()
+		path := dir + "/x.csv"
+		if err := writeFile(path, head+tc.body); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readDLE(path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("readDLE(%q) error = %v, want it to name %q", tc.body, err, tc.want)
+		}
+	}
+	if _, err := parseTable("y.csv", strings.NewReader("model,prec\n"), "model", "step_s"); err == nil || !strings.Contains(err.Error(), "y.csv:1: step_s: missing column") {
+		t.Errorf("missing column error = %v", err)
+	}
+}
+
+func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }

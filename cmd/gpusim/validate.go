@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gpusim/gpusim/analysis"
+)
+
+func init() {
+	register(command{name: "validate", summary: "predicted vs measured for every real measurement the project ships", run: runValidate})
+}
+
+// validateExamples are the usage examples of gpusim validate; a test runs each of them.
+var validateExamples = []string{
+	"gpusim validate",
+	"gpusim validate --set dle --rows",
+	"gpusim validate --set dle -o json",
+}
+
+const validateUsage = `Usage:
+  gpusim validate [--data DIR] [--set NAME]... [--rows] [-o text|json]
+
+Runs every real measurement the project ships through gpusim, as a user would write it, and
+prints predicted against measured:
+
+  dle 1-GPU      NVIDIA DeepLearningExamples README tables (real TensorFlow on DGX-1, DGX-2,
+                 DGX A100), one GPU, throughput: the accuracy figures
+  dle multi-GPU  the same tables' multi-GPU rows (Horovod there, MirroredStrategy here)
+  h200-keras     real Keras 3 model.fit (JAX backend, XLA) on the H200, step time
+  h200-jax       jitted pure-JAX training steps on the H200, step time
+  h200-pytorch   PyTorch-eager training steps on the H200, step time (not TF: a proxy)
+
+For each set: the mean absolute relative error (MAE), the mean signed error (bias: + is a
+prediction too fast for a throughput, too slow for a step time) and the largest error, over all
+rows and by GPU, model, precision and XLA; the XLA on/off and AMP/TF32 (AMP/FP32) speedups of
+rows of one table that differ in that knob only; and leave-one-GPU-out / leave-one-model-out
+figures over the single-GPU DLE rows. testdata/dle/README.md says which DLE rows are kept and
+why the others are not.
+
+--data is the repository's testdata directory (run from the repository root, or point at it).
+--set keeps the sets whose name starts with NAME (repeatable). --rows lists every row.
+
+Examples:
+`
+
+func runValidate(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := pflag.NewFlagSet("validate", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	data := fs.String("data", "testdata", "the repository's testdata `DIR`")
+	format := fs.StringP("output", "o", "text", "output format: text or json")
+	sets := fs.StringArray("set", nil, "keep only the sets whose name starts with `NAME` (repeatable)")
+	rows := fs.Bool("rows", false, "list every row, not only the summaries")
+	jobs := fs.IntP("jobs", "j", runtime.GOMAXPROCS(0), "runs simulated at once (the answer does not depend on it)")
+	help := fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(args); err != nil {
+		return usagef("validate: %v", err)
+	}
+	if *help {
+		fmt.Fprint(stdout, validateUsage+"  "+strings.Join(validateExamples, "\n  ")+"\n\nFlags:\n"+fs.FlagUsages())
+		return nil
+	}
+	if fs.NArg() > 0 {
+		return usagef("validate: unexpected argument %q", fs.Arg(0))
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("validate: -o %q: want text or json", *format)
+	}
+	if *jobs < 1 {
+		return usagef("validate: --jobs %d: want at least 1", *jobs)
+	}
+	if st, err := os.Stat(*data); err != nil || !st.IsDir() {
+		return usagef("validate: --data %s: not a directory (run from the repository root or pass --data path/to/testdata)", *data)
+	}
+	ms, err := analysis.ReadMeasurements(*data)
+	if err != nil {
+		return asUsage(err)
+	}
+	if len(*sets) > 0 {
+		var kept []analysis.Measurement
+		for _, m := range ms {
+			for _, s := range *sets {
+				if strings.HasPrefix(m.Set(), s) {
+					kept = append(kept, m)
+					break
+				}
+			}
+		}
+		if len(kept) == 0 {
+			return usagef("validate: --set %s: no measurement in such a set (dle 1-GPU, dle multi-GPU, h200-keras, h200-jax, h200-pytorch)", strings.Join(*sets, ","))
+		}
+		ms = kept
+	}
+	v, err := analysis.Validate(ctx, ms, analysis.ValidateOptions{Jobs: *jobs})
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		return writeValidateJSON(stdout, v)
+	}
+	return writeValidateText(stdout, v, *rows)
+}
+
+func pct(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
+
+func writeValidateText(w io.Writer, v *analysis.Validation, rows bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SET\tBY\tGROUP\tN\tMAE\tBIAS\tMAX\tNOT RUN")
+	for _, g := range v.Groups {
+		if g.By != "all" && g.N+g.Failed < 2 && g.By != "gpu" {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1f%%\t%s\t%.1f%%\t%s\n", g.Set, g.By, g.Key, g.N, 100*g.MAE, pct(g.Bias), 100*g.Max, failed(g.Failed))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SET\tRATIO\tN\tMAE\tBIAS\tMAX")
+	for _, g := range v.RatioSets {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%s\t%.1f%%\n", g.Set, g.Key, g.N, 100*g.MAE, pct(g.Bias), 100*g.Max)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOLD-OUT\tHELD\tTRAIN ROWS\tHELD ROWS\tFIT MAE\tHELD MAE")
+	for _, h := range v.HoldOuts {
+		fmt.Fprintf(tw, "leave-one-%s-out\t%s\t%d\t%d\t%.1f%%\t%.1f%%\n", h.By, h.Held, h.Train, h.N, 100*h.FitMAE, 100*h.HeldMAE)
+	}
+	for _, g := range v.HoldOutSum {
+		fmt.Fprintf(tw, "%s\tmean of %d folds\t\t\t\t%.1f%%\n", g.By, g.N, 100*g.MAE)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if rows {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SET\tCONFIG\tMETRIC\tMEASURED\tPREDICTED\tERROR\tSOURCE")
+		for _, r := range v.Rows {
+			metric, unit := "throughput", 1.0
+			if r.StepTime {
+				metric, unit = "step ms", 1e3
+			}
+			pred, e := fmt.Sprintf("%.4g", unit*r.Predicted), pct(r.Err)
+			switch {
+			case r.OOM != "":
+				pred, e = "OOM", "-"
+			case r.Error != "":
+				pred, e = "error", "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%s\t%s\t%s\n", r.Set(), r.Describe(), metric, unit*r.Value, pred, e, r.Ref)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SET\tRATIO\tNUMERATOR\tDENOMINATOR\tMEASURED\tPREDICTED\tERROR")
+		for _, r := range v.Ratios {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%s\n", r.Set, r.Kind, v.Rows[r.Num].Describe(), v.Rows[r.Den].Describe(), r.Measured, r.Predicted, pct(r.Err))
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+func failed(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprint(n)
+}
+
+// validateJSON is the -o json document.
+type validateJSON struct {
+	Groups   []groupJSON   `json:"groups"`
+	Ratios   []groupJSON   `json:"ratios"`
+	HoldOuts []holdOutJSON `json:"hold_outs"`
+	HoldOut  []groupJSON   `json:"hold_out_summary"`
+	Rows     []rowJSON     `json:"rows"`
+	Notes    []string      `json:"notes"`
+}
+
+type groupJSON struct {
+	Set    string  `json:"set"`
+	By     string  `json:"by"`
+	Key    string  `json:"group"`
+	N      int     `json:"n"`
+	MAE    float64 `json:"mae"`
+	Bias   float64 `json:"bias"`
+	Max    float64 `json:"max_abs_error"`
+	Failed int     `json:"not_run,omitempty"`
+}
+
+type holdOutJSON struct {
+	By      string  `json:"by"`
+	Held    string  `json:"held"`
+	Train   int     `json:"train_rows"`
+	N       int     `json:"held_rows"`
+	FitMAE  float64 `json:"fit_mae"`
+	HeldMAE float64 `json:"held_mae"`
+}
+
+type rowJSON struct {
+	Set       string  `json:"set"`
+	Source    string  `json:"source"`
+	Ref       string  `json:"ref"`
+	Framework string  `json:"framework"`
+	Model     string  `json:"model"`
+	GPU       string  `json:"gpu"`
+	GPUs      int     `json:"gpus"`
+	Batch     int     `json:"batch_per_gpu"`
+	Precision string  `json:"precision"`
+	TF32      bool    `json:"tf32"`
+	XLA       bool    `json:"xla"`
+	Optimizer string  `json:"optimizer"`
+	Metric    string  `json:"metric"`
+	Measured  float64 `json:"measured"`
+	Predicted float64 `json:"predicted"`
+	Error     float64 `json:"error"`
+	OOM       string  `json:"oom,omitempty"`
+	RunError  string  `json:"run_error,omitempty"`
+	Note      string  `json:"note,omitempty"`
+}
+
+func toGroupJSON(gs []analysis.GroupError) []groupJSON {
+	out := []groupJSON{}
+	for _, g := range gs {
+		out = append(out, groupJSON{g.Set, g.By, g.Key, g.N, g.MAE, g.Bias, g.Max, g.Failed})
+	}
+	return out
+}
+
+func writeValidateJSON(w io.Writer, v *analysis.Validation) error {
+	doc := validateJSON{Groups: toGroupJSON(v.Groups), Ratios: toGroupJSON(v.RatioSets), HoldOut: toGroupJSON(v.HoldOutSum),
+		HoldOuts: []holdOutJSON{}, Rows: []rowJSON{}, Notes: append([]string{}, v.Notes...)}
+	for _, h := range v.HoldOuts {
+		doc.HoldOuts = append(doc.HoldOuts, holdOutJSON{h.By, h.Held, h.Train, h.N, h.FitMAE, h.HeldMAE})
+	}
+	for _, r := range v.Rows {
+		metric := "throughput_samples_per_s"
+		if r.StepTime {
+			metric = "step_time_s"
+		}
+		doc.Rows = append(doc.Rows, rowJSON{Set: r.Set(), Source: r.Source, Ref: r.Ref, Framework: r.Framework, Model: r.Model,
+			GPU: r.GPU, GPUs: r.GPUs, Batch: r.Batch, Precision: r.Label, TF32: r.TF32, XLA: r.XLA, Optimizer: r.Optimizer,
+			Metric: metric, Measured: r.Value, Predicted: r.Predicted, Error: r.Err, OOM: r.OOM, RunError: r.Error, Note: r.Note})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}

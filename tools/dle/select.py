@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Select the rows of the calibration table of NVIDIA's DeepLearningExamples READMEs that
+gpusim can simulate, and write them with their provenance and the scenario they map to.
+
+    python3 tools/dle/select.py CALIBRATION_CSV > testdata/dle/dle_tf.csv
+
+CALIBRATION_CSV is the project's nvidia_dle_readmes.csv (outside this repository). The rules,
+and the reason each left-out row is left out, are in testdata/dle/README.md; the counts of
+left-out rows go to stderr.
+"""
+import collections
+import csv
+import re
+import sys
+
+# DLE model name -> (gpusim model spec, optimizer, why).
+MODELS = {
+    "ResNet-50 v1.5": ("resnet50-v1.5", "momentum",
+                       "ConvNets resnet50v1.5: SGD momentum 0.9 (model/resnet.py MomentumOptimizer)"),
+    "EfficientNet-B0": ("efficientnetb0", "momentum",
+                       "TensorFlow2 efficientnet_v1: keras EfficientNetB0 graph"),
+    "BERT-large SQuAD v1.1 fine-tuning": ("bert-large:seq=384", "adam",
+                       "README: fine tuning results use sequence length 384; Adam with weight decay; "
+                       "gpusim's classification head stands in for the 1024x2 span head"),
+}
+GPUS = {"V100-16GB": "v100-16gb", "V100-32GB": "v100-32gb", "A100-40GB": "a100-40gb", "A100-80GB": "a100-80gb"}
+PRECISION = {"fp32": "float32", "tf32": "float32", "amp_fp16": "mixed_float16"}
+
+OUT = ["source_path", "commit", "commit_date", "framework_version", "system", "dle_gpu", "num_gpus",
+       "dle_model", "precision", "xla", "xla_source", "batch_per_gpu", "metric", "value", "data",
+       "model", "gpu", "gpusim_precision", "optimizer", "table_heading", "mapping_note"]
+
+
+def system(heading):
+    for key in ("DGX-2H", "DGX-2", "DGX-1", "DGX A100", "DGX-A100"):
+        if key in heading:
+            return key.replace("DGX-A100", "DGX A100")
+    return ""
+
+
+def main(path):
+    skipped = collections.Counter()
+    seen = set()
+    w = csv.DictWriter(sys.stdout, fieldnames=OUT, lineterminator="\n")
+    w.writeheader()
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            m = MODELS.get(r["model"])
+            if r["model"] == "BERT-large pre-training (LAMB)":
+                skipped["BERT-large pre-training: sequence length and accumulation not mapped yet"] += 1
+                continue
+            if m is None:
+                skipped["model gpusim lacks: " + r["model"]] += 1
+                continue
+            if r["metric"] not in ("img_per_s", "seq_per_s"):
+                skipped["not a throughput (%s)" % r["metric"]] += 1
+                continue
+            if not r["batch_per_gpu"]:
+                skipped["batch per GPU not stated"] += 1
+                continue
+            xla, src = r["xla"], "stated"
+            if xla == "not stated":
+                if r["xla_inferred"].startswith("probably on"):
+                    xla, src = "yes", "inferred: " + r["xla_inferred"]
+                else:
+                    skipped["XLA neither stated nor inferable"] += 1
+                    continue
+            notes = r["notes"].replace("data=real ImageNet/dataset unless README says synthetic", "")
+            data = "synthetic" if re.search("synthetic", notes + r["table_heading"], re.I) else "real"
+            key = (r["source_path"], r["commit"], r["gpu"], r["num_gpus"], r["precision"], xla,
+                   r["batch_per_gpu"], r["value"])
+            if key in seen:
+                skipped["duplicate of a row of another table of the same README version"] += 1
+                continue
+            seen.add(key)
+            w.writerow({
+                "source_path": r["source_path"], "commit": r["commit"], "commit_date": r["commit_date"],
+                "framework_version": r["framework_version"], "system": system(r["table_heading"]),
+                "dle_gpu": r["gpu"], "num_gpus": r["num_gpus"], "dle_model": r["model"],
+                "precision": r["precision"], "xla": xla, "xla_source": src,
+                "batch_per_gpu": r["batch_per_gpu"], "metric": r["metric"], "value": r["value"],
+                "data": data, "model": m[0], "gpu": GPUS[r["gpu"]],
+                "gpusim_precision": PRECISION[r["precision"]], "optimizer": m[1],
+                "table_heading": r["table_heading"], "mapping_note": m[2],
+            })
+    for k, v in sorted(skipped.items()):
+        print("skipped %4d: %s" % (v, k), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
