@@ -165,7 +165,7 @@ func predict(ctx context.Context, ms []Measurement, o ValidateOptions, run RunFu
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			r := ValidationRow{Measurement: m}
-			res, err := run(m.Config(o.Steps))
+			res, err := run(ctx, m.Config(o.Steps))
 			switch {
 			case err != nil:
 				r.Error = err.Error()

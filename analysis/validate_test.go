@@ -11,7 +11,7 @@ import (
 
 // fakeRun predicts a throughput of 100 samples/s per GPU for float32, 300 for half precision,
 // times 1.2 with XLA: rows and ratios with known answers.
-func fakeRun(c train.Config) (*train.Result, error) {
+func fakeRun(_ context.Context, c train.Config) (*train.Result, error) {
 	t := 100.0 * float64(c.GPUCount)
 	if c.Precision != "float32" {
 		t *= 3
