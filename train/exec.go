@@ -35,6 +35,9 @@ func (r *runner) run() (*Result, error) {
 	r.step = 1
 	r.startStep()
 	r.eng.Run(-1)
+	if r.abort != nil {
+		return nil, r.abort
+	}
 	return r.result(), nil
 }
 

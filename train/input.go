@@ -80,14 +80,35 @@ func inputConfig(cfg Config, replicas int) (pipeline.Config, error) {
 // addBusy records that rep's GPU ran a kernel over [start, end): into the nvidia-smi meter,
 // and, when steps may be replayed, into the step's intervals (relative to its start).
 func (r *runner) addBusy(rep *replica, start, end sim.Time) {
+	if r.tooLong(end) {
+		return
+	}
 	rep.meter.Add(start, end)
 	if r.ffPossible {
 		rep.stepBusyIvs = append(rep.stepBusyIvs, busySpan{Start: start - r.stepStart, End: end - r.stepStart})
 	}
 }
 
+// tooLong reports whether t lies past MaxSimulatedTime, and if so stops the run with an error
+// wrapping ErrTooLong: the nvidia-smi meter keeps one sample per window of simulated time, so
+// simulated time, not events, is what a run with hour-long steps spends memory on.
+func (r *runner) tooLong(t sim.Time) bool {
+	if t <= MaxSimulatedTime {
+		return false
+	}
+	if r.abort == nil {
+		r.abort = fmt.Errorf("%w: step %d of %d ends after %s of simulated time (a step of %s; fewer steps or a cheaper input pipeline simulate a shorter run)",
+			ErrTooLong, r.step, r.cfg.Steps, MaxSimulatedTime, t-r.stepStart)
+	}
+	r.eng.Stop()
+	return true
+}
+
 // replayBusy adds the last simulated step's kernels again for a replayed step at stepStart.
 func (r *runner) replayBusy(rep *replica, stepStart sim.Time) {
+	if len(rep.stepBusyIvs) > 0 && r.tooLong(stepStart+rep.stepBusyIvs[len(rep.stepBusyIvs)-1].End) {
+		return
+	}
 	for _, iv := range rep.stepBusyIvs {
 		rep.meter.Add(stepStart+iv.Start, stepStart+iv.End)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/gpusim/gpusim/pipeline"
 )
 
 // A cancelled context stops a run that would take minutes (100k steps step by step) within a
@@ -37,4 +39,19 @@ func TestRunStopsAtEventCap(t *testing.T) {
 	if _, err := runCapped(context.Background(), cfgWith(func(c *Config) { c.Steps = 2 }), 1<<20); err != nil {
 		t.Errorf("2 steps under a cap of 1M events: %v", err)
 	}
+}
+
+// A map function of a day per element (past what scenarios accept, but train.Config may hold
+// it) ends the run with ErrTooLong instead of filling memory with utilization samples.
+func TestRunStopsAtSimulatedTimeCap(t *testing.T) {
+	c := cfgWith(func(c *Config) {
+		in := Input{Cache: "none", Pipeline: pipeline.DefaultConfig()}
+		in.Pipeline.MapCost.Mean = 86400
+		c.Input = &in
+	})
+	res, err := Run(context.Background(), c)
+	if !errors.Is(err, ErrTooLong) || res != nil {
+		t.Fatalf("run with a day per element = %v, %v; want nil, ErrTooLong", res, err)
+	}
+	t.Log(err)
 }

@@ -88,6 +88,14 @@ const MaxEventsPerCheck = 1 << 12
 // ErrTooManyEvents is the error of a run stopped at MaxEvents.
 var ErrTooManyEvents = errors.New("too many simulated events")
 
+// MaxSimulatedTime caps the simulated time of one run: 1,000,000 s (11.6 days), several times
+// a 90-epoch ImageNet training, while the per-replica utilization samples (5 a second,
+// pipeline.NVMLSamplePeriod) stay within 40 MB.
+const MaxSimulatedTime = 1_000_000 * sim.Second
+
+// ErrTooLong is the error of a run stopped at MaxSimulatedTime.
+var ErrTooLong = errors.New("simulated run too long")
+
 // CheckCatalog checks the names that need the model zoo and the GPU table. Errors are
 // *FieldError.
 func CheckCatalog(cfg *Config) error {
