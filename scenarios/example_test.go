@@ -10,7 +10,7 @@ import (
 func ExampleParse() {
 	_, err := scenarios.Parse("run.yaml", []byte("model: resnet50\nbatch: -8\n"))
 	fmt.Println(err)
-	// Output: run.yaml:2: batch: must not be negative, got -8
+	// Output: run.yaml:2: batch: too small: -8 (at least 1)
 }
 
 // Overrides take YAML values and are checked like the file.

@@ -176,7 +176,11 @@ func (s *Scenario) walk(file, prefix string, m *yaml.Node) error {
 		}
 		seen[k.Value] = k.Line
 		if f := lookup(p); f != nil {
-			if err := f.set(&s.Config, v); err != nil {
+			err := checkLimits(p, v)
+			if err == nil {
+				err = f.set(&s.Config, v)
+			}
+			if err != nil {
 				var pe *posError
 				if errors.As(err, &pe) {
 					return &Error{Place: fmt.Sprintf("%s:%d", file, pe.line), Field: pe.field, Err: pe.err}
@@ -290,7 +294,11 @@ func (s *Scenario) Set(kv string) error {
 	if len(doc.Content) > 0 {
 		n = doc.Content[0]
 	}
-	if err := f.set(&s.Config, n); err != nil {
+	err := checkLimits(k, n)
+	if err == nil {
+		err = f.set(&s.Config, n)
+	}
+	if err != nil {
 		var pe *posError
 		if errors.As(err, &pe) {
 			return &Error{Place: place, Field: pe.field, Err: pe.err}
@@ -305,13 +313,16 @@ func (s *Scenario) Set(kv string) error {
 	case "name":
 		s.Name = n.Value
 	}
-	if k == "model" || k == "hardware.gpu" {
+	if k == "model" || k == "hardware.gpu" || k == "optimizer" {
+		// Check only the key just set against the catalog (the others may still change).
 		var probe train.Config
-		probe.Model, probe.GPU = s.Config.Model, s.Config.GPU
-		if k == "model" {
-			probe.GPU = ""
-		} else {
-			probe.Model = ""
+		switch k {
+		case "model":
+			probe.Model = s.Config.Model
+		case "hardware.gpu":
+			probe.GPU = s.Config.GPU
+		case "optimizer":
+			probe.Optimizer = s.Config.Optimizer
 		}
 		if err := train.CheckCatalog(&probe); err != nil {
 			var fe *train.FieldError

@@ -130,8 +130,8 @@ func TestErrorsNameFileLineAndKey(t *testing.T) {
 		{"misspelt key", "memory:\n  groth: true\n", "bad.yaml:2: memory.groth: unknown key (did you mean memory.growth?)"},
 		{"unknown nested key", "hardware:\n  gpu: t4\n  cnt: 2\n", "bad.yaml:3: hardware.cnt: unknown key"},
 		{"wrong type", "batch: lots\n", "bad.yaml:1: batch: want an integer"},
-		{"negative batch", "model: resnet50\nbatch: -32\n", "bad.yaml:2: batch: must not be negative"},
-		{"zero steps", "steps: 0\n", "bad.yaml:1: steps: must be a positive integer"},
+		{"negative batch", "model: resnet50\nbatch: -32\n", "bad.yaml:2: batch: too small: -32 (at least 1)"},
+		{"zero steps", "steps: 0\n", "bad.yaml:1: steps: too small: 0 (at least 1)"},
 		{"unknown gpu", "hardware:\n  gpu: k9000\n", "bad.yaml:2: hardware.gpu:"},
 		{"unknown model", "\nmodel: resnet51\n", "bad.yaml:2: model:"},
 		{"bad precision", "precision: fp8\n", "bad.yaml:1: precision:"},
@@ -168,7 +168,7 @@ func TestErrorsNameFileLineAndKey(t *testing.T) {
 
 func TestSetErrorsNameTheSet(t *testing.T) {
 	for _, tc := range []struct{ kv, want string }{
-		{"batch=-1", "--set batch=-1: batch: must not be negative"},
+		{"batch=-1", "--set batch=-1: batch: too small: -1 (at least 1)"},
 		{"hardware.gpu=nope", "--set hardware.gpu=nope: hardware.gpu:"},
 		{"bogus=1", "--set bogus=1: bogus: unknown key"},
 		{"memory=1", "--set memory=1: memory: is a mapping"},

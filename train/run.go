@@ -105,6 +105,9 @@ func CheckCatalog(cfg *Config) error {
 			errs = append(errs, &FieldError{Field: "model", Err: err})
 		}
 	}
+	if _, err := models.LookupOptimizer(cfg.Optimizer); err != nil {
+		errs = append(errs, &FieldError{Field: "optimizer", Err: err})
+	}
 	if cfg.GPU != "" && cfg.GPUProfile == nil {
 		if _, err := hw.LookupGPU(cfg.GPU); err != nil {
 			errs = append(errs, &FieldError{Field: "hardware.gpu", Err: err})
@@ -496,7 +499,13 @@ func (r *runner) setupPlans() error {
 	for i, rep := range r.replicas {
 		for _, mb := range splitBatch(replicaBatches[i], r.cfg.AccumulationSteps) {
 			if mb == 0 {
-				return &FieldError{Field: "batch", Err: fmt.Errorf("batch %d is smaller than replicas (%d) x accumulation_steps (%d)", r.cfg.Batch, len(r.replicas), r.cfg.AccumulationSteps)}
+				// Name the key that pushes the product over the batch: the accumulation when
+				// each replica has a sample of its own.
+				field := "batch"
+				if replicaBatches[i] > 0 && r.cfg.AccumulationSteps > 1 {
+					field = "accumulation_steps"
+				}
+				return &FieldError{Field: field, Err: fmt.Errorf("batch %d is smaller than replicas (%d) x accumulation_steps (%d)", r.cfg.Batch, len(r.replicas), r.cfg.AccumulationSteps)}
 			}
 			p, ok := cache[mb]
 			if !ok {

@@ -143,7 +143,7 @@ func TestRunBadScenarioExits2WithFileLine(t *testing.T) {
 	}{
 		{"unknown-key.yaml", "model: resnet50\nbatchsize: 32\n", "unknown-key.yaml:2: batchsize: unknown key"},
 		{"wrong-type.yaml", "batch: 32\nxla: often\n", "wrong-type.yaml:2: xla: want true or false"},
-		{"negative-batch.yaml", "model: resnet50\n\nbatch: -8\n", "negative-batch.yaml:3: batch: must not be negative"},
+		{"negative-batch.yaml", "model: resnet50\n\nbatch: -8\n", "negative-batch.yaml:3: batch: too small: -8 (at least 1)"},
 		{"unknown-gpu.yaml", "hardware:\n  count: 1\n  gpu: gtx480\n", "unknown-gpu.yaml:3: hardware.gpu:"},
 		{"unknown-model.yaml", "model: resnet5O\n", "unknown-model.yaml:1: model:"},
 	} {
