@@ -46,7 +46,9 @@ type measure struct {
 	completed                 int
 }
 
-func measureResult(res *train.Result) measure {
+// measureResult reads a trial's measure from res; its Diagnosis and Scaling are only there
+// when the trial was judged (Session.Run).
+func measureResult(res *Result) measure {
 	m := measure{
 		steps: res.StepsRequested, skipped: res.SkippedSteps, completed: len(res.StepTimes),
 		stepTime: res.StepTime, throughput: res.Throughput, eff: res.ScalingEfficiency,

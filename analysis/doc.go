@@ -1,7 +1,24 @@
-// Package capacity answers two capacity-planning questions with real train.Run simulations:
-// the largest batch that fits a scenario's GPU and memory settings (MaxBatch), and the fewest
-// GPUs that reach a throughput (GPUs). gpusim capacity is its command line; docs/capacity.md
-// its user page.
+// Package analysis is everything that runs several simulations or judges one. train.Run
+// simulates one configuration and returns measurements; analysis adds:
+//
+//   - Baselines: a multi-replica run is compared with one replica training alone at its
+//     per-replica batch (Scaling, OneGPUBaseline), a mixed-precision run with the same run
+//     in float32 (PrecisionSaving, Float32Baseline).
+//   - The diagnosis (Diagnose, DiagnoseResult): input-, communication-, compile- or
+//     compute-bound, with the evidence.
+//   - Remedies for an input-bound run (Candidates, Session.Remedies): changes to its
+//     train.Config, re-simulated and ranked; their --set text is for display only.
+//   - Capacity searches: the largest batch that fits (MaxBatch) and the fewest GPUs that
+//     reach a throughput (GPUs).
+//   - Sweeps: Sweep runs independent simulations on a worker pool, results in input order.
+//
+// A Session remembers every configuration it simulated, so one baseline is simulated once
+// for all the runs that need it (gpusim run mirrored-4xa100 costs three simulations: the run,
+// one GPU, float32; every count of a weak-scaling GPUs search shares one one-GPU baseline).
+// Run is a one-off Session.
+//
+// gpusim run, compare and capacity are its command lines; docs/capacity.md the user page of
+// the searches.
 //
 // # Largest batch (MaxBatch)
 //
@@ -35,7 +52,7 @@
 // Weak scaling (the default) keeps each GPU's batch (PerGPUBatch, or the scenario's batch per
 // replica) and multiplies the global batch; strong scaling (GlobalBatch) keeps the global
 // batch, which caps the count at the batch. Each GPUTrial carries the throughput, the step,
-// train.Result.ScalingEfficiency (the throughput over n times one GPU running the same
+// Result.ScalingEfficiency (the throughput over n times one GPU running the same
 // per-replica batch alone), the all-reduce time, the input stall, the diagnosis and the peak
 // memory; an OOM count does not reach. When no count reaches the target, GPUsReport.Reason says
 // why, from the trials: every count OOMs; the throughput peaks at a smaller count; the largest
@@ -52,10 +69,10 @@
 //
 //	cfg := train.DefaultConfig()
 //	cfg.GPU, cfg.Memory.Growth = "rtx3090", &yes
-//	rep, err := capacity.MaxBatch(ctx, cfg, capacity.DefaultMaxBatchOptions())
+//	rep, err := analysis.MaxBatch(ctx, cfg, analysis.DefaultMaxBatchOptions())
 //	if err != nil { ... }               // a configuration TF rejects (*train.FieldError inside)
 //	fmt.Println(rep.Batch, rep.Fit.PeakBytes, rep.FirstOOM.OOM.Message, rep.NotMonotone)
 //
-//	g, err := capacity.GPUs(ctx, cfg, capacity.GPUsOptions{Throughput: 10000, MaxGPUs: 64, PerGPUBatch: 256})
+//	g, err := analysis.GPUs(ctx, cfg, analysis.GPUsOptions{Throughput: 10000, MaxGPUs: 64, PerGPUBatch: 256})
 //	fmt.Println(g.GPUs, g.Fit.Throughput, g.Reason)
 package analysis

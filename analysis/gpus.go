@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/gpusim/gpusim/internal/units"
-	"github.com/gpusim/gpusim/pipeline"
 	"github.com/gpusim/gpusim/train"
 )
 
@@ -39,11 +38,11 @@ type GPUTrial struct {
 	// Throughput (samples/s) and StepTime (median, seconds); 0 after an OOM.
 	Throughput float64 `json:"throughput_samples_per_s"`
 	StepTime   float64 `json:"step_time_s"`
-	// Efficiency is train.Result.ScalingEfficiency: the throughput over GPUs times that of one
-	// GPU running the per-replica batch alone (1 for one GPU).
+	// Efficiency is Result.ScalingEfficiency: the throughput over GPUs times that of one GPU
+	// running the per-replica batch alone (Scaling; 1 for one GPU).
 	Efficiency float64 `json:"scaling_efficiency"`
 	// AllReduceTime is the median all-reduce per update (seconds); InputStall the fraction of
-	// the run spent waiting for tf.data; Bound pipeline.Diagnose's verdict.
+	// the run spent waiting for tf.data; Bound Diagnose's verdict.
 	AllReduceTime float64 `json:"allreduce_time_s"`
 	InputStall    float64 `json:"input_stall_fraction"`
 	Bound         string  `json:"bound,omitempty"`
@@ -115,7 +114,8 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 		}
 		rep.Batch = max(base.Batch/replicas, 1)
 	}
-	run := runFunc(o.Run)
+	// Every count of a weak scaling search has the same one-GPU baseline: simulated once.
+	sess := NewSession(o.Run)
 	trial := func(n int, phase string) (GPUTrial, error) {
 		cfg := base
 		cfg.GPUCount, cfg.Strategy = n, "mirrored"
@@ -126,7 +126,7 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 		if o.Steps > 0 {
 			cfg.Steps = o.Steps
 		}
-		res, err := run(ctx, cfg)
+		res, err := sess.Run(ctx, cfg)
 		if err != nil {
 			return GPUTrial{}, errTrial("gpus", n, err)
 		}
@@ -246,10 +246,10 @@ func unreachable(rep *GPUsReport, target float64) string {
 	case last.Throughput < peakedRatio*best.Throughput:
 		why = fmt.Sprintf("throughput peaks at %d GPUs and falls to %.0f samples/s at %d (scaling efficiency %.0f%%)",
 			best.GPUs, last.Throughput, last.GPUs, 100*last.Efficiency)
-	case last.Bound == string(pipeline.InputBound):
+	case last.Bound == string(InputBound):
 		why = fmt.Sprintf("input bound: at %d GPUs the step waits for tf.data %.0f%% of the run; more GPUs do not feed it (gpusim run lists the tf.data remedies)",
 			last.GPUs, 100*last.InputStall)
-	case last.Bound == string(pipeline.CommunicationBound):
+	case last.Bound == string(CommunicationBound):
 		why = fmt.Sprintf("all-reduce bound: at %d GPUs the all-reduce takes %s of the %s step (scaling efficiency %.0f%%)",
 			last.GPUs, units.FormatSeconds(last.AllReduceTime), units.FormatSeconds(last.StepTime), 100*last.Efficiency)
 	case rep.Scaling == "strong" && rep.MaxGPUs == rep.Batch:

@@ -38,12 +38,12 @@ func TestGPUsResNet50A100(t *testing.T) {
 		counts = append(counts, tr.GPUs)
 		c := cfg
 		c.GPUCount, c.Strategy, c.Batch = tr.GPUs, "mirrored", 256*tr.GPUs
-		res, err := train.Run(context.Background(), c)
+		res, err := analysis.Run(context.Background(), c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if tr.Throughput != res.Throughput || tr.Efficiency != res.ScalingEfficiency || tr.GlobalBatch != c.Batch {
-			t.Errorf("%d GPUs: reported %v samples/s eff %v batch %d, train.Run %v eff %v batch %d",
+			t.Errorf("%d GPUs: reported %v samples/s eff %v batch %d, Run %v eff %v batch %d",
 				tr.GPUs, tr.Throughput, tr.Efficiency, tr.GlobalBatch, res.Throughput, res.ScalingEfficiency, c.Batch)
 		}
 		if tr.Reaches != (tr.GPUs >= 8) {

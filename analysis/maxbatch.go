@@ -234,7 +234,7 @@ func (s *maxBatch) trial(batch int, phase string) (BatchTrial, error) {
 		if err != nil {
 			return BatchTrial{}, errTrial("batch", batch, err)
 		}
-		m := measureResult(res)
+		m := measureResult(&Result{Result: res})
 		t := BatchTrial{Batch: batch, Phase: phase, Steps: cfg.Steps, Fits: m.oom == nil,
 			PeakBytes: m.peak, PoolBytes: m.pool, LimitBytes: m.limit,
 			StepTime: m.stepTime, Throughput: m.throughput, OOM: m.oom}

@@ -45,14 +45,10 @@
 // To compare with nvidia-smi, UtilizationSeries turns a GPU's kernel intervals into
 // utilization.gpu samples (the busy share of each NVMLSamplePeriod window); UtilizationMeter
 // computes the same samples as kernels come, in memory that grows with the run's length, not
-// its kernel count (train feeds it every kernel and NCCL collective). Diagnose weighs
-// nvidia-smi utilization (UtilizationLabel), input wait, communication time and XLA
-// recompilation into input-, communication-, compile- or compute-bound with evidence (a GPU
-// is called starved only when it waits for input); Candidates lists remedies as scenario overrides and Rank re-simulates each
-// with Simulate's stand-in training loop, RankSets with the caller's own simulation (train's
-// Remedies re-runs the scenario with each change's --set overrides), and orders them by
-// throughput. In train a run's Result carries this package's Stats (Result.Input), the
-// step times per epoch, the nvidia-smi samples and the Diagnosis; gpusim run prints them.
+// its kernel count (train feeds it every kernel and NCCL collective). In train a run's Result
+// carries this package's Stats (Result.Input), the step times per epoch and the nvidia-smi
+// samples; package analysis weighs them into a diagnosis of the whole run and re-simulates its
+// remedies.
 //
 // Simulate runs a pipeline against a simple training loop (Consumer) without train; the
 // package's tests use it to reproduce a PyTorch DataLoader measured on an H200

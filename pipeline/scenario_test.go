@@ -1,9 +1,6 @@
 package pipeline
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // inputBoundGPUStep is the GPU time of one step of the built-in scenario input-bound
 // (scenarios/builtin/input-bound.yaml: ResNet-50, float32 with TF32, batch 128, one H200) as
@@ -30,19 +27,17 @@ func inputBound() Config {
 
 // TestInputBoundScenario checks scenarios/builtin/input-bound.yaml at the pipeline level:
 // about 10% GPU utilization as written, above 90% with
-// --set input.prefetch=autotune --set input.map.parallel_calls=autotune, the diagnosis of each,
-// and that re-simulating the candidate remedies puts that combination first.
+// --set input.prefetch=autotune --set input.map.parallel_calls=autotune (analysis diagnoses
+// the whole run and ranks the remedies: analysis.TestInputBoundRemedies).
 func TestInputBoundScenario(t *testing.T) {
-	// The step's GPU time scales with the batch (for the "batch twice as large" remedy).
 	c := Consumer{Steps: 200, GPUPerElement: inputBoundGPUStep / 128}
 	for _, tc := range []struct {
 		name          string
 		par, prefetch Tunable
 		lo, hi        float64
-		bound         Bound
 	}{
-		{"as written", 0, 0, 0.07, 0.13, InputBound},
-		{"autotune", Autotune, Autotune, 0.90, 1, ComputeBound},
+		{"as written", 0, 0, 0.07, 0.13},
+		{"autotune", Autotune, Autotune, 0.90, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := inputBound()
@@ -54,24 +49,7 @@ func TestInputBoundScenario(t *testing.T) {
 			if r.Utilization < tc.lo || r.Utilization > tc.hi {
 				t.Errorf("gpu_utilization %.3f, want %.2f..%.2f", r.Utilization, tc.lo, tc.hi)
 			}
-			d := Diagnose(r.Evidence())
-			if d.Bound != tc.bound {
-				t.Errorf("Diagnose = %s, want %s; evidence: %s", d.Bound, tc.bound, strings.Join(d.Evidence, "; "))
-			}
-			t.Logf("utilization %.3f, step %v, %s: %s", r.Utilization, r.StepTimeMean, d.Bound, strings.Join(d.Evidence, "; "))
+			t.Logf("utilization %.3f, step %v", r.Utilization, r.StepTimeMean)
 		})
-	}
-	trials, base, err := Rank(inputBound(), Candidates(inputBound()), SimulateEval(1, Consumer{Steps: 60, GPUPerElement: inputBoundGPUStep / 128}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tr := range trials {
-		t.Logf("%-60s %8.0f samples/s  %+6.0f%%", tr.Change.Name, tr.SamplesPerSecond, 100*tr.Gain)
-	}
-	if got, want := strings.Join(trials[0].Change.Set, " "), "input.map.parallel_calls=autotune input.prefetch=autotune"; got != want {
-		t.Errorf("best remedy sets %q, want %q", got, want)
-	}
-	if trials[0].Gain < 5 {
-		t.Errorf("best remedy gains %.1fx over %.0f samples/s, want > 5x", trials[0].Gain, base)
 	}
 }

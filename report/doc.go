@@ -22,7 +22,7 @@
 //   - the GPU's utilization as nvidia-smi samples it (200 ms windows), as a sparkline.
 //   - Diagnosis: input-, compute-, communication- or compile-bound with its evidence (the
 //     utilization there is "nvidia-smi utilization", not the summary's) and, for an
-//     input-bound run, the remedies gpusim run re-simulated (train.Remedies), best first, and
+//     input-bound run, the remedies gpusim run re-simulated (analysis.Session.Remedies), best first, and
 //     the one that helps most as --set overrides.
 //
 // then nvidia-smi's memory at the end, other processes, notes, and an OOM with TF's message and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/gpusim/gpusim/analysis"
 	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/train"
 )
@@ -11,6 +12,12 @@ import (
 // simulate resolves a built-in scenario, applies sets (KEY=VALUE, as `gpusim run --set`) in
 // order and runs it; any error fails the test.
 func simulate(t *testing.T, scenario string, sets ...string) *train.Result {
+	return judged(t, scenario, sets...).Result
+}
+
+// judged is simulate with the run's baselines and diagnosis (analysis.Run), as gpusim run
+// reports it.
+func judged(t *testing.T, scenario string, sets ...string) *analysis.Result {
 	t.Helper()
 	s, err := scenarios.Resolve(scenario)
 	if err != nil {
@@ -21,9 +28,9 @@ func simulate(t *testing.T, scenario string, sets ...string) *train.Result {
 			t.Fatal(err)
 		}
 	}
-	res, err := train.Run(context.Background(), s.Config)
+	res, err := analysis.Run(context.Background(), s.Config)
 	if err != nil {
-		t.Fatalf("train.Run(context.Background(), %s, %v): %v", scenario, sets, err)
+		t.Fatalf("analysis.Run(%s, %v): %v", scenario, sets, err)
 	}
 	return res
 }

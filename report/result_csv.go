@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/gpusim/gpusim/analysis"
+
 	"github.com/gpusim/gpusim/train"
 )
 
@@ -20,7 +22,7 @@ var resultCSVHeader = []string{"scenario", "oom", "steps", "steps_completed", "s
 	"device", "idle", "physical_gpu", "busy_fraction", "peak_bytes_in_use", "peak_pool_bytes", "bytes_limit", "oom_message"}
 
 // WriteResultCSV writes res as CSV with a header row.
-func WriteResultCSV(w io.Writer, res *train.Result) error {
+func WriteResultCSV(w io.Writer, res *analysis.Result) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(resultCSVHeader); err != nil {
 		return fmt.Errorf("write result csv: %w", err)
@@ -34,12 +36,12 @@ func WriteResultCSV(w io.Writer, res *train.Result) error {
 	if len(devs) == 0 {
 		devs = []train.Device{{}}
 	}
-	util, stall := reportedUtilization(res)
+	util, stall := reportedUtilization(res.Result)
 	for _, d := range devs {
 		row := []string{res.Scenario, strconv.FormatBool(res.OOM != nil), strconv.Itoa(res.StepsRequested), strconv.Itoa(len(res.StepTimes)),
 			f(res.StepTime), f(res.Throughput), f(util), f(stall), f(res.AllReduceTime), strconv.Itoa(res.SkippedSteps),
 			strconv.Itoa(res.Replicas), f(res.ScalingEfficiency), d.Name, strconv.FormatBool(d.Idle), strconv.Itoa(d.Physical),
-			f(reportedBusy(res, d)), strconv.FormatInt(d.PeakBytesInUse, 10),
+			f(reportedBusy(res.Result, d)), strconv.FormatInt(d.PeakBytesInUse, 10),
 			strconv.FormatInt(d.PeakPoolBytes, 10), strconv.FormatInt(d.BytesLimit, 10), msg}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write result csv: %w", err)

@@ -6,8 +6,7 @@ package report
 import (
 	"fmt"
 
-	"github.com/gpusim/gpusim/pipeline"
-	"github.com/gpusim/gpusim/train"
+	"github.com/gpusim/gpusim/analysis"
 )
 
 // InputJSON is the tf.data pipeline's statistics (pipeline.Stats).
@@ -58,7 +57,7 @@ type UtilSeriesJSON struct {
 type DiagnosisJSON struct {
 	Bound string `json:"bound"`
 	// UtilizationLabel says which utilization the utilization_* keys are: nvidia-smi's
-	// (pipeline.UtilizationLabel), not the summary's gpu_utilization.
+	// (analysis.UtilizationLabel), not the summary's gpu_utilization.
 	UtilizationLabel    string       `json:"utilization_label"`
 	UtilizationMean     float64      `json:"utilization_mean"`
 	UtilizationStddev   float64      `json:"utilization_stddev"`
@@ -86,7 +85,7 @@ type RemedyJSON struct {
 }
 
 // inputJSON fills the input pipeline's keys of j.
-func inputJSON(j *ResultJSON, res *train.Result) {
+func inputJSON(j *ResultJSON, res *analysis.Result) {
 	if s := res.Input; s != nil {
 		in := &InputJSON{Batches: s.Batches, BufferEmptyFraction: finite(s.BufferEmptyFraction),
 			BufferEmptyTimeFraction: finite(s.BufferEmptyTimeFraction), ConsumerWaitS: s.ConsumerWait.Seconds(),
@@ -105,7 +104,7 @@ func inputJSON(j *ResultJSON, res *train.Result) {
 		j.UtilizationSamples = append(j.UtilizationSamples, UtilSeriesJSON{Device: u.Device, PeriodS: u.Period, Samples: u.Samples})
 	}
 	if d := res.Diagnosis; d != nil {
-		dj := &DiagnosisJSON{Bound: string(d.Bound), UtilizationLabel: pipeline.UtilizationLabel, CompileShare: finite(d.CompileShare), UtilizationMean: d.Utilization.Mean, UtilizationStddev: d.Utilization.Stddev,
+		dj := &DiagnosisJSON{Bound: string(d.Bound), UtilizationLabel: analysis.UtilizationLabel, CompileShare: finite(d.CompileShare), UtilizationMean: d.Utilization.Mean, UtilizationStddev: d.Utilization.Stddev,
 			UtilizationMin: d.Utilization.Min, UtilizationMax: d.Utilization.Max, InputShare: finite(d.InputShare),
 			CommunicationShare: finite(d.CommShare), LowUtilization: d.LowUtilization, Swinging: d.Swinging, Evidence: d.Evidence}
 		for _, r := range res.Remedies {
@@ -120,17 +119,17 @@ func inputJSON(j *ResultJSON, res *train.Result) {
 }
 
 // bestRemedy is the first remedy (they come best first) that ran and improved throughput.
-func bestRemedy(rs []train.Remedy) (train.Remedy, bool) {
+func bestRemedy(rs []analysis.Remedy) (analysis.Remedy, bool) {
 	for _, r := range rs {
 		if !r.OOM && r.Gain > 0 {
 			return r, true
 		}
 	}
-	return train.Remedy{}, false
+	return analysis.Remedy{}, false
 }
 
 // writeInputText writes the pipeline, epochs and diagnosis sections of the text report.
-func writeInputText(p func(string, ...any), res *train.Result) {
+func writeInputText(p func(string, ...any), res *analysis.Result) {
 	pct := func(v float64) string { return FormatValue(v, UnitRatio) }
 	sec := func(v float64) string { return FormatValue(v, UnitSeconds) }
 	if s := res.Input; s != nil {

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gpusim/gpusim/train"
+	"github.com/gpusim/gpusim/analysis"
 )
 
 // ResultJSON is the -o json object of gpusim run. The first keys are DESIGN.md's contract;
@@ -133,7 +133,7 @@ type ProcessJSON struct {
 }
 
 // NewResultJSON converts a result to its JSON form.
-func NewResultJSON(res *train.Result) ResultJSON {
+func NewResultJSON(res *analysis.Result) ResultJSON {
 	j := ResultJSON{
 		Scenario: res.Scenario, OOM: res.OOM != nil, StepTimeS: res.StepTime,
 		ThroughputSamplesPerS: finite(res.Throughput), GPUUtilization: finite(res.GPUUtilization),
@@ -145,7 +145,7 @@ func NewResultJSON(res *train.Result) ResultJSON {
 		StepTimesS: res.StepTimes, SimulatedTimeS: res.Elapsed, Notes: res.Notes, Events: res.Events, WorkspaceFallbacks: res.WorkspaceFallbacks,
 		Devices: []DeviceJSON{}, Breakdown: []ShareJSON{},
 	}
-	j.GPUUtilization, j.InputStallFraction = reportedUtilization(res) // 0 with steps_completed 0
+	j.GPUUtilization, j.InputStallFraction = reportedUtilization(res.Result) // 0 with steps_completed 0
 	if j.StepTimesS == nil {
 		j.StepTimesS = []float64{}
 	}
@@ -157,7 +157,7 @@ func NewResultJSON(res *train.Result) ResultJSON {
 	for _, d := range res.Devices {
 		dj := DeviceJSON{Name: d.Name, PeakBytesInUse: d.PeakBytesInUse, PeakPoolBytes: d.PeakPoolBytes,
 			BytesLimit: d.BytesLimit, Allocator: d.Allocator, Idle: d.Idle, Physical: d.Physical, BytesInUse: d.BytesInUse, PoolBytes: d.PoolBytes,
-			LargestFreeBlockBytes: d.LargestFreeBlock, BusyFraction: reportedBusy(res, d),
+			LargestFreeBlockBytes: d.LargestFreeBlock, BusyFraction: reportedBusy(res.Result, d),
 			PoolGrowthDropped: d.GrowthDropped, PoolGrowth: []PoolChangeJSON{}, Timeline: []MemPointJSON{}}
 		for _, g := range d.Growth {
 			dj.PoolGrowth = append(dj.PoolGrowth, PoolChangeJSON{TimeS: g.Time, Step: g.Step, PoolBytes: g.PoolBytes, RegionBytes: g.RegionBytes, RequestBytes: g.Request})
@@ -188,7 +188,7 @@ func NewResultJSON(res *train.Result) ResultJSON {
 }
 
 // WriteResultJSON writes res as one indented JSON object.
-func WriteResultJSON(w io.Writer, res *train.Result) error {
+func WriteResultJSON(w io.Writer, res *analysis.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(NewResultJSON(res)); err != nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpusim/gpusim/analysis"
+
 	"github.com/gpusim/gpusim/train"
 	"github.com/gpusim/gpusim/train/visibility"
 )
@@ -59,7 +61,7 @@ type MultiGPUJSON struct {
 }
 
 // multiGPUJSON fills j's multi-GPU keys and the per-device accumulation and all-reduce bytes.
-func multiGPUJSON(j *ResultJSON, res *train.Result) {
+func multiGPUJSON(j *ResultJSON, res *analysis.Result) {
 	m := &j.MultiGPUJSON
 	m.Warnings = append([]string{}, res.Warnings...)
 	for _, r := range res.DeviceTable {
@@ -104,7 +106,7 @@ func showDeviceTable(rows []visibility.Row) bool {
 
 // writeMultiGPUText writes the device mapping, the all-reduce, the scaling over one GPU and
 // the accumulation buffers, when the run has them.
-func writeMultiGPUText(p func(string, ...any), res *train.Result) {
+func writeMultiGPUText(p func(string, ...any), res *analysis.Result) {
 	sec := func(v float64) string { return FormatValue(v, UnitSeconds) }
 	bytes := func(v int64) string { return FormatBytes(float64(v)) }
 	if showDeviceTable(res.DeviceTable) {
@@ -147,7 +149,7 @@ func writeMultiGPUText(p func(string, ...any), res *train.Result) {
 
 // writeScaling explains the speedup over one GPU category by category: compute (forward,
 // backward, optimizer, launch), input wait, all-reduce and waiting for the slowest replica.
-func writeScaling(p func(string, ...any), res *train.Result, s *train.Scaling) {
+func writeScaling(p func(string, ...any), res *analysis.Result, s *analysis.Scaling) {
 	sec := func(v float64) string { return FormatValue(v, UnitSeconds) }
 	group := func(sh []train.Share) (compute, input, allreduce, sync float64) {
 		for _, x := range sh {
@@ -210,7 +212,7 @@ func signed(v float64) string {
 }
 
 // writeWarnings writes the run's warnings.
-func writeWarnings(p func(string, ...any), res *train.Result) {
+func writeWarnings(p func(string, ...any), res *analysis.Result) {
 	for _, w := range res.Warnings {
 		p("\nwarning: %s\n", w)
 	}

@@ -3,7 +3,7 @@ package report
 import (
 	"strings"
 
-	"github.com/gpusim/gpusim/train"
+	"github.com/gpusim/gpusim/analysis"
 )
 
 // SpeedJSON is the speed and precision part of a run's JSON: the median step by op kind,
@@ -19,7 +19,7 @@ type SpeedJSON struct {
 	PrecisionMemorySaving *PrecisionSavingJSON `json:"precision_memory_saving,omitempty"`
 }
 
-// PrecisionSavingJSON is train.PrecisionSaving.
+// PrecisionSavingJSON is analysis.PrecisionSaving.
 type PrecisionSavingJSON struct {
 	Float32PeakBytes int64   `json:"float32_peak_bytes"`
 	MixedPeakBytes   int64   `json:"mixed_peak_bytes"`
@@ -29,7 +29,7 @@ type PrecisionSavingJSON struct {
 	Reason           string  `json:"reason,omitempty"`
 }
 
-func speedJSON(j *ResultJSON, res *train.Result) {
+func speedJSON(j *ResultJSON, res *analysis.Result) {
 	j.BreakdownByKind = []ShareJSON{}
 	for _, s := range res.ByKind {
 		j.BreakdownByKind = append(j.BreakdownByKind, ShareJSON{Category: s.Category, Seconds: s.Seconds})
@@ -43,7 +43,7 @@ func speedJSON(j *ResultJSON, res *train.Result) {
 
 // writeSpeedText prints the median step by op kind: the categories' compute split by what
 // ran (conv, matmul, norm, cast, ...), with launch, input, sync, all-reduce and compile.
-func writeSpeedText(p func(string, ...any), res *train.Result) {
+func writeSpeedText(p func(string, ...any), res *analysis.Result) {
 	if len(res.ByKind) == 0 {
 		return
 	}

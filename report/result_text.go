@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gpusim/gpusim/analysis"
+
 	"github.com/gpusim/gpusim/train"
 )
 
@@ -15,7 +17,7 @@ const sparkWidth = 60
 // WriteResultText writes res as a readable report: a summary table, memory per GPU with a
 // sparkline of memory over time, the pool's growth, the median step's breakdown and, when the
 // run ran out of memory, TF's error and the head of the allocator's log.
-func WriteResultText(w io.Writer, res *train.Result) error {
+func WriteResultText(w io.Writer, res *analysis.Result) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	sec := func(v float64) string { return FormatValue(v, UnitSeconds) }
@@ -59,7 +61,7 @@ func WriteResultText(w io.Writer, res *train.Result) error {
 			[2]string{"step time (median)", sec(res.StepTime)},
 			[2]string{"throughput", FormatValue(res.Throughput, UnitSamplesPerSec)},
 		)
-		if r := runThroughputRow(res); r[0] != "" {
+		if r := runThroughputRow(res.Result); r[0] != "" {
 			rows = append(rows, r)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpusim/gpusim/analysis"
 	"github.com/gpusim/gpusim/train"
 )
 
@@ -49,7 +50,7 @@ func TestResultTextUtilizationWithoutSteps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var b strings.Builder
-		if err := WriteResultText(&b, &tt.res); err != nil {
+		if err := WriteResultText(&b, &analysis.Result{Result: &tt.res}); err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		got := b.String()

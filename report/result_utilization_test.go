@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpusim/gpusim/analysis"
 	"github.com/gpusim/gpusim/train"
 )
 
@@ -37,14 +38,14 @@ func TestResultUtilizationAgreesAcrossFormats(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var txt bytes.Buffer
-			if err := WriteResultText(&txt, &tt.res); err != nil {
+			if err := WriteResultText(&txt, &analysis.Result{Result: &tt.res}); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(txt.String(), tt.wantText) {
 				t.Errorf("text lacks %q:\n%s", tt.wantText, txt.String())
 			}
 
-			j := NewResultJSON(&tt.res)
+			j := NewResultJSON(&analysis.Result{Result: &tt.res})
 			if j.GPUUtilization != tt.wantUtil {
 				t.Errorf("json gpu_utilization = %v, want %v", j.GPUUtilization, tt.wantUtil)
 			}
@@ -54,7 +55,7 @@ func TestResultUtilizationAgreesAcrossFormats(t *testing.T) {
 				}
 			}
 			var jb bytes.Buffer
-			if err := WriteResultJSON(&jb, &tt.res); err != nil {
+			if err := WriteResultJSON(&jb, &analysis.Result{Result: &tt.res}); err != nil {
 				t.Fatal(err)
 			}
 			var m map[string]any
@@ -66,7 +67,7 @@ func TestResultUtilizationAgreesAcrossFormats(t *testing.T) {
 			}
 
 			var cb bytes.Buffer
-			if err := WriteResultCSV(&cb, &tt.res); err != nil {
+			if err := WriteResultCSV(&cb, &analysis.Result{Result: &tt.res}); err != nil {
 				t.Fatal(err)
 			}
 			recs, err := csv.NewReader(&cb).ReadAll()

@@ -9,12 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusim/gpusim/pipeline"
+	"github.com/gpusim/gpusim/analysis"
 	"github.com/gpusim/gpusim/train"
 )
 
 // runBuiltin simulates built-in name with the overrides sets.
-func runBuiltin(t *testing.T, name string, sets ...string) *train.Result {
+func runBuiltin(t *testing.T, name string, sets ...string) *analysis.Result {
 	t.Helper()
 	s, err := Builtin(name)
 	if err != nil {
@@ -23,7 +23,7 @@ func runBuiltin(t *testing.T, name string, sets ...string) *train.Result {
 	if err := s.SetAll(sets); err != nil {
 		t.Fatalf("%s %v: %v", name, sets, err)
 	}
-	res, err := train.Run(context.Background(), s.Config)
+	res, err := analysis.Run(context.Background(), s.Config)
 	if err != nil {
 		t.Fatalf("%s %v: Run: %v", name, sets, err)
 	}
@@ -127,12 +127,12 @@ func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
 		if res.XLACompiles != 8 || one.XLACompiles != 1 {
 			t.Errorf("xla compiles: %d with 8 shapes, %d with 1, want 8 and 1", res.XLACompiles, one.XLACompiles)
 		}
-		if d := res.Diagnosis; d == nil || d.Bound != pipeline.CompileBound {
+		if d := res.Diagnosis; d == nil || d.Bound != analysis.CompileBound {
 			t.Errorf("xla-recompile: diagnosis %+v, want compile-bound", d)
 		} else if ev := strings.Join(d.Evidence, "\n"); strings.Contains(ev, "starved GPU") || !strings.Contains(ev, "pad or bucket") {
 			t.Errorf("xla-recompile: evidence %q, want the remedy and no starved GPU", ev)
 		}
-		if d := one.Diagnosis; d == nil || d.Bound == pipeline.CompileBound {
+		if d := one.Diagnosis; d == nil || d.Bound == analysis.CompileBound {
 			t.Errorf("xla-recompile with one shape: diagnosis %+v, want one compile not to be compile-bound", d)
 		}
 		if res.Elapsed <= one.Elapsed {

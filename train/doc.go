@@ -29,8 +29,8 @@
 // gives the cross-device ops TF selected (or Config.CrossDeviceOps), the time and the pack
 // buffers; the copy-based reductions also take memory on GPU:0; with accumulation the
 // micro-step gradients are freed after they are added and the accumulators are all-reduced out
-// of place. Result.Scaling compares the run with one GPU alone (the same scenario at the
-// per-replica batch, simulated too), which sets ScalingEfficiency.
+// of place. Result.ScalingEfficiency is the breakdown's estimate; analysis.Scaling compares the
+// run with a simulated one-GPU run and replaces it.
 //
 // The input pipeline (input.go, hooks.go) is package pipeline on the run's engine, its host
 // taken from the hw host profile (Config.Host, hardware.host.profile) where the scenario keeps
@@ -38,10 +38,8 @@
 // statistics, Result.Epochs the step times per dataset epoch (cache() shows there),
 // Result.GPUSeries each GPU's utilization as nvidia-smi samples it (every kernel and NCCL
 // collective through pipeline.UtilizationMeter, fast-forwarded steps included), and
-// Result.Diagnosis pipeline.Diagnose's verdict (XLA recompiles weighed: Evidence.CompileTime
-// and Compiles). Remedies re-simulates, for an input-bound run,
-// pipeline's candidate changes through a caller's rerun (gpusim run passes the scenario with
-// the change's --set overrides) and ranks them.
+// Result.InputWaitPerStep the wait for input. Package analysis diagnoses the run from these
+// measurements and re-simulates remedies; Run never runs another simulation.
 //
 // The Result holds per-step times (median, throughput), GPU busy and input-stall fractions,
 // all-reduce time, skipped updates, per-device peaks, limits, pool growth history and a
@@ -51,14 +49,13 @@
 // same step by op kind (conv, matmul, norm, cast, fusion, ...) plus launch, input, sync,
 // all-reduce and compile, and sums to its time too (bykind.go).
 //
-// Speed and precision (xla.go, precision.go): with XLA the first step compiles the train step
+// Speed and precision (xla.go, precision_check.go): with XLA the first step compiles the train step
 // (XLACompileSeconds: a fit to compile times measured with JAX on the H200, per op and per
 // distinct GEMM shape), and so does every step that sees a new input shape
 // (Config.XLADistinctShapes, scenario key xla_distinct_shapes: shapes are drawn per step from
 // the run's seed), so a short run with XLA can be slower than without (Result.XLACompiles,
 // XLACompileTime, a note). Under XLA batch norms are priced as XLA fusions, not cuDNN kernels.
-// A mixed-precision run is compared with the same run in float32 (Result.PrecisionSaving);
-// outside the TF guide's 30-40% peak-memory saving a note says why.
+// analysis.PrecisionSaving compares a mixed-precision run with the same run in float32.
 //
 // Steps are fast-forwarded only when provably identical to the one before: nothing random
 // feeds them (no input pipeline, no loss-scale skip) and every allocator ended the step in the

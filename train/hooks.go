@@ -20,7 +20,7 @@ func newInput(e *sim.Engine, cfg Config, replicas int) (inputSource, error) {
 	if cfg.Input == nil {
 		return nil, nil
 	}
-	pc, err := inputConfig(cfg, replicas)
+	pc, err := InputPipeline(cfg, replicas)
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,9 @@ package train
 
 // The input pipeline's side of a run: the tf.data host from the hw host profile, the
 // pipeline's statistics and epochs in the Result, GPU utilization as nvidia-smi samples it,
-// and the diagnosis (input-, compute- or communication-bound).
+// and the input wait per step (what analysis.Diagnose weighs).
 
 import (
-	"fmt"
-
 	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/pipeline"
 	"github.com/gpusim/gpusim/sim"
@@ -14,9 +12,6 @@ import (
 
 // InputStats is the tf.data pipeline's statistics (pipeline.Stats).
 type InputStats = pipeline.Stats
-
-// Diagnosis is pipeline's verdict on what limits the run.
-type Diagnosis = pipeline.Diagnosis
 
 type (
 	busyMeter = pipeline.UtilizationMeter
@@ -44,10 +39,10 @@ type UtilSeries struct {
 	Samples []float64
 }
 
-// inputConfig returns the tf.data configuration of the run: the pipeline config with its host
-// filled from the hw host profile (Config.Host) where the scenario left pipeline's defaults,
-// and one copy per replica.
-func inputConfig(cfg Config, replicas int) (pipeline.Config, error) {
+// InputPipeline returns the tf.data configuration of the run: the pipeline config with its
+// host filled from the hw host profile (Config.Host) where the scenario left pipeline's
+// defaults, and one copy per replica. analysis reads it to choose remedies.
+func InputPipeline(cfg Config, replicas int) (pipeline.Config, error) {
 	pc := cfg.Input.pipelineConfig(cfg.Batch, cfg.AccumulationSteps, cfg.HostCores)
 	h := hw.DefaultHost()
 	if cfg.Host != "" {
@@ -114,47 +109,22 @@ func (r *runner) replayBusy(rep *replica, stepStart sim.Time) {
 	}
 }
 
-// inputResult fills the Result's pipeline statistics, epochs, nvidia-smi series and diagnosis.
+// inputResult fills the Result's pipeline statistics, epochs, nvidia-smi series and input wait.
 func (r *runner) inputResult(res *Result) {
 	for _, rep := range r.replicas {
 		res.GPUSeries = append(res.GPUSeries, UtilSeries{Device: rep.id, Period: pipeline.NVMLSamplePeriod.Seconds(),
 			Samples: rep.meter.Series(r.end)})
 	}
-	var emptyFrac, coreBusy float64
 	if ps, ok := r.input.(pipelineSource); ok {
 		st := ps.p.Stats()
 		st.BufferLevel = nil // in Result.InputBuffer, cut at the run's end
 		res.Input = &st
-		emptyFrac, coreBusy = st.BufferEmptyFraction, st.CoreBusyFraction
 		res.Epochs = epochs(st.Epochs, r.stepTimes, r.cfg.AccumulationSteps)
 	}
 	if len(r.stepTimes) == 0 || r.oom != nil {
 		return
 	}
-	var mean float64
-	for _, s := range r.stepTimes {
-		mean += s
-	}
-	mean /= float64(len(r.stepTimes))
-	ev := pipeline.Evidence{
-		StepTime:            mean,
-		InputWait:           r.inputWait.Seconds() / float64(len(r.replicas)) / float64(len(r.stepTimes)),
-		CommTime:            res.AllReduceTime,
-		BufferEmptyFraction: emptyFrac,
-		CoreBusyFraction:    coreBusy,
-		CompileTime:         r.xla.total.Seconds() / float64(len(r.stepTimes)),
-		Compiles:            r.xla.count,
-	}
-	// The GPUs of a data-parallel run move together: the first one's series speaks for all.
-	if len(res.GPUSeries) > 0 {
-		ev.Utilization = res.GPUSeries[0].Samples
-	}
-	if len(ev.Utilization) == 0 {
-		// A run shorter than one nvidia-smi window: its one busy fraction.
-		ev.Utilization = []float64{res.GPUUtilization}
-	}
-	d := pipeline.Diagnose(ev)
-	res.Diagnosis = &d
+	res.InputWaitPerStep = r.inputWait.Seconds() / float64(len(r.replicas)) / float64(len(r.stepTimes))
 }
 
 // epochs splits the step times by the pipeline epoch each step's first batch came from.
@@ -175,53 +145,4 @@ func epochs(eps []pipeline.Epoch, stepTimes []float64, accumulation int) []Epoch
 		out = append(out, ep)
 	}
 	return out
-}
-
-// Remedy is one change that may feed a starving GPU, re-simulated.
-type Remedy struct {
-	// Name says what it does ("map(num_parallel_calls=AUTOTUNE)"); Set is the change as
-	// scenario overrides (gpusim run --set ...).
-	Name string
-	Set  []string
-	// Throughput and GPUUtilization of the run with the change; Gain is the throughput's ratio
-	// to the run's, minus one. OOM says the changed run ran out of memory (a larger batch).
-	Throughput, GPUUtilization, Gain float64
-	OOM                              bool
-}
-
-// Remedies re-simulates the changes pipeline proposes for an input-bound run (pipeline.
-// Candidates: parallel map, prefetch, both, cache, a larger batch) and returns them best
-// first (pipeline.RankSets). rerun runs the run's scenario with the extra overrides set;
-// cfg and res are the run's configuration and result. Nothing is re-simulated unless the
-// diagnosis is input-bound.
-func Remedies(cfg Config, res *Result, rerun func(set []string) (*Result, error)) ([]Remedy, error) {
-	if cfg.Input == nil || res.Diagnosis == nil || res.Diagnosis.Bound != pipeline.InputBound {
-		return nil, nil
-	}
-	pc, err := inputConfig(cfg, res.Replicas)
-	if err != nil {
-		return nil, err
-	}
-	runs := map[string]*Result{}
-	trials, _, err := pipeline.RankSets(pipeline.Candidates(pc), func(ch *pipeline.Change) (float64, error) {
-		if ch == nil {
-			return res.Throughput, nil
-		}
-		r, err := rerun(ch.Set)
-		if err != nil {
-			return 0, err
-		}
-		runs[ch.Name] = r
-		return r.Throughput, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("re-simulate remedies: %w", err)
-	}
-	out := make([]Remedy, 0, len(trials))
-	for _, t := range trials {
-		r := runs[t.Change.Name]
-		out = append(out, Remedy{Name: t.Change.Name, Set: t.Change.Set, Throughput: t.SamplesPerSecond,
-			GPUUtilization: r.GPUUtilization, Gain: t.Gain, OOM: r.OOM != nil})
-	}
-	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpusim/gpusim/analysis"
 	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/train"
 )
@@ -59,8 +60,8 @@ func TestGPUSeriesNvidiaSmi(t *testing.T) {
 			if got := mean(s.Samples); math.Abs(got-res.Devices[0].BusyFraction) > 0.03+s.Period/res.Elapsed {
 				t.Errorf("mean of samples %.3f, busy fraction %.3f", got, res.Devices[0].BusyFraction)
 			}
-			if res.Diagnosis == nil || string(res.Diagnosis.Bound) != tc.bound {
-				t.Errorf("diagnosis = %+v, want %s", res.Diagnosis, tc.bound)
+			if d := analysis.DiagnoseResult(res); d == nil || string(d.Bound) != tc.bound {
+				t.Errorf("diagnosis = %+v, want %s", d, tc.bound)
 			}
 		})
 	}

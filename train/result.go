@@ -43,12 +43,11 @@ type Result struct {
 	InputStallFraction float64
 	// AllReduceTime is the median all-reduce time per optimizer update (0 with one replica).
 	AllReduceTime float64
-	// ScalingEfficiency is Throughput / (Replicas * throughput of one replica running its own
-	// per-replica batch alone): 1 is perfect scaling. 1 for a single replica.
+	// ScalingEfficiency estimates Throughput / (Replicas * throughput of one replica running
+	// its own per-replica batch alone) from the breakdown: the step without sync and
+	// all-reduce over the step. 1 for a single replica. analysis.Scaling replaces it with the
+	// ratio to a simulated one-GPU run.
 	ScalingEfficiency float64
-	// PrecisionSaving compares a mixed-precision run's peak memory with float32 (nil for
-	// float32 runs); outside the TF guide's 30-40% a note says why.
-	PrecisionSaving *PrecisionSaving
 	// XLACompiles counts the compilations of the train step under XLA (the first step and
 	// each new input shape); XLACompileTime is their total time (also in Breakdown's compile
 	// share of the steps that compiled).
@@ -96,21 +95,15 @@ type Result struct {
 	Epochs []Epoch
 	// GPUSeries is each GPU's utilization as nvidia-smi samples it (input.go).
 	GPUSeries []UtilSeries
-	// Diagnosis says whether the run is input-, compute- or communication-bound, with the
-	// evidence (nil when no step completed).
-	Diagnosis *Diagnosis
-	// Remedies are the changes that would feed an input-bound run, re-simulated, best first;
-	// gpusim run fills them (Remedies), train.Run leaves them empty.
-	Remedies []Remedy
+	// InputWaitPerStep is the mean time a replica waited for its batch per optimizer update,
+	// seconds (0 when no step completed or the run ran out of memory).
+	InputWaitPerStep float64
 	// Warnings are configurations that run but likely do not do what the user wants
 	// (BatchNormalization under gradient accumulation sees only the micro-batch).
 	Warnings []string
 	// DeviceTable maps every host GPU to the training process's devices: nvidia-smi index,
 	// CUDA ordinal, TF physical and logical device, memory limit, and why a GPU is not used.
 	DeviceTable []visibility.Row
-	// Scaling compares the run with one replica training alone (nil with one replica, or when
-	// the comparison could not run).
-	Scaling *Scaling
 	// AllReduce describes the gradient all-reduce of one update (nil with one replica).
 	AllReduce *AllReduceInfo
 }

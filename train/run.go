@@ -39,10 +39,12 @@ const (
 	numCats
 )
 
-// Run simulates cfg. It returns an error for a configuration TF itself would reject (bad
-// option combinations, unknown model or GPU); running out of memory is a result (Result.OOM).
-// It returns ctx's error soon after ctx is done (within MaxEventsPerCheck events), and an
-// error wrapping ErrTooManyEvents when the run would take more than MaxEvents events.
+// Run simulates cfg once and returns what it measured. It returns an error for a
+// configuration TF itself would reject (bad option combinations, unknown model or GPU);
+// running out of memory is a result (Result.OOM). Comparisons with other runs (one GPU,
+// float32) and the diagnosis are package analysis's. It returns ctx's error soon after ctx
+// is done (within MaxEventsPerCheck events), and an error wrapping ErrTooManyEvents when the
+// run would take more than MaxEvents events.
 func Run(ctx context.Context, cfg Config) (*Result, error) { return runCapped(ctx, cfg, MaxEvents) }
 
 // runCapped is Run with a cap of maxEvents events.
@@ -68,10 +70,6 @@ func runCapped(ctx context.Context, cfg Config, maxEvents uint64) (*Result, erro
 	res, err := r.run()
 	if err == nil && r.abort != nil {
 		return nil, r.abort
-	}
-	if err == nil {
-		addScaling(ctx, cfg, res)
-		addPrecisionSaving(ctx, cfg, res)
 	}
 	return res, err
 }

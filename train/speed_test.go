@@ -274,39 +274,6 @@ func TestKernelFitThroughRun(t *testing.T) {
 	}
 }
 
-// The seed guide says mixed precision saves 30-40% of peak memory. A mixed run compares
-// itself with float32 (Result.PrecisionSaving) and, outside that band, a note says why.
-func TestMixedPrecisionMemorySaving(t *testing.T) {
-	for _, tc := range []struct {
-		model, opt string
-		batch      int
-	}{{"resnet50", "momentum", 256}, {"bert-base:seq=128,head=mlm", "adamw", 64}, {"bert-base", "adam", 32}} {
-		c := DefaultConfig()
-		c.GPU, c.Model, c.Batch, c.Optimizer, c.Precision, c.Steps = "h200", tc.model, tc.batch, tc.opt, "mixed_float16", 20 // past the first skipped updates: slots exist
-		res := mustRun(t, c)
-		s := res.PrecisionSaving
-		if s == nil {
-			t.Fatalf("%s: PrecisionSaving = nil, want the float32 comparison", tc.model)
-		}
-		t.Logf("%s batch %d: float32 peak %.2f GiB, mixed %.2f GiB, saving %.1f%%, float32 variables+slots %.2f GiB; %s",
-			tc.model, tc.batch, float64(s.Float32PeakBytes)/(1<<30), float64(s.MixedPeakBytes)/(1<<30), 100*s.Saving, float64(s.FixedBytes)/(1<<30), s.Reason)
-		if s.Saving <= 0 || s.Saving >= 0.6 {
-			t.Errorf("%s: saving %.1f%%, want in (0, 60%%): activations at most halve", tc.model, 100*s.Saving)
-		}
-		noted := false
-		for _, n := range res.Notes {
-			noted = noted || strings.Contains(n, "of peak memory against float32")
-		}
-		if inBand := s.Saving >= 0.3 && s.Saving <= 0.4; inBand != s.InBand || noted == inBand || (!inBand && s.Reason == "") {
-			t.Errorf("%s: saving %.1f%%, InBand %v, note %v, reason %q: want a note with a reason exactly when outside 30-40%%", tc.model, 100*s.Saving, s.InBand, noted, s.Reason)
-		}
-	}
-	// float32 runs carry no comparison.
-	if res := mustRun(t, cfgWith(nil)); res.PrecisionSaving != nil {
-		t.Errorf("float32 run: PrecisionSaving = %+v, want nil", res.PrecisionSaving)
-	}
-}
-
 // On Pascal, mixed_float16 is slower than float32: no Tensor Cores, GP102 runs FP16
 // arithmetic at 1/64 rate, and the casts add kernels.
 func TestFP16SlowerOnPascalThroughRun(t *testing.T) {

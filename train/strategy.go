@@ -1,9 +1,7 @@
 package train
 
 import (
-	"context"
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/gpusim/gpusim/collective"
@@ -35,20 +33,6 @@ type AllReduceInfo struct {
 	// communication time and the part of it the backward pass does not hide.
 	BucketBytes                             int64
 	BucketedSeconds, BucketedExposedSeconds float64
-}
-
-// Scaling compares a multi-replica run with one replica training alone on one GPU of the same
-// kind with the per-replica batch (the largest share), the same precision, accumulation and
-// input pipeline: what data parallelism bought.
-type Scaling struct {
-	// Replicas is the run's replica count; SingleBatch the batch of the one-GPU run.
-	Replicas, SingleBatch int
-	// SingleStepTime and SingleThroughput are the one-GPU run's median step and samples/s.
-	SingleStepTime, SingleThroughput float64
-	// Speedup is the run's throughput over SingleThroughput; Efficiency = Speedup / Replicas.
-	Speedup, Efficiency float64
-	// Single is the one-GPU run's median step by category (Result.Breakdown is the run's).
-	Single []Share
 }
 
 // bucketBytes is the bucket size of the overlapped comparison: PyTorch DDP's default
@@ -209,42 +193,4 @@ func (r *runner) allReduceInfo() *AllReduceInfo {
 		}
 	}
 	return info
-}
-
-// addScaling runs the one-GPU comparison of a multi-replica result and sets res.Scaling and
-// res.ScalingEfficiency. The comparison keeps what decides a replica's step time (GPU, model,
-// precision, XLA, accumulation, input pipeline) and drops what concerns device choice and
-// memory sharing; when it cannot run (or runs out of memory) the efficiency stays the
-// breakdown-based estimate.
-func addScaling(ctx context.Context, cfg Config, res *Result) {
-	if res.Replicas < 2 || res.StepTime == 0 || res.OOM != nil {
-		return
-	}
-	ref := cfg
-	ref.Name = cfg.Name + " (1 GPU)"
-	ref.Strategy, ref.Device, ref.VisibleDevices, ref.SoftPlacement = "default", "", nil, nil
-	ref.StrategyDevices, ref.CrossDeviceOps = nil, ""
-	ref.Batch = slices.Max(res.ReplicaBatches)
-	ref.GPUCount, ref.CUDAVisibleDevices, ref.Processes = 1, nil, nil
-	ref.Env = map[string]string{}
-	for k, v := range cfg.Env {
-		if k != "CUDA_VISIBLE_DEVICES" {
-			ref.Env[k] = v
-		}
-	}
-	if l := cfg.Memory.LogicalMiB; len(l) > 0 {
-		// A replica on a logical GPU alone: one logical device of its limit.
-		ref.Memory.LogicalMiB, ref.Memory.LimitMiB = nil, l[0]
-	}
-	ref.TraceSteps, ref.TimelinePoints = 0, 2
-	one, err := Run(ctx, ref)
-	if err != nil || one.OOM != nil || one.Throughput == 0 {
-		return
-	}
-	s := &Scaling{Replicas: res.Replicas, SingleBatch: ref.Batch, SingleStepTime: one.StepTime,
-		SingleThroughput: one.Throughput, Single: one.Breakdown}
-	s.Speedup = finite(res.Throughput / one.Throughput)
-	s.Efficiency = s.Speedup / float64(res.Replicas)
-	res.Scaling = s
-	res.ScalingEfficiency = s.Efficiency
 }

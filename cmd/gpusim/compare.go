@@ -13,9 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpusim/gpusim/analysis"
+
 	"github.com/gpusim/gpusim/report"
 	"github.com/gpusim/gpusim/scenarios"
-	"github.com/gpusim/gpusim/train"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -51,15 +52,17 @@ type compareConfig struct {
 }
 
 // comparePrepare loads and checks one configuration and returns the function that simulates
-// it. A bad configuration is reported before anything runs.
-type comparePrepare func(c compareConfig) (func(context.Context) (report.Run, error), error)
+// it in sess (shared by the comparison's configurations, so a baseline two of them need is
+// simulated once). A bad configuration is reported before anything runs.
+type comparePrepare func(c compareConfig, sess *analysis.Session) (func(context.Context) (report.Run, error), error)
 
 func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	return compareMain(ctx, stdout, stderr, args, prepareScenario, compareIsTerminal(stderr))
 }
 
-// prepareScenario resolves the scenario, applies the overrides and returns a train.Run of it.
-func prepareScenario(c compareConfig) (func(context.Context) (report.Run, error), error) {
+// prepareScenario resolves the scenario, applies the overrides and returns an analysis run
+// of it (the run, its baselines and its diagnosis).
+func prepareScenario(c compareConfig, sess *analysis.Session) (func(context.Context) (report.Run, error), error) {
 	s, err := scenarios.Resolve(c.Scenario)
 	if err != nil {
 		return nil, asUsage(err)
@@ -71,12 +74,12 @@ func prepareScenario(c compareConfig) (func(context.Context) (report.Run, error)
 	}
 	cfg := s.Config
 	return func(ctx context.Context) (report.Run, error) {
-		res, err := train.Run(ctx, cfg)
+		res, err := sess.Run(ctx, cfg)
 		if err != nil {
 			// train.Run fails only on a configuration TF itself rejects: bad input.
 			return report.Run{}, asUsage(err)
 		}
-		return report.FromResult(c.Label, c.Params, res), nil
+		return report.FromResult(c.Label, c.Params, res.Result), nil
 	}, nil
 }
 
@@ -134,15 +137,17 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 	}
 	// Load and check everything first: a typo in the last configuration fails at once.
 	runs := make([]func(context.Context) (report.Run, error), len(configs))
+	sess := analysis.NewSession(nil)
 	for i, c := range configs {
-		if runs[i], err = prepare(c); err != nil {
+		if runs[i], err = prepare(c, sess); err != nil {
 			return fmt.Errorf("compare: %s: %w", c.Label, err)
 		}
 	}
-	results, err := compareRunAll(ctx, runs, jobs, compareProgress(stderr, terminal, len(runs)))
-	var ce *compareError
-	if errors.As(err, &ce) {
-		return fmt.Errorf("compare: %s: %w", configs[ce.index].Label, ce.err)
+	results, err := analysis.Sweep(ctx, len(runs), jobs, func(ctx context.Context, i int) (report.Run, error) { return runs[i](ctx) },
+		compareProgress(stderr, terminal, len(runs)))
+	var se *analysis.SweepError
+	if errors.As(err, &se) {
+		return fmt.Errorf("compare: %s: %w", configs[se.Index].Label, se.Err)
 	}
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
@@ -303,65 +308,6 @@ func compareSplit(list string) ([]string, error) {
 		}
 	}
 	return vals, nil
-}
-
-// compareError carries the index of the configuration that failed.
-type compareError struct {
-	index int
-	err   error
-}
-
-func (e *compareError) Error() string { return e.err.Error() }
-func (e *compareError) Unwrap() error { return e.err }
-
-// compareRunAll runs every simulation on up to jobs goroutines (each simulation has its own
-// engine, so they share nothing) and returns the results in input order, whatever order they
-// finish in. The first failure (lowest index among those that ran) stops new work.
-func compareRunAll(ctx context.Context, runs []func(context.Context) (report.Run, error), jobs int, done func()) ([]report.Run, error) {
-	results := make([]report.Run, len(runs))
-	errs := make([]error, len(runs))
-	ran := make([]bool, len(runs))
-	next := make(chan int)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	for range min(jobs, len(runs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				ran[i] = true
-				results[i], errs[i] = runs[i](ctx)
-				if errs[i] != nil {
-					cancel()
-				}
-				done()
-			}
-		}()
-	}
-feed:
-	for i := range runs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, &compareError{i, err}
-		}
-	}
-	// Cancelled from outside (Ctrl-C) before every run started: say so rather than print
-	// empty columns for the ones that never ran.
-	for i := range runs {
-		if !ran[i] {
-			return nil, &compareError{i, fmt.Errorf("not run: %w", context.Cause(ctx))}
-		}
-	}
-	return results, nil
 }
 
 // compareProgress returns the function called after each simulation: a progress bar on a

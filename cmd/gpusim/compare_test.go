@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/gpusim/gpusim/analysis"
 	"github.com/gpusim/gpusim/report"
 )
 
@@ -25,7 +26,7 @@ import (
 // varied values, and "memory.mode=limit" runs out of memory. Later configurations finish first
 // so the test sees whether the output order follows the input order.
 func fakePrepare(started *atomic.Int32) comparePrepare {
-	return func(c compareConfig) (func(context.Context) (report.Run, error), error) {
+	return func(c compareConfig, _ *analysis.Session) (func(context.Context) (report.Run, error), error) {
 		if slices.Contains(c.Sets, "batch=bad") {
 			return nil, asUsage(errors.New("--set batch=bad: batch: want an integer"))
 		}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gpusim/gpusim/analysis"
+
 	"github.com/spf13/pflag"
 
 	"github.com/gpusim/gpusim/internal/atomicfile"
@@ -69,6 +71,11 @@ Examples:
 }
 
 func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	return runWith(ctx, stdout, stderr, args, train.Run)
+}
+
+// runWith is gpusim run simulating with simulate (train.Run; a test counts the simulations).
+func runWith(ctx context.Context, stdout, stderr io.Writer, args []string, simulate analysis.RunFunc) error {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -104,7 +111,8 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	res, err := train.Run(ctx, sc.Config)
+	sess := analysis.NewSession(simulate)
+	res, err := sess.Run(ctx, sc.Config)
 	if err != nil {
 		var fe *train.FieldError
 		if errors.As(err, &fe) {
@@ -117,18 +125,20 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		}
 		return fmt.Errorf("run %s: %w", sc.Name, err)
 	}
-	if err := addRemedies(ctx, fs.Arg(0), *sets, sc.Config, res); err != nil {
-		return fmt.Errorf("run %s: %w", sc.Name, err)
+	// An input-bound run re-simulates each tf.data change that may help; other runs cost
+	// nothing more.
+	if err := sess.Remedies(ctx, sc.Config, res); err != nil {
+		return fmt.Errorf("run %s: diagnosis: %w", sc.Name, err)
 	}
 	if *plotDir != "" {
-		paths, err := report.WriteResultPlots(*plotDir, res)
+		paths, err := report.WriteResultPlots(*plotDir, res.Result)
 		if err != nil {
 			return fmt.Errorf("run: plots: %w", err)
 		}
 		fmt.Fprintf(stderr, "wrote %d figure files to %s\n", len(paths), *plotDir)
 	}
 	if *tracePath != "" {
-		if err := atomicfile.Write(*tracePath, func(w io.Writer) error { return report.WriteResultTrace(w, res) }); err != nil {
+		if err := atomicfile.Write(*tracePath, func(w io.Writer) error { return report.WriteResultTrace(w, res.Result) }); err != nil {
 			return fmt.Errorf("run: trace: %w", err)
 		}
 		fmt.Fprintf(stderr, "wrote trace %s\n", *tracePath)

@@ -1,10 +1,11 @@
-package pipeline
+package analysis
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/gpusim/gpusim/internal/units"
+	"github.com/gpusim/gpusim/pipeline"
+	"github.com/gpusim/gpusim/train"
 )
 
 // Bound names what limits a training run.
@@ -25,10 +26,10 @@ const (
 // card, or a window that straddles idle time, make the two differ).
 const UtilizationLabel = "nvidia-smi utilization"
 
-// Evidence is what Diagnose weighs. train fills it from its result; Run.Evidence fills it
-// for a pipeline-only simulation.
+// Evidence is what Diagnose weighs: measurements of one run (EvidenceOf reads them from a
+// train.Result).
 type Evidence struct {
-	// Utilization is the GPU's nvidia-smi series (UtilizationSeries).
+	// Utilization is the GPU's nvidia-smi series (pipeline.UtilizationSeries).
 	Utilization []float64
 	// StepTime is the mean step time, seconds.
 	StepTime float64
@@ -37,9 +38,9 @@ type Evidence struct {
 	// CommTime is the mean time per step spent in collectives that no compute overlaps
 	// (all-reduce), seconds.
 	CommTime float64
-	// BufferEmptyFraction is Stats.BufferEmptyFraction.
+	// BufferEmptyFraction is pipeline.Stats.BufferEmptyFraction.
 	BufferEmptyFraction float64
-	// CoreBusyFraction is Stats.CoreBusyFraction.
+	// CoreBusyFraction is pipeline.Stats.CoreBusyFraction.
 	CoreBusyFraction float64
 	// CompileTime is the mean time per step the host spent compiling the train step under
 	// XLA (the run's compile time over its steps), seconds, the GPU idle meanwhile; Compiles
@@ -52,7 +53,7 @@ type Evidence struct {
 type Diagnosis struct {
 	Bound Bound
 	// Utilization summarises the series.
-	Utilization Summary
+	Utilization pipeline.Summary
 	// InputShare, CommShare and CompileShare are InputWait, CommTime and CompileTime over the
 	// step time. With one compile (the first step's, a one-off that a longer run amortizes)
 	// the three are taken over the step time without it, the steady state.
@@ -80,7 +81,7 @@ const (
 // called starved (low and swinging utilization, the guide's symptom) only when input wait is
 // a significant share of the step: idle time has other causes (XLA compiling, all-reduce).
 func Diagnose(ev Evidence) Diagnosis {
-	d := Diagnosis{Utilization: Summarize(ev.Utilization)}
+	d := Diagnosis{Utilization: pipeline.Summarize(ev.Utilization)}
 	step := ev.StepTime
 	if ev.Compiles == 1 {
 		step -= ev.CompileTime
@@ -136,122 +137,44 @@ func Diagnose(ev Evidence) Diagnosis {
 	return d
 }
 
-// Evidence returns the evidence of a pipeline-only run.
-func (r *Run) Evidence() Evidence {
-	return Evidence{
-		Utilization:         r.UtilizationSeries,
-		StepTime:            r.StepTimeMean.Seconds(),
-		InputWait:           r.InputWaitPerStep.Seconds(),
-		BufferEmptyFraction: r.Stats.BufferEmptyFraction,
-		CoreBusyFraction:    r.Stats.CoreBusyFraction,
+// EvidenceOf reads the evidence of a run from its measurements; false when no step
+// completed or the run ran out of memory (nothing to diagnose).
+func EvidenceOf(res *train.Result) (Evidence, bool) {
+	if len(res.StepTimes) == 0 || res.OOM != nil {
+		return Evidence{}, false
 	}
+	var mean float64
+	for _, s := range res.StepTimes {
+		mean += s
+	}
+	mean /= float64(len(res.StepTimes))
+	ev := Evidence{
+		StepTime:    mean,
+		InputWait:   res.InputWaitPerStep,
+		CommTime:    res.AllReduceTime,
+		CompileTime: res.XLACompileTime / float64(len(res.StepTimes)),
+		Compiles:    res.XLACompiles,
+	}
+	if in := res.Input; in != nil {
+		ev.BufferEmptyFraction, ev.CoreBusyFraction = in.BufferEmptyFraction, in.CoreBusyFraction
+	}
+	// The GPUs of a data-parallel run move together: the first one's series speaks for all.
+	if len(res.GPUSeries) > 0 {
+		ev.Utilization = res.GPUSeries[0].Samples
+	}
+	if len(ev.Utilization) == 0 {
+		// A run shorter than one nvidia-smi window: its one busy fraction.
+		ev.Utilization = []float64{res.GPUUtilization}
+	}
+	return ev, true
 }
 
-// Change is one remedy for an input-bound run, as scenario overrides.
-type Change struct {
-	// Name says what it does ("map(num_parallel_calls=AUTOTUNE)").
-	Name string
-	// Set are the scenario keys and values (`--set` form) that make the change.
-	Set []string
-	// Apply makes the change on a pipeline config.
-	Apply func(*Config)
-}
-
-// Candidates returns the changes worth trying on cfg, in the guide's order: parallel map,
-// prefetch, both, cache (memory if the dataset fits the RAM budget, else a file), a batch
-// twice as large. Changes already in force are left out.
-func Candidates(cfg Config) []Change {
-	var out []Change
-	par := Change{Name: "map(num_parallel_calls=AUTOTUNE)", Set: []string{"input.map.parallel_calls=autotune"},
-		Apply: func(c *Config) { c.ParallelCalls = Autotune }}
-	pre := Change{Name: "prefetch(AUTOTUNE)", Set: []string{"input.prefetch=autotune"},
-		Apply: func(c *Config) { c.Prefetch = Autotune }}
-	needPar := cfg.ParallelCalls != Autotune && int(cfg.ParallelCalls) < cfg.Host.Cores-cfg.Host.BusyCores
-	needPre := cfg.Prefetch != Autotune && cfg.Prefetch < 2
-	if needPar {
-		out = append(out, par)
+// DiagnoseResult is Diagnose of a run's evidence; nil when there is nothing to diagnose.
+func DiagnoseResult(res *train.Result) *Diagnosis {
+	ev, ok := EvidenceOf(res)
+	if !ok {
+		return nil
 	}
-	if needPre {
-		out = append(out, pre)
-	}
-	if needPar && needPre {
-		out = append(out, Change{Name: par.Name + " + " + pre.Name, Set: append(slices.Clone(par.Set), pre.Set...),
-			Apply: func(c *Config) { par.Apply(c); pre.Apply(c) }})
-	}
-	if cfg.Cache == "" || cfg.Cache == "none" {
-		if float64(cfg.Records)*float64(cfg.ElementBytes) <= 0.5*float64(cfg.Host.MemoryBytes) {
-			out = append(out, Change{Name: "cache() in memory", Set: []string{"input.cache=memory"},
-				Apply: func(c *Config) { c.Cache = "memory" }})
-		} else {
-			out = append(out, Change{Name: "cache(filename) on local disk", Set: []string{"input.cache=file"},
-				Apply: func(c *Config) { c.Cache = "file" }})
-		}
-	}
-	out = append(out, Change{Name: "batch twice as large", Set: []string{fmt.Sprintf("batch=%d", 2*cfg.Batch)},
-		Apply: func(c *Config) { c.Batch *= 2 }})
-	return out
-}
-
-// Trial is one candidate change, re-simulated.
-type Trial struct {
-	Change Change
-	// SamplesPerSecond after the change; Gain is its ratio to the baseline's, minus one.
-	SamplesPerSecond, Gain float64
-}
-
-// Rank re-simulates each change with eval (which returns samples per second: train's
-// throughput, or Simulate's for a pipeline alone) and returns the trials, best first, with
-// the baseline's throughput. Ties keep the candidates' order.
-func Rank(cfg Config, changes []Change, eval func(Config) (float64, error)) ([]Trial, float64, error) {
-	return RankSets(changes, func(ch *Change) (float64, error) {
-		if ch == nil {
-			return eval(cfg)
-		}
-		c := cfg
-		ch.Apply(&c)
-		return eval(c)
-	})
-}
-
-// RankSets is Rank for a caller that re-simulates a change its own way (train's run
-// through the scenario overrides in Change.Set): eval(nil) is the baseline, eval(&ch) the run
-// with ch made.
-func RankSets(changes []Change, eval func(ch *Change) (float64, error)) ([]Trial, float64, error) {
-	base, err := eval(nil)
-	if err != nil {
-		return nil, 0, fmt.Errorf("baseline: %w", err)
-	}
-	trials := make([]Trial, 0, len(changes))
-	for _, ch := range changes {
-		v, err := eval(&ch)
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", ch.Name, err)
-		}
-		g := 0.0
-		if base > 0 {
-			g = v/base - 1
-		}
-		trials = append(trials, Trial{Change: ch, SamplesPerSecond: v, Gain: g})
-	}
-	slices.SortStableFunc(trials, func(a, b Trial) int {
-		switch {
-		case a.SamplesPerSecond > b.SamplesPerSecond:
-			return -1
-		case a.SamplesPerSecond < b.SamplesPerSecond:
-			return 1
-		}
-		return 0
-	})
-	return trials, base, nil
-}
-
-// SimulateEval returns an eval for Rank that runs Simulate with consumer c and seed.
-func SimulateEval(seed uint64, c Consumer) func(Config) (float64, error) {
-	return func(cfg Config) (float64, error) {
-		r, err := Simulate(cfg, seed, c)
-		if err != nil {
-			return 0, err
-		}
-		return r.SamplesPerSecond, nil
-	}
+	d := Diagnose(ev)
+	return &d
 }

@@ -1,0 +1,118 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/gpusim/gpusim/pipeline"
+	"github.com/gpusim/gpusim/train"
+)
+
+// Change is one remedy for an input-bound run: a change to its train.Config.
+type Change struct {
+	// Name says what it does ("map(num_parallel_calls=AUTOTUNE)").
+	Name string
+	// Set is the change as scenario overrides (`--set` form), for display: Apply makes it.
+	Set []string
+	// Apply makes the change on a copy of the run's configuration (Input is its own copy).
+	Apply func(*train.Config)
+}
+
+// Candidates returns the changes worth trying on a run of cfg whose tf.data pipeline is pc
+// (train.InputPipeline), in the seed guide's order: parallel map, prefetch, both, cache
+// (memory if the dataset fits half the host's RAM, else a file), a batch twice as large.
+// Changes already in force are left out.
+func Candidates(pc pipeline.Config) []Change {
+	var out []Change
+	par := Change{Name: "map(num_parallel_calls=AUTOTUNE)", Set: []string{"input.map.parallel_calls=autotune"},
+		Apply: func(c *train.Config) { c.Input.ParallelCalls = train.Autotune }}
+	pre := Change{Name: "prefetch(AUTOTUNE)", Set: []string{"input.prefetch=autotune"},
+		Apply: func(c *train.Config) { c.Input.Prefetch = train.Autotune }}
+	needPar := pc.ParallelCalls != pipeline.Autotune && int(pc.ParallelCalls) < pc.Host.Cores-pc.Host.BusyCores
+	needPre := pc.Prefetch != pipeline.Autotune && pc.Prefetch < 2
+	if needPar {
+		out = append(out, par)
+	}
+	if needPre {
+		out = append(out, pre)
+	}
+	if needPar && needPre {
+		out = append(out, Change{Name: par.Name + " + " + pre.Name, Set: append(slices.Clone(par.Set), pre.Set...),
+			Apply: func(c *train.Config) { par.Apply(c); pre.Apply(c) }})
+	}
+	if pc.Cache == "" || pc.Cache == "none" {
+		if float64(pc.Records)*float64(pc.ElementBytes) <= 0.5*float64(pc.Host.MemoryBytes) {
+			out = append(out, Change{Name: "cache() in memory", Set: []string{"input.cache=memory"},
+				Apply: func(c *train.Config) { c.Input.Cache = "memory" }})
+		} else {
+			out = append(out, Change{Name: "cache(filename) on local disk", Set: []string{"input.cache=file"},
+				Apply: func(c *train.Config) { c.Input.Cache = "file" }})
+		}
+	}
+	// pc.Batch is the dataset's batch: one global micro-batch.
+	batch := 2 * pc.Batch
+	out = append(out, Change{Name: "batch twice as large", Set: []string{fmt.Sprintf("batch=%d", batch)},
+		Apply: func(c *train.Config) { c.Batch = batch }})
+	return out
+}
+
+// Applied returns cfg with ch made, sharing nothing that ch changes with cfg.
+func (ch Change) Applied(cfg train.Config) train.Config {
+	if cfg.Input != nil {
+		in := *cfg.Input
+		cfg.Input = &in
+	}
+	ch.Apply(&cfg)
+	return cfg
+}
+
+// Remedy is one change that may feed a starving GPU, re-simulated.
+type Remedy struct {
+	// Name says what it does ("map(num_parallel_calls=AUTOTUNE)"); Set is the change as
+	// scenario overrides (gpusim run --set ...), for display.
+	Name string
+	Set  []string
+	// Throughput and GPUUtilization of the run with the change; Gain is the throughput's ratio
+	// to the run's, minus one. OOM says the changed run ran out of memory (a larger batch).
+	Throughput, GPUUtilization, Gain float64
+	OOM                              bool
+}
+
+// Remedies re-simulates the changes Candidates proposes for res, a run of cfg diagnosed
+// input-bound, and stores them in res.Remedies, best first (ties keep the candidates'
+// order). Nothing is simulated unless the run has an input pipeline and is input-bound.
+func (s *Session) Remedies(ctx context.Context, cfg train.Config, res *Result) error {
+	if cfg.Input == nil || res.Diagnosis == nil || res.Diagnosis.Bound != InputBound {
+		return nil
+	}
+	pc, err := train.InputPipeline(cfg, res.Replicas)
+	if err != nil {
+		return err
+	}
+	changes := Candidates(pc)
+	out := make([]Remedy, 0, len(changes))
+	for _, ch := range changes {
+		r, err := s.Simulate(ctx, ch.Applied(cfg))
+		if err != nil {
+			return fmt.Errorf("re-simulate remedies: %s: %w", ch.Name, err)
+		}
+		g := 0.0
+		if res.Throughput > 0 {
+			g = r.Throughput/res.Throughput - 1
+		}
+		out = append(out, Remedy{Name: ch.Name, Set: ch.Set, Throughput: r.Throughput,
+			GPUUtilization: r.GPUUtilization, Gain: g, OOM: r.OOM != nil})
+	}
+	slices.SortStableFunc(out, func(a, b Remedy) int {
+		switch {
+		case a.Throughput > b.Throughput:
+			return -1
+		case a.Throughput < b.Throughput:
+			return 1
+		}
+		return 0
+	})
+	res.Remedies = out
+	return nil
+}
