@@ -5,6 +5,8 @@ package train
 // and the input wait per step (what analysis.Diagnose weighs).
 
 import (
+	"fmt"
+
 	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/pipeline"
 	"github.com/gpusim/gpusim/sim"
