@@ -1,0 +1,24 @@
+// Package web is gpusim's workshop page (gpusim serve): one page, served from assets embedded
+// in the binary, on which a class picks a pitfall of the TF GPU-settings guide, changes the
+// settings a TF program would (model, batch, GPU, count, precision, XLA, memory mode, limit,
+// growth, prefetch, parallel calls, cache, accumulation, CUDA_VISIBLE_DEVICES) and sees each
+// change re-simulated: memory within a step and over the run, the pool's growth, the
+// allocator's regions and fragmentation at an OOM, GPU utilization over time, the step by
+// category, the diagnosis and its ranked remedies, for two settings side by side.
+//
+// The API is two GET endpoints; every answer is JSON and every bad request a 400 with
+// {"error": message}:
+//
+//	GET /api/lessons                     the pitfalls in docs/pitfalls.md's order (then the
+//	                                     other built-ins), each with its explanation, and the
+//	                                     controls
+//	GET /api/run?scenario=NAME&set=k=v   a built-in run with gpusim run's --set overrides:
+//	                                     the result as gpusim run -o json prints it, the
+//	                                     command, the YAML and the TF program it stands for
+//
+// Overrides go through scenarios' --set path, so an error reads as the CLI's ("--set
+// batch=0: batch: must be positive, got 0"). Only built-in scenarios and GPU profiles run: the
+// server reads no file and serves nothing but its embedded assets. Each request's simulations
+// are bounded by Options.Timeout and run in at most Options.Slots at once; a request the page
+// cancels (a newer setting replaced it) stops waiting at once.
+package web

@@ -1,0 +1,333 @@
+package web
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/gpusim/gpusim/report"
+	"github.com/gpusim/gpusim/scenarios"
+	"github.com/gpusim/gpusim/train"
+)
+
+//go:embed assets
+var assetFS embed.FS
+
+// Options are the server's limits.
+type Options struct {
+	// Timeout bounds the simulations of one request: the run and the remedies it
+	// re-simulates. A request past it gets 503 and its message.
+	Timeout time.Duration
+	// Slots is how many simulations run at once. A request waits for a free slot or for its
+	// own end (a stale request the page cancelled never starts); a run whose request has gone
+	// keeps its slot until it finishes, so abandoned runs cannot pile up.
+	Slots int
+	// MaxSets caps the overrides of one request.
+	MaxSets int
+}
+
+// DefaultOptions allows 10 s per request (the slowest built-in with its remedies takes about
+// a second on one core) and one simulation per CPU.
+func DefaultOptions() Options {
+	return Options{Timeout: 10 * time.Second, Slots: runtime.GOMAXPROCS(0), MaxSets: 64}
+}
+
+// Server is the workshop page: its embedded assets and the simulation API. It is an
+// http.Handler.
+type Server struct {
+	opts    Options
+	slots   chan struct{}
+	assets  map[string][]byte // URL path -> file, from the embedded assets only
+	lessons []byte            // GET /api/lessons, computed once
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// New returns a Server with options o (zero fields take DefaultOptions' values).
+func New(o Options) (*Server, error) {
+	d := DefaultOptions()
+	if o.Timeout <= 0 {
+		o.Timeout = d.Timeout
+	}
+	if o.Slots <= 0 {
+		o.Slots = d.Slots
+	}
+	if o.MaxSets <= 0 {
+		o.MaxSets = d.MaxSets
+	}
+	s := &Server{opts: o, slots: make(chan struct{}, o.Slots), assets: map[string][]byte{}}
+	err := fs.WalkDir(assetFS, "assets", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		data, err := assetFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		s.assets["/"+strings.TrimPrefix(p, "assets/")] = data
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("web: embedded assets: %w", err)
+	}
+	s.assets["/"] = s.assets["/index.html"]
+	ls, err := allLessons()
+	if err != nil {
+		return nil, fmt.Errorf("web: lessons: %w", err)
+	}
+	s.lessons, err = json.Marshal(map[string]any{"lessons": ls, "controls": controls()})
+	if err != nil {
+		return nil, fmt.Errorf("web: lessons: %w", err)
+	}
+	return s, nil
+}
+
+// ServeHTTP serves GET / and the embedded assets, GET /api/lessons and GET /api/run.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	// Nothing is loaded from anywhere but this server: the page works without a network.
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD")
+		httpError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed: the page only reads", r.Method))
+		return
+	}
+	switch r.URL.Path {
+	case "/api/lessons":
+		h.Set("Content-Type", "application/json")
+		w.Write(s.lessons)
+		return
+	case "/api/run":
+		s.serveRun(w, r)
+		return
+	}
+	data, ok := s.assets[r.URL.Path]
+	if !ok {
+		httpError(w, http.StatusNotFound, fmt.Sprintf("%s: not found", r.URL.Path))
+		return
+	}
+	ct := mime.TypeByExtension(path.Ext(r.URL.Path))
+	if r.URL.Path == "/" {
+		ct = "text/html; charset=utf-8"
+	}
+	h.Set("Content-Type", ct)
+	w.Write(data)
+}
+
+// runResponse is GET /api/run's answer: the run as gpusim run -o json prints it, and the
+// same run as a command, a YAML file and the TF program it stands for.
+type runResponse struct {
+	Scenario string   `json:"scenario"`
+	Sets     []string `json:"sets"`
+	// Command is the gpusim run command line that gives the same result.
+	Command string `json:"command"`
+	// YAML is the scenario file with the overrides written in.
+	YAML string `json:"yaml"`
+	// TFCode is the TensorFlow program the configuration stands for.
+	TFCode string `json:"tf_code"`
+	// Settings are the controls' values in the effective configuration.
+	Settings map[string]string `json:"settings"`
+	Result   report.ResultJSON `json:"result"`
+	// Regions is the allocator's memory at an OOM (nil without one, or without a BFC dump).
+	Regions *Regions `json:"regions,omitempty"`
+}
+
+// serveRun runs GET /api/run?scenario=NAME&set=key=value&set=...: the built-in NAME with the
+// overrides, checked as gpusim run checks them.
+func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	for k := range q {
+		if k != "scenario" && k != "set" {
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("unknown parameter %q: want scenario and set", k))
+			return
+		}
+	}
+	name := q.Get("scenario")
+	if name == "" {
+		name = "default"
+	}
+	sets := q["set"]
+	if len(sets) > s.opts.MaxSets {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("%d overrides: at most %d", len(sets), s.opts.MaxSets))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
+	defer cancel()
+	resp, err := s.run(ctx, name, sets)
+	switch {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
+		httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("the simulation took longer than the server's limit of %s per request (gpusim serve --timeout)", s.opts.Timeout))
+		return
+	case r.Context().Err() != nil:
+		return // the page cancelled the request: nobody reads an answer
+	case errors.As(err, new(badRequest)):
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	default:
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	if err := enc.Encode(resp); err != nil {
+		return // the client went away
+	}
+}
+
+// badRequest is an error in what the request asked for: the scenario checks' message.
+type badRequest struct{ error }
+
+func (e badRequest) Unwrap() error { return e.error }
+
+// run resolves and checks the scenario as gpusim run does, runs it (and, for an input-bound
+// run, the remedies) within ctx and builds the answer.
+func (s *Server) run(ctx context.Context, name string, sets []string) (*runResponse, error) {
+	if !isBuiltin(name) {
+		return nil, badRequest{fmt.Errorf("unknown scenario %q (built-ins: %s)", name, strings.Join(scenarios.Names(), ", "))}
+	}
+	for _, kv := range sets {
+		// A GPU profile file (hardware.gpu=@FILE) would be read from this machine's disk;
+		// the page serves and reads nothing but what is built in.
+		if k, v, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "hardware.gpu" && strings.Contains(v, "@") {
+			return nil, badRequest{fmt.Errorf("--set %s: hardware.gpu: the page runs built-in GPU profiles only (gpusim list devices); a profile file needs gpusim run", kv)}
+		}
+	}
+	sc, err := scenario(name, sets)
+	if err != nil {
+		return nil, badRequest{err}
+	}
+	res, err := s.simulate(ctx, sc.Config)
+	if err != nil {
+		var fe *train.FieldError
+		if errors.As(err, &fe) {
+			// TF rejects the configuration: named as gpusim run names it.
+			place := sc.Origin(fe.Field)
+			if place == "" {
+				place = sc.Source
+			}
+			return nil, badRequest{fmt.Errorf("%s: %s: %v", place, fe.Field, fe.Err)}
+		}
+		return nil, err
+	}
+	rs, err := train.Remedies(sc.Config, res, func(extra []string) (*train.Result, error) {
+		rsc, err := scenario(name, append(append([]string{}, sets...), extra...))
+		if err != nil {
+			return nil, err
+		}
+		return s.simulate(ctx, rsc.Config)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("diagnosis: %w", err)
+	}
+	res.Remedies = rs
+	src, err := scenarios.BuiltinYAML(name)
+	if err != nil {
+		return nil, err
+	}
+	y, err := scenarios.WithSets("builtin:"+name, src, sets)
+	if err != nil {
+		return nil, badRequest{err}
+	}
+	out := &runResponse{Scenario: name, Sets: sets, Command: command(name, sets), YAML: string(y),
+		TFCode: tfCode(&sc.Config), Settings: settings(&sc.Config), Result: report.NewResultJSON(res)}
+	if out.Sets == nil {
+		out.Sets = []string{}
+	}
+	if res.OOM != nil {
+		out.Regions = ParseRegions(res.OOM.Log)
+	}
+	return out, nil
+}
+
+// scenario is the built-in name with the overrides, checked (scenarios' --set path).
+func scenario(name string, sets []string) (*scenarios.Scenario, error) {
+	sc, err := scenarios.Builtin(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := sc.SetAll(sets); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// simulate runs cfg in a slot, giving up when ctx ends. train.Run cannot be interrupted, so a
+// run given up on finishes in the background and frees its slot then.
+func (s *Server) simulate(ctx context.Context, cfg train.Config) (*train.Result, error) {
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if err := ctx.Err(); err != nil {
+		<-s.slots
+		return nil, err
+	}
+	type outcome struct {
+		res *train.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() { <-s.slots }()
+		res, err := train.Run(cfg)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func isBuiltin(name string) bool {
+	for _, n := range scenarios.Names() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// command is the gpusim run command line of a built-in with overrides, quoted for a POSIX
+// shell.
+func command(name string, sets []string) string {
+	parts := []string{"gpusim", "run", name}
+	for _, kv := range sets {
+		parts = append(parts, "--set", shellQuote(kv))
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.,:/=+@%", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// httpError answers with status and a JSON {"error": msg}; the page shows msg as it is.
+func httpError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
