@@ -18,6 +18,14 @@ function fmtBytes(b) {
   return b + " B";
 }
 
+// fmtTickBytes is fmtBytes for axis ticks, which sit at round values: no trailing zeros.
+function fmtTickBytes(b) {
+  for (const [u, n] of [[2 ** 30, "GiB"], [2 ** 20, "MiB"], [2 ** 10, "KiB"]]) {
+    if (Math.abs(b) >= u) return +(b / u).toPrecision(4) + " " + n;
+  }
+  return b + " B";
+}
+
 function fmtSeconds(s) {
   const a = Math.abs(s);
   if (a === 0) return "0 s";
@@ -49,7 +57,7 @@ function byteTicks(hi, n) {
 // bytes (y ticks in binary units), series: [{name, points, step, dash, color, width}],
 // hlines: [{y, name, dash}], marks: [{x, y, name}] (a cross, e.g. an OOM)}.
 function lineChart(opts) {
-  const W = 560, L = 64, R = 12, B = 42;
+  const W = 560, L = 70, R = 12, B = 42;
   // Legend rows above the plot: as many as the entries need.
   const names = [...opts.series.map(x => x.name), ...(opts.hlines || []).map(h => h.name), ...(opts.marks || []).map(m => m.name)];
   let rows = 1, used = L + 8;
@@ -66,7 +74,7 @@ function lineChart(opts) {
   const X = x => L + (x - xMin) / (xMax - xMin) * (W - L - R);
   const Y = y => H - B - y / yMax * (H - T - B);
   const xFmt = opts.xFmt || (v => String(+v.toPrecision(3)));
-  const yFmt = opts.yFmt || (v => String(+v.toPrecision(3)));
+  const yFmt = opts.bytes ? fmtTickBytes : opts.yFmt || (v => String(+v.toPrecision(3)));
   let s = `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(opts.title)}"><title>${esc(opts.title)}</title>`;
   s += `<text class="ctitle" x="${L}" y="16">${esc(opts.title)}</text>`;
   const yt = opts.bytes ? byteTicks(yMax, 4) : niceTicks(0, yMax, 4);
@@ -79,7 +87,7 @@ function lineChart(opts) {
   });
   s += `<line class="axis" x1="${L}" x2="${W - R}" y1="${H - B}" y2="${H - B}"/><line class="axis" x1="${L}" x2="${L}" y1="${T}" y2="${H - B}"/>`;
   s += `<text class="alabel" x="${(L + W - R) / 2}" y="${H - 8}" text-anchor="middle">${esc(opts.xLabel)}</text>`;
-  s += `<text class="alabel" transform="translate(12 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">${esc(opts.yLabel)}</text>`;
+  s += `<text class="alabel" transform="translate(10 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">${esc(opts.yLabel)}</text>`;
   const legend = [];
   opts.series.forEach((ser, i) => {
     const c = ser.color || PALETTE[i % PALETTE.length];

@@ -1,0 +1,344 @@
+package web
+
+// TestBrowser drives the page in real headless Chromium through chromedriver's WebDriver
+// protocol (W3C WebDriver, the HTTP API chromedriver serves): it types into the controls and
+// clicks as a person would, and reads what the page shows. It needs Debian's chromium and
+// chromium-driver (.ci/run installs them); without them it skips and says so.
+// GPUSIM_SCREENSHOTS=DIR keeps its screenshots there (else they go to a temp dir).
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// chromiumFlags are the flags the page's tests run Chromium with: headless, no sandbox (CI
+// runs as root), and nothing that reaches the network by itself.
+var chromiumFlags = []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+	"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+	"--window-size=1400,2000"}
+
+// webDriver is a session of chromedriver's W3C WebDriver HTTP API.
+type webDriver struct {
+	t    *testing.T
+	base string // http://127.0.0.1:PORT/session/ID
+}
+
+// elementKey is the W3C WebDriver element reference key.
+const elementKey = "element-6066-11e4-a52e-4f735466cecf"
+
+func (d *webDriver) call(method, path string, body any) json.RawMessage {
+	d.t.Helper()
+	v, err := d.try(method, path, body)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return v
+}
+
+func (d *webDriver) try(method, path string, body any) (json.RawMessage, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, d.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("webdriver %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Value json.RawMessage `json:"value"`
+	}
+	data, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("webdriver %s %s: %d %s", method, path, resp.StatusCode, data)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("webdriver %s %s: %d %s", method, path, resp.StatusCode, out.Value)
+	}
+	return out.Value, nil
+}
+
+func (d *webDriver) find(css string) string {
+	d.t.Helper()
+	var ref map[string]string
+	if err := json.Unmarshal(d.call("POST", "/element", map[string]string{"using": "css selector", "value": css}), &ref); err != nil {
+		d.t.Fatal(err)
+	}
+	return ref[elementKey]
+}
+
+func (d *webDriver) exec(script string, args ...any) json.RawMessage {
+	d.t.Helper()
+	if args == nil {
+		args = []any{}
+	}
+	return d.call("POST", "/execute/sync", map[string]any{"script": script, "args": args})
+}
+
+func (d *webDriver) text(css string) string {
+	d.t.Helper()
+	var s string
+	json.Unmarshal(d.call("GET", "/element/"+d.find(css)+"/text", nil), &s)
+	return s
+}
+
+func (d *webDriver) click(css string) { d.t.Helper(); d.call("POST", "/element/"+d.find(css)+"/click", map[string]any{}) }
+
+// typeInto clears an input and types text into it, key by key.
+func (d *webDriver) typeInto(css, text string) {
+	d.t.Helper()
+	id := d.find(css)
+	d.call("POST", "/element/"+id+"/clear", map[string]any{})
+	d.call("POST", "/element/"+id+"/value", map[string]any{"text": text})
+}
+
+// waitDone waits until side's results answer the overrides want (a substring of its
+// data-sets, "" for any) and the side is done or shows an error.
+func (d *webDriver) waitDone(side, want string) string {
+	d.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var st struct{ State, Sets string }
+		json.Unmarshal(d.exec(`const s = document.querySelector("#side-`+side+`"); return {State: s.dataset.state || "", Sets: s.dataset.sets || ""};`), &st)
+		if (st.State == "done" && strings.Contains(st.Sets, want)) || st.State == "error" {
+			return st.State
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("side %s: state %q sets %q after 60s, want done with %q", side, st.State, st.Sets, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (d *webDriver) screenshot(path string) {
+	d.t.Helper()
+	var b64 string
+	json.Unmarshal(d.call("GET", "/screenshot", nil), &b64)
+	png, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if len(png) < 20000 {
+		d.t.Errorf("screenshot %s is %d bytes: a blank page?", path, len(png))
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		d.t.Fatal(err)
+	}
+	d.t.Logf("screenshot %s", path)
+}
+
+// startBrowser starts chromedriver and a Chromium session, or skips the test.
+func startBrowser(t *testing.T) *webDriver {
+	t.Helper()
+	chromium, err1 := exec.LookPath("chromium")
+	driver, err2 := exec.LookPath("chromedriver")
+	if err1 != nil || err2 != nil {
+		t.Skip("headless Chromium is not installed (Debian: apt-get install chromium chromium-driver; .ci/run does it): the page's browser test is skipped")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command(driver, "--port="+strconv.Itoa(port))
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	root := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for i := 0; ; i++ {
+		resp, err := http.Get(root + "/status")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if i > 100 {
+			t.Fatalf("chromedriver did not start: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	args := append(append([]string{}, chromiumFlags...), "--user-data-dir="+t.TempDir())
+	d := &webDriver{t: t, base: root}
+	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
+		"browserName":        "chrome",
+		"goog:chromeOptions": map[string]any{"binary": chromium, "args": args},
+	}}}
+	var sess struct {
+		SessionID string `json:"sessionId"`
+	}
+	v, err := d.try("POST", "/session", caps)
+	if err != nil {
+		t.Skipf("chromedriver could not start Chromium here: %v", err)
+	}
+	if err := json.Unmarshal(v, &sess); err != nil || sess.SessionID == "" {
+		t.Fatalf("new session: %s", v)
+	}
+	d.base = root + "/session/" + sess.SessionID
+	t.Cleanup(func() { d.try("DELETE", "", nil) })
+	return d
+}
+
+func percent(t *testing.T, s string) float64 {
+	t.Helper()
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		t.Fatalf("no percentage in %q", s)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSuffix(f[0], "%"), 64)
+	if err != nil {
+		t.Fatalf("percentage %q: %v", s, err)
+	}
+	return v / 100
+}
+
+func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	d := startBrowser(t)
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	shots := os.Getenv("GPUSIM_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	// Load the page: the default scenario (ResNet-50, one A100-40GB) trains.
+	d.call("POST", "/url", map[string]string{"url": ts.URL + "/?scenario=default"})
+	if st := d.waitDone("a", ""); st != "done" {
+		t.Fatalf("default: %s: %s", st, d.text("#side-a .error"))
+	}
+	if got := d.text("#side-a .metric-result td"); got != "ok" {
+		t.Fatalf("default: result %q, want ok", got)
+	}
+
+	// Raise the batch, typing into the field, until TF runs out of memory.
+	oomAt := 0
+	for _, b := range []int{128, 256, 512, 1024} {
+		d.typeInto(`#side-a [name="batch"]`, strconv.Itoa(b))
+		d.waitDone("a", "batch="+strconv.Itoa(b)+`"`)
+		if d.text("#side-a .metric-result td") == "OOM" {
+			oomAt = b
+			break
+		}
+	}
+	if oomAt == 0 {
+		t.Fatal("no OOM up to batch 1024 on an A100-40GB")
+	}
+	msg := d.text("#side-a .oom-message")
+	if !strings.Contains(msg, "OOM when allocating tensor with shape[") {
+		t.Errorf("batch %d: OOM message %q, want TF's", oomAt, msg)
+	}
+	var charts struct{ Paths, Marks, Regions int }
+	json.Unmarshal(d.exec(`const q = s => document.querySelectorAll(s).length;
+		return {Paths: q("#side-a .chart-memory-run svg path"), Marks: q("#side-a .chart-memory-run svg path.mark"), Regions: q("#side-a .chart-regions svg rect")};`), &charts)
+	if charts.Paths < 2 || charts.Marks != 1 {
+		t.Errorf("batch %d: memory chart has %d paths and %d OOM marks, want the lines and one mark", oomAt, charts.Paths, charts.Marks)
+	}
+	if charts.Regions == 0 {
+		t.Errorf("batch %d: no allocator regions drawn at the OOM", oomAt)
+	}
+	d.exec(`window.scrollTo(0, 0);`)
+	d.screenshot(filepath.Join(shots, "1-oom.png"))
+	t.Logf("OOM at batch %d: %s", oomAt, msg)
+
+	// The URL carries the settings: opened afresh it shows the same run.
+	var href string
+	json.Unmarshal(d.exec(`return location.href;`), &href)
+	if !strings.Contains(href, "a=batch%3D"+strconv.Itoa(oomAt)) {
+		t.Errorf("URL %s does not encode batch=%d", href, oomAt)
+	}
+	d.call("POST", "/url", map[string]string{"url": href})
+	d.waitDone("a", "batch="+strconv.Itoa(oomAt))
+	var batch string
+	json.Unmarshal(d.exec(`return document.querySelector('#side-a [name="batch"]').value;`), &batch)
+	if batch != strconv.Itoa(oomAt) || d.text("#side-a .metric-result td") != "OOM" {
+		t.Errorf("the shared URL shows batch %q, result %q; want %d and OOM", batch, d.text("#side-a .metric-result td"), oomAt)
+	}
+
+	// The starving GPU (guide 6.1): parallel map first, then switch prefetch on and watch
+	// utilization rise; setting B keeps prefetch off, side by side.
+	d.click(`.lesson-link[data-scenario="input-bound"]`)
+	d.waitDone("a", "")
+	u0 := percent(t, d.text("#side-a .metric-util td"))
+	d.click(`#side-a [name="input.map.parallel_calls"] option[value="autotune"]`)
+	d.waitDone("a", "input.map.parallel_calls=autotune")
+	u1 := percent(t, d.text("#side-a .metric-util td"))
+	d.click("#compare")
+	d.waitDone("b", "input.map.parallel_calls=autotune")
+	d.click(`#side-a [name="input.prefetch"] option[value="autotune"]`)
+	d.waitDone("a", "input.prefetch=autotune")
+	u2 := percent(t, d.text("#side-a .metric-util td"))
+	ub := percent(t, d.text("#side-b .metric-util td"))
+	t.Logf("input-bound utilization: %.1f%% as is, %.1f%% with a parallel map, %.1f%% with prefetch too (B without prefetch: %.1f%%)", 100*u0, 100*u1, 100*u2, 100*ub)
+	if !(u2 > u1+0.1 && u1 > u0 && ub == u1) {
+		t.Errorf("utilization %.3f -> %.3f (parallel map) -> %.3f (prefetch), B %.3f: want each step to raise it, prefetch by 10 points", u0, u1, u2, ub)
+	}
+	var util int
+	json.Unmarshal(d.exec(`return document.querySelectorAll("#side-a .chart-util svg path").length;`), &util)
+	if util == 0 {
+		t.Error("no utilization chart")
+	}
+	d.exec(`window.scrollTo(0, 0);`)
+	d.screenshot(filepath.Join(shots, "2-prefetch-side-by-side.png"))
+
+	// A bad value reads as the CLI's error.
+	d.typeInto(`#side-a [name="accumulation_steps"]`, "0")
+	if st := d.waitDone("a", "\x00"); st != "error" {
+		t.Errorf("accumulation_steps=0: state %s, want an error", st)
+	}
+	if got, want := d.text("#side-a .error"), "--set accumulation_steps=0: accumulation_steps: must be a positive integer, got 0"; got != want {
+		t.Errorf("accumulation_steps=0: page says %q, want %q", got, want)
+	}
+
+	// Every pitfall of docs/pitfalls.md is on the page and runs from it.
+	var links []string
+	json.Unmarshal(d.exec(`return [...document.querySelectorAll("#pitfall-list .lesson-link")].map(a => a.dataset.scenario);`), &links)
+	want := pitfallScenarios(t)
+	if strings.Join(links, " ") != strings.Join(want, " ") {
+		t.Errorf("the page's pitfalls %v, want docs/pitfalls.md's %v", links, want)
+	}
+	for _, name := range links {
+		d.click(`.lesson-link[data-scenario="` + name + `"]`)
+		d.waitDone("a", "[]")
+		if d.text("#lesson .scenario-name") != name {
+			t.Errorf("%s: the lesson shown is %q", name, d.text("#lesson .scenario-name"))
+		}
+		if r := d.text("#side-a .metric-result td"); r != "ok" && r != "OOM" {
+			t.Errorf("%s: result %q", name, r)
+		}
+		if !strings.Contains(d.text("#side-a .tf-code pre"), "import tensorflow as tf") {
+			t.Errorf("%s: no TF program", name)
+		}
+	}
+}
