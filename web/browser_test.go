@@ -317,7 +317,13 @@ func TestBrowser(t *testing.T) {
 	if st := d.waitDone("a", "\x00"); st != "error" {
 		t.Errorf("accumulation_steps=0: state %s, want an error", st)
 	}
-	if got, want := d.text("#side-a .error"), "--set accumulation_steps=0: accumulation_steps: must be a positive integer, got 0"; got != want {
+	var sets []string
+	json.Unmarshal(d.exec(`return new URLSearchParams(location.search).getAll("a");`), &sets)
+	_, cliErr := scenario("input-bound", sets)
+	if cliErr == nil {
+		t.Fatalf("scenario(input-bound, %v) succeeded", sets)
+	}
+	if got, want := d.text("#side-a .error"), cliErr.Error(); got != want || !strings.HasPrefix(got, "--set accumulation_steps=0: accumulation_steps: ") {
 		t.Errorf("accumulation_steps=0: page says %q, want %q", got, want)
 	}
 

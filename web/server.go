@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpusim/gpusim/analysis"
 	"github.com/gpusim/gpusim/report"
 	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/train"
@@ -28,8 +29,8 @@ type Options struct {
 	// re-simulates. A request past it gets 503 and its message.
 	Timeout time.Duration
 	// Slots is how many simulations run at once. A request waits for a free slot or for its
-	// own end (a stale request the page cancelled never starts); a run whose request has gone
-	// keeps its slot until it finishes, so abandoned runs cannot pile up.
+	// own end (a stale request the page cancelled never starts), and a running simulation
+	// stops when its request ends (train.Run watches its context).
 	Slots int
 	// MaxSets caps the overrides of one request.
 	MaxSets int
@@ -207,7 +208,10 @@ func (s *Server) run(ctx context.Context, name string, sets []string) (*runRespo
 	if err != nil {
 		return nil, badRequest{err}
 	}
-	res, err := s.simulate(ctx, sc.Config)
+	// One session per request: the run, its baselines (one GPU, float32) and the remedies
+	// share simulations, each in a slot and within the request's deadline.
+	sess := analysis.NewSession(s.simulate)
+	res, err := sess.Run(ctx, sc.Config)
 	if err != nil {
 		var fe *train.FieldError
 		if errors.As(err, &fe) {
@@ -220,17 +224,10 @@ func (s *Server) run(ctx context.Context, name string, sets []string) (*runRespo
 		}
 		return nil, err
 	}
-	rs, err := train.Remedies(sc.Config, res, func(extra []string) (*train.Result, error) {
-		rsc, err := scenario(name, append(append([]string{}, sets...), extra...))
-		if err != nil {
-			return nil, err
-		}
-		return s.simulate(ctx, rsc.Config)
-	})
-	if err != nil {
+	// An input-bound run re-simulates each tf.data change that may help, as gpusim run does.
+	if err := sess.Remedies(ctx, sc.Config, res); err != nil {
 		return nil, fmt.Errorf("diagnosis: %w", err)
 	}
-	res.Remedies = rs
 	src, err := scenarios.BuiltinYAML(name)
 	if err != nil {
 		return nil, err
@@ -262,34 +259,16 @@ func scenario(name string, sets []string) (*scenarios.Scenario, error) {
 	return sc, nil
 }
 
-// simulate runs cfg in a slot, giving up when ctx ends. train.Run cannot be interrupted, so a
-// run given up on finishes in the background and frees its slot then.
+// simulate runs cfg in a slot (an analysis.RunFunc). Waiting for the slot and the run itself
+// end with ctx: a request the page abandoned or one past its deadline stops simulating.
 func (s *Server) simulate(ctx context.Context, cfg train.Config) (*train.Result, error) {
 	select {
 	case s.slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	if err := ctx.Err(); err != nil {
-		<-s.slots
-		return nil, err
-	}
-	type outcome struct {
-		res *train.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		defer func() { <-s.slots }()
-		res, err := train.Run(cfg)
-		done <- outcome{res, err}
-	}()
-	select {
-	case o := <-done:
-		return o.res, o.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	defer func() { <-s.slots }()
+	return train.Run(ctx, cfg)
 }
 
 func isBuiltin(name string) bool {
