@@ -147,6 +147,59 @@ func (m *UtilizationMeter) Add(start, end sim.Time) {
 	}
 }
 
+// AddPeriodic records count copies of a step's kernels: copy j runs each interval of ivs
+// (offsets from the step's start, disjoint, within [0, period]) shifted by start + j*period.
+// The sums are those of calling Add for every interval of every copy, computed per window
+// instead: the busy time up to x is whole periods' busy time plus the busy time of one step up
+// to x mod period, so each window costs one binary search however many steps it holds.
+func (m *UtilizationMeter) AddPeriodic(start, period sim.Time, count int, ivs []Interval) {
+	if count <= 0 || len(ivs) == 0 {
+		return
+	}
+	iv := merge(ivs)
+	if period <= 0 || iv[len(iv)-1].End > period || iv[0].Start < 0 {
+		for j := range count {
+			for _, x := range ivs {
+				m.Add(start+sim.Time(j)*period+x.Start, start+sim.Time(j)*period+x.End)
+			}
+		}
+		return
+	}
+	pre := make([]sim.Time, len(iv)+1) // busy time of the first k intervals
+	for k, x := range iv {
+		pre[k+1] = pre[k] + x.End - x.Start
+	}
+	perStep := pre[len(iv)]
+	// busy is the busy time of the copies over [start, start+x).
+	busy := func(x sim.Time) sim.Time {
+		q, r := x/period, x%period
+		k, _ := slices.BinarySearchFunc(iv, r, func(a Interval, t sim.Time) int {
+			if a.End <= t {
+				return -1
+			}
+			return 1
+		})
+		b := q*perStep + pre[k]
+		if k < len(iv) && iv[k].Start < r {
+			b += r - iv[k].Start
+		}
+		return b
+	}
+	p := m.period()
+	end := start + sim.Time(count)*period
+	k0, k1 := int(start/p), int((end-1)/p)
+	m.sums = slices.Grow(m.sums, k1+1-len(m.sums))
+	for len(m.sums) <= k1 {
+		m.sums = append(m.sums, 0)
+	}
+	prev := sim.Time(0)
+	for k := k0; k <= k1; k++ {
+		b := busy(min(sim.Time(k+1)*p, end) - start)
+		m.sums[k] += b - prev
+		prev = b
+	}
+}
+
 // Series returns the busy fraction of each full window of [0, end), as UtilizationSeries(busy,
 // 0, end, Period) does for the same intervals.
 func (m *UtilizationMeter) Series(end sim.Time) []float64 {

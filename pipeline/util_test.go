@@ -3,6 +3,7 @@ package pipeline
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -71,5 +72,40 @@ func TestUtilizationMeter(t *testing.T) {
 	}
 	if len(want) < 10 {
 		t.Fatalf("only %d windows: the test covers too little", len(want))
+	}
+}
+
+// TestMeterAddPeriodic checks AddPeriodic against Add of every interval of every copy, for
+// random steps, periods, starts and windows.
+func TestMeterAddPeriodic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 500 {
+		period := sim.Time(1 + rng.IntN(3000))
+		var ivs []Interval
+		for at := sim.Time(0); at < period; {
+			s := at + sim.Time(rng.Int64N(int64(period)/4+1))
+			e := min(period, s+sim.Time(rng.Int64N(int64(period)/3+1)))
+			if s >= period {
+				break
+			}
+			ivs = append(ivs, Interval{s, e})
+			at = e + 1
+		}
+		rng.Shuffle(len(ivs), func(i, j int) { ivs[i], ivs[j] = ivs[j], ivs[i] })
+		start, count := sim.Time(rng.Int64N(10000)), 1+rng.IntN(500)
+		win := sim.Time(1 + rng.IntN(4000))
+		want, got := UtilizationMeter{Period: win}, UtilizationMeter{Period: win}
+		want.Add(0, 3)
+		got.Add(0, 3)
+		for j := range count {
+			for _, x := range ivs {
+				want.Add(start+sim.Time(j)*period+x.Start, start+sim.Time(j)*period+x.End)
+			}
+		}
+		got.AddPeriodic(start, period, count, ivs)
+		end := start + sim.Time(count)*period + win
+		if w, g := want.Series(end), got.Series(end); !slices.Equal(w, g) {
+			t.Fatalf("trial %d (period %d, %d intervals, %d copies, window %d): AddPeriodic = %v, Add = %v", trial, period, len(ivs), count, win, g, w)
+		}
 	}
 }

@@ -12,8 +12,8 @@ func (r *runner) result() *Result {
 	res := &Result{
 		Scenario: cfg.Name, Model: cfg.Model, GPU: r.gpu.Name, Precision: cfg.Precision,
 		Replicas: len(r.replicas), GPUs: r.visible, GlobalBatch: cfg.Batch, AccumulationSteps: cfg.AccumulationSteps,
-		StepsRequested: cfg.Steps, StepTimes: r.stepTimes, FastForwarded: r.ffSteps,
-		StepTime: median(r.stepTimes), AllReduceTime: median(r.arTimes),
+		StepsRequested: cfg.Steps, StepTimes: r.stepTimes.expand(), FastForwarded: r.ffSteps,
+		StepTime: medianOf(&r.stepTimes), AllReduceTime: medianOf(&r.arTimes), Replayed: r.replayed,
 		SkippedSteps: r.skipped, OOM: r.oom, Processes: r.others, Events: r.eng.Processed(),
 		Notes: r.notes, Warnings: r.warnings, WorkspaceFallbacks: r.workspaceMisses,
 		Spans: sortSpans(r.spans), SpansDropped: r.spansDropped, Utilization: r.util,
@@ -45,7 +45,7 @@ func (r *runner) result() *Result {
 			AccumulatorBytes: rep.accumBytes, AllReduceStartBytes: rep.arStartBytes, AllReducePeakBytes: rep.arPeakBytes,
 		}
 		switch {
-		case len(r.stepTimes) >= 2:
+		case r.stepTimes.len() >= 2:
 			d.StepProfile, d.StepProfileStep = rep.profiles[1].timeline(), 2
 		case r.step >= 1:
 			d.StepProfile, d.StepProfileStep = rep.profiles[0].timeline(), 1
@@ -83,8 +83,8 @@ func (r *runner) result() *Result {
 	if elapsed > 0 && len(r.replicas) > 0 {
 		res.InputStallFraction = float64(r.inputWait) / float64(len(r.replicas)) / float64(elapsed)
 	}
-	if i := medianIndex(r.stepTimes); i >= 0 {
-		bd := r.breakdowns[i]
+	if i := medianRun(&r.stepTimes); i >= 0 {
+		bd := r.breakdowns.at(i)
 		n := float64(len(r.replicas))
 		for c, name := range categories {
 			if c == catCompile && bd[c] == 0 {

@@ -38,12 +38,12 @@ func (r *runner) sumKinds() kindTimes {
 // the forward, backward and optimizer categories split another way), then the categories
 // that are not op time. Fast-forwarded steps are copies of the last simulated one.
 func (r *runner) kindResult(res *Result) {
-	i := medianIndex(r.stepTimes)
-	if i < 0 || len(r.kindBDs) == 0 {
+	i := medianRun(&r.stepTimes)
+	if i < 0 {
 		return
 	}
-	kt := r.kindBDs[min(i, len(r.kindBDs)-1)]
-	bd := r.breakdowns[i]
+	kt := r.kindBDs.at(i)
+	bd := r.breakdowns.at(i)
 	n := float64(len(r.replicas)) * float64(sim.Second)
 	for k, name := range hw.Kinds {
 		if kt[k] > 0 {

@@ -363,7 +363,7 @@ func (r *runner) barrier(rep *replica) {
 		})
 	}
 	if len(r.replicas) > 1 {
-		r.arTimes = append(r.arTimes, arTime.Seconds())
+		r.arTimes.add(arTime.Seconds(), 1)
 		for _, rp := range r.replicas {
 			r.spans = append(r.spans, Span{Device: rp.id, Track: TrackAllReduce, Name: r.allReduce.Impl, Step: r.step - 1,
 				Start: now.Seconds(), Dur: arTime.Seconds()})
@@ -439,10 +439,10 @@ func (r *runner) endStep(rep *replica) {
 			sum[c] += rp.cat[c]
 		}
 	}
-	r.stepTimes = append(r.stepTimes, (now - r.stepStart).Seconds())
+	r.stepTimes.add((now - r.stepStart).Seconds(), 1)
 	r.recordStepSeries(r.stepStart, now)
-	r.breakdowns = append(r.breakdowns, sum)
-	r.kindBDs = append(r.kindBDs, r.sumKinds())
+	r.breakdowns.add(sum, 1)
+	r.kindBDs.add(r.sumKinds(), 1)
 	if r.skipThis {
 		r.skipped++
 	}

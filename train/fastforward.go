@@ -2,9 +2,11 @@ package train
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 
 	"github.com/gpusim/gpusim/allocator"
+	"github.com/gpusim/gpusim/sim"
 )
 
 // stateAppender is implemented by allocators that can write their complete state (everything
@@ -32,8 +34,10 @@ func (r *runner) canFastForward() bool {
 	if !r.ffPossible || r.skip(r.step) || r.skip(r.step-1) || r.step <= r.cfg.TraceSteps || r.compilesAfter(r.step) {
 		return false
 	}
-	n := len(r.stepTimes)
-	ok := n >= 2 && r.stepTimes[n-1] == r.stepTimes[n-2] && r.breakdowns[n-1] == r.breakdowns[n-2]
+	// The last two steps took the same time, split the same way.
+	_, sameTime := r.stepTimes.last()
+	_, sameSplit := r.breakdowns.last()
+	ok := sameTime >= 2 && sameSplit >= 2
 	for _, rep := range r.replicas {
 		switch a := rep.alloc.(type) {
 		case stateAppender:
@@ -63,55 +67,58 @@ func fastForwardable(a allocator.Allocator) bool {
 	return false
 }
 
-// fastForward appends the remaining steps as copies of the last one: step times, breakdowns,
-// all-reduce times, busy time and the memory timeline (the step's memory changes replayed at
-// their offsets).
+// fastForward replays the steps up to the next one the loss scale skips (or the last) as
+// copies of the step just simulated, in O(1) per stretch rather than per step: the per-step
+// records grow by one run (steprecord.go), each GPU's busy time and nvidia-smi windows by the
+// step's kernels repeated (pipeline.UtilizationMeter.AddPeriodic), its memory timeline by the
+// step's memory changes repeated (sampler.replay), and the spans and per-step utilization of
+// the stretch are one ReplayedSteps that Result.VisitSpans and VisitUtilization expand.
 func (r *runner) fastForward() {
-	n := len(r.stepTimes)
-	dt, bd := r.stepTimes[n-1], r.breakdowns[n-1]
-	var ar float64
-	if len(r.arTimes) > 0 {
-		ar = r.arTimes[len(r.arTimes)-1]
-	}
+	dt, _ := r.stepTimes.last()
+	bd, _ := r.breakdowns.last()
+	kinds, _ := r.kindBDs.last()
+	ar, _ := r.arTimes.last()
 	stepDur := r.eng.Now() - r.stepStart
-	arOffset := r.arStart - r.stepStart
 	dropped := r.spansDropped - r.droppedAtStart
 	start := r.eng.Now()
-	for _, rep := range r.replicas {
-		rep.stepBusy = rep.busy - rep.busyAtStart
+	first := r.step + 1
+	count := 0
+	for first+count <= r.cfg.Steps && !r.skip(first+count) {
+		count++
 	}
-	s := r.step + 1
-	for ; s <= r.cfg.Steps && !r.skip(s); s++ {
-		r.stepTimes = append(r.stepTimes, dt)
-		r.breakdowns = append(r.breakdowns, bd)
+	if r.replayTooLong(first, count, start, stepDur) {
+		return
+	}
+	if count > 0 {
+		r.stepTimes.add(dt, count)
+		r.breakdowns.add(bd, count)
+		r.kindBDs.add(kinds, count)
+		rs := ReplayedSteps{FirstStep: first - 1, Steps: count, Start: start, Period: stepDur}
 		if len(r.replicas) > 1 {
-			r.arTimes = append(r.arTimes, ar)
+			r.arTimes.add(ar, count)
+			rs.AllReduceName, rs.AllReduceOffset, rs.AllReduce = r.allReduce.Impl, r.arStart-r.stepStart, ar
 		}
-		r.step = s
-		stepStart := start
 		for _, rep := range r.replicas {
-			rep.busyAtStart = rep.busy
-			rep.busy += rep.stepBusy
-			r.replayBusy(rep, stepStart)
+			stepBusy := rep.busy - rep.busyAtStart
+			rep.busyAtStart = rep.busy + sim.Time(count-1)*stepBusy
+			rep.busy += sim.Time(count) * stepBusy
+			rep.meter.AddPeriodic(start, stepDur, count, rep.stepBusyIvs)
 			// The trace of the last step is in prevTrace after canFastForward's swap.
-			for _, m := range rep.prevTrace {
-				rep.sampler.record(start+m.at, m.inUse, m.pool)
+			rep.sampler.replay(start, stepDur, count, newStepTrace(rep.prevTrace))
+			busy := 0.0
+			if stepDur > 0 {
+				busy = float64(stepBusy) / float64(stepDur)
 			}
+			rs.Devices = append(rs.Devices, rep.id)
+			rs.Busy = append(rs.Busy, busy)
 		}
-		if len(r.replicas) > 1 {
-			for _, rp := range r.replicas {
-				r.spans = append(r.spans, Span{Device: rp.id, Track: TrackAllReduce, Name: r.allReduce.Impl, Step: s - 1,
-					Start: (stepStart + arOffset).Seconds(), Dur: ar})
-			}
-		}
-		r.spansDropped += dropped
-		start += stepDur
-		r.recordStepSeries(stepStart, start)
-		r.ffSteps++
+		r.replayed = append(r.replayed, rs)
+		r.spansDropped += dropped * count
+		r.ffSteps += count
 	}
 	// Move the clock over the replayed steps; a step the loss scale skips is simulated again.
-	r.step = s - 1
-	r.eng.At(start, func() {
+	r.step = first + count - 1
+	r.eng.At(start+sim.Time(count)*stepDur, func() {
 		if r.step < r.cfg.Steps {
 			r.step++
 			r.startStep()
@@ -120,4 +127,117 @@ func (r *runner) fastForward() {
 		r.end = r.eng.Now()
 		r.eng.Stop()
 	})
+}
+
+// replayTooLong stops the run (tooLong) when a kernel of the count steps replayed from
+// first, starting at start, would end past MaxSimulatedTime: at the first such step, on the
+// first replica whose kernel it is, as replaying step by step would.
+func (r *runner) replayTooLong(first, count int, start, stepDur sim.Time) bool {
+	hit, at := -1, sim.Time(0)
+	for _, rep := range r.replicas {
+		if len(rep.stepBusyIvs) == 0 {
+			continue
+		}
+		end := rep.stepBusyIvs[len(rep.stepBusyIvs)-1].End
+		// The first j with start + j*stepDur + end > MaxSimulatedTime.
+		j := 0
+		if room := MaxSimulatedTime - start - end; room >= 0 {
+			if stepDur <= 0 {
+				continue
+			}
+			j = int(room/stepDur) + 1
+		}
+		if j < count && (hit < 0 || j < hit) {
+			hit, at = j, start+sim.Time(j)*stepDur+end
+		}
+	}
+	if hit < 0 {
+		return false
+	}
+	r.step = first + hit
+	return r.tooLong(at)
+}
+
+// ReplayedSteps is a stretch of fast-forwarded steps: Steps copies of one step, the first
+// (0-based index FirstStep) starting at Start, each lasting Period. Their spans and per-step
+// utilization are not stored one by one; Result.VisitSpans and VisitUtilization give them.
+type ReplayedSteps struct {
+	FirstStep, Steps int
+	Start, Period    sim.Time
+	// AllReduceName is the all-reduce span's name (empty with one replica); it starts
+	// AllReduceOffset after each step's start and lasts AllReduce seconds.
+	AllReduceName   string
+	AllReduceOffset sim.Time
+	AllReduce       float64
+	// Devices are the replicas (Span.Device), Busy each one's busy fraction of every step.
+	Devices []int
+	Busy    []float64
+}
+
+// visit calls span for each span of the stretch, in the order the step-by-step run records
+// them after sorting by start: each step's step spans, then its all-reduce spans.
+func (rs *ReplayedSteps) visit(span func(Span)) {
+	for j := range rs.Steps {
+		st := rs.Start + sim.Time(j)*rs.Period
+		step := rs.FirstStep + j
+		stepSpans := func() {
+			for _, d := range rs.Devices {
+				span(Span{Device: d, Track: TrackStep, Name: fmt.Sprintf("step %d", step+1), Step: step, Start: st.Seconds(), Dur: rs.Period.Seconds()})
+			}
+		}
+		arSpans := func() {
+			if rs.AllReduceName == "" {
+				return
+			}
+			for _, d := range rs.Devices {
+				span(Span{Device: d, Track: TrackAllReduce, Name: rs.AllReduceName, Step: step, Start: (st + rs.AllReduceOffset).Seconds(), Dur: rs.AllReduce})
+			}
+		}
+		if rs.AllReduceOffset > 0 {
+			stepSpans()
+			arSpans()
+		} else {
+			arSpans()
+			stepSpans()
+		}
+	}
+}
+
+// visitSpans calls fn for each span of the run, the replayed stretches' included, in time
+// order.
+func (r *Result) visitSpans(fn func(Span)) {
+	i := 0
+	for k := range r.Replayed {
+		rs := &r.Replayed[k]
+		t := rs.Start.Seconds()
+		for ; i < len(r.Spans) && r.Spans[i].Start <= t; i++ {
+			fn(r.Spans[i])
+		}
+		rs.visit(fn)
+	}
+	for ; i < len(r.Spans); i++ {
+		fn(r.Spans[i])
+	}
+}
+
+// visitUtilization calls fn for each per-step utilization point, the replayed stretches'
+// included, in the order the step-by-step run records them.
+func (r *Result) visitUtilization(fn func(UtilPoint)) {
+	i := 0
+	for k := range r.Replayed {
+		rs := &r.Replayed[k]
+		t := rs.Start.Seconds()
+		for ; i < len(r.Utilization) && r.Utilization[i].T < t; i++ {
+			fn(r.Utilization[i])
+		}
+		for j := range rs.Steps {
+			st := (rs.Start + sim.Time(j)*rs.Period).Seconds()
+			for d, dev := range rs.Devices {
+				fn(UtilPoint{Device: dev, T: st, Busy: rs.Busy[d]})
+			}
+		}
+	}
+	for ; i < len(r.Utilization); i++ {
+		fn(r.Utilization[i])
+	}
 }

@@ -101,16 +101,6 @@ func (r *runner) tooLong(t sim.Time) bool {
 	return true
 }
 
-// replayBusy adds the last simulated step's kernels again for a replayed step at stepStart.
-func (r *runner) replayBusy(rep *replica, stepStart sim.Time) {
-	if len(rep.stepBusyIvs) > 0 && r.tooLong(stepStart+rep.stepBusyIvs[len(rep.stepBusyIvs)-1].End) {
-		return
-	}
-	for _, iv := range rep.stepBusyIvs {
-		rep.meter.Add(stepStart+iv.Start, stepStart+iv.End)
-	}
-}
-
 // inputResult fills the Result's pipeline statistics, epochs, nvidia-smi series and input wait.
 func (r *runner) inputResult(res *Result) {
 	for _, rep := range r.replicas {
@@ -121,12 +111,13 @@ func (r *runner) inputResult(res *Result) {
 		st := ps.p.Stats()
 		st.BufferLevel = nil // in Result.InputBuffer, cut at the run's end
 		res.Input = &st
-		res.Epochs = epochs(st.Epochs, r.stepTimes, r.cfg.AccumulationSteps)
+		res.Epochs = epochs(st.Epochs, res.StepTimes, r.cfg.AccumulationSteps)
 	}
-	if len(r.stepTimes) == 0 || r.oom != nil {
+	n := len(res.StepTimes)
+	if n == 0 || r.oom != nil {
 		return
 	}
-	res.InputWaitPerStep = r.inputWait.Seconds() / float64(len(r.replicas)) / float64(len(r.stepTimes))
+	res.InputWaitPerStep = r.inputWait.Seconds() / float64(len(r.replicas)) / float64(n)
 }
 
 // epochs splits the step times by the pipeline epoch each step's first batch came from.

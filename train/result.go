@@ -76,11 +76,16 @@ type Result struct {
 	// on them (the autotuner picks an algorithm that needs less).
 	WorkspaceFallbacks int
 	// Spans is the run's timeline for traces, bounded: every op of the first Config.TraceSteps
-	// steps, and for every step the step itself, its input wait and its all-reduce.
+	// steps, and for every simulated step the step itself, its input wait and its all-reduce.
+	// The fast-forwarded steps' spans are in Replayed; VisitSpans gives both in time order.
 	Spans []Span
+	// Replayed holds the fast-forwarded stretches of steps (their spans and per-step
+	// utilization, O(1) per stretch).
+	Replayed []ReplayedSteps
 	// SpansDropped counts op spans left out after the first TraceSteps steps.
 	SpansDropped int
-	// Utilization is each GPU's busy fraction per step (O(steps) samples).
+	// Utilization is each GPU's busy fraction per simulated step (O(steps) samples); the
+	// fast-forwarded steps' are in Replayed, and VisitUtilization gives both.
 	Utilization []UtilPoint
 	// InputBuffer is the tf.data prefetch buffer's level over time (downsampled by pipeline);
 	// empty without an input pipeline.
@@ -138,9 +143,7 @@ type LevelPoint struct {
 
 // VisitSpans calls fn for each span in time order (report.SpanSource).
 func (r *Result) VisitSpans(fn func(device int, track, name string, step int, start, dur float64)) {
-	for _, s := range r.Spans {
-		fn(s.Device, s.Track, s.Name, s.Step, s.Start, s.Dur)
-	}
+	r.visitSpans(func(s Span) { fn(s.Device, s.Track, s.Name, s.Step, s.Start, s.Dur) })
 }
 
 // VisitUtilization calls fn for each utilization sample of each GPU (report.SeriesSource):
@@ -154,9 +157,7 @@ func (r *Result) VisitUtilization(fn func(device int, t, busy float64)) {
 		}
 		return
 	}
-	for _, u := range r.Utilization {
-		fn(u.Device, u.T, u.Busy)
-	}
+	r.visitUtilization(func(u UtilPoint) { fn(u.Device, u.T, u.Busy) })
 }
 
 // VisitInputBuffer calls fn for each sample of the prefetch buffer's level (report.SeriesSource).

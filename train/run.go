@@ -219,11 +219,14 @@ type runner struct {
 	oom       *OOM
 	abort     error // why the engine was interrupted: ctx done, or MaxEvents reached
 
-	stepTimes       []float64
-	arTimes         []float64
-	breakdowns      [][numCats]sim.Time // per completed step, summed over replicas
-	kindBDs         []kindTimes         // per simulated step (not fast-forwarded), summed over replicas
-	ffSteps         int
+	// Per completed step, run-length encoded (steprecord.go): step time, the breakdown and the
+	// op time by kind summed over replicas; all-reduce times per all-reduce started.
+	stepTimes  runs[float64]
+	arTimes    runs[float64]
+	breakdowns runs[[numCats]sim.Time]
+	kindBDs    runs[kindTimes]
+	ffSteps    int
+	replayed   []ReplayedSteps // the fast-forwarded stretches, for spans and per-step utilization
 	gradBytes       int64
 	input           inputSource
 	batches         map[int]*batch

@@ -1,6 +1,10 @@
 package train
 
-import "github.com/gpusim/gpusim/sim"
+import (
+	"sort"
+
+	"github.com/gpusim/gpusim/sim"
+)
 
 // sampler keeps a memory timeline in at most max buckets of equal width. When time runs past
 // the last bucket, adjacent buckets merge pairwise and the width doubles, so a run of any length
@@ -58,3 +62,91 @@ func (s *sampler) merge() {
 
 // timeline returns the points recorded so far.
 func (s *sampler) timeline() []MemPoint { return append([]MemPoint(nil), s.points...) }
+
+// stepTrace is one step's memory changes (offsets from its start, non-decreasing) with what
+// replaying it needs: the highest bytes in use of any range of them in O(1) (a sparse table:
+// level k holds the maximum of each run of 2^k changes).
+type stepTrace struct {
+	ev   []memEvent
+	peak [][]int64
+}
+
+func newStepTrace(ev []memEvent) *stepTrace {
+	t := &stepTrace{ev: ev}
+	if len(ev) == 0 {
+		return t
+	}
+	lvl := make([]int64, len(ev))
+	for i, e := range ev {
+		lvl[i] = e.inUse
+	}
+	t.peak = append(t.peak, lvl)
+	for w := 1; 2*w <= len(ev); w *= 2 {
+		prev := t.peak[len(t.peak)-1]
+		next := make([]int64, len(ev)-2*w+1)
+		for i := range next {
+			next[i] = max(prev[i], prev[i+w])
+		}
+		t.peak = append(t.peak, next)
+	}
+	return t
+}
+
+// maxInUse is the highest bytes in use among changes i..j-1 (i < j).
+func (t *stepTrace) maxInUse(i, j int) int64 {
+	k := 0
+	for 2<<k <= j-i {
+		k++
+	}
+	return max(t.peak[k][i], t.peak[k][j-(1<<k)])
+}
+
+// replay records count copies of the step trace, copy j starting at start + j*period, leaving
+// the sampler exactly as count*len(ev) calls of record would. It works bucket by bucket, not
+// change by change: changes that land in one bucket only raise its maximum to the highest of
+// them and leave it at the last one, so a run of them is applied at once; whole steps that fit
+// in the current bucket are applied together. The cost grows with the buckets crossed (at
+// most max per doubling of the width) and a binary search per bucket, not with the steps.
+func (s *sampler) replay(start, period sim.Time, count int, tr *stepTrace) {
+	n := len(tr.ev)
+	if n == 0 || count <= 0 {
+		return
+	}
+	last := tr.ev[n-1].at
+	stepPeak := tr.maxInUse(0, n)
+	for j, i := 0, 0; j < count; {
+		base := start + sim.Time(j)*period
+		t := base + tr.ev[i].at
+		idx := int(t / s.width)
+		for idx >= s.max {
+			s.merge()
+			idx = int(t / s.width)
+		}
+		for len(s.points) <= idx {
+			s.points = append(s.points, MemPoint{
+				Time: (sim.Time(len(s.points)) * s.width).Seconds(), MaxInUse: s.inUse, InUse: s.inUse, PoolBytes: s.pool,
+			})
+		}
+		end := sim.Time(idx+1) * s.width // the bucket holds [idx*width, end)
+		p := &s.points[idx]
+		var e memEvent
+		if i == 0 && base+last < end {
+			// Steps j..j+k-1 lie wholly in this bucket.
+			k := int((end-1-last-start)/period) - j + 1
+			k = max(1, min(k, count-j))
+			p.MaxInUse = max(p.MaxInUse, stepPeak)
+			e = tr.ev[n-1]
+			j += k
+		} else {
+			// The changes i..m-1 of step j that land before end.
+			m := i + sort.Search(n-i, func(x int) bool { return base+tr.ev[i+x].at >= end })
+			p.MaxInUse = max(p.MaxInUse, tr.maxInUse(i, m))
+			e = tr.ev[m-1]
+			if i = m; i == n {
+				i, j = 0, j+1
+			}
+		}
+		p.InUse, p.PoolBytes = e.inUse, e.pool
+		s.inUse, s.pool = e.inUse, e.pool
+	}
+}
