@@ -3,6 +3,8 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,4 +56,21 @@ func TestRunStopsAtSimulatedTimeCap(t *testing.T) {
 		t.Fatalf("run with a day per element = %v, %v; want nil, ErrTooLong", res, err)
 	}
 	t.Log(err)
+}
+
+// A fast-forwarded run past MaxSimulatedTime stops at the step that crosses it (replayed in
+// O(1), so the 20M-step request costs no more than its first steps).
+func TestFastForwardStopsAtSimulatedTimeCap(t *testing.T) {
+	c := cfgWith(func(c *Config) { c.Steps = 20_000_000 })
+	short := mustRun(t, cfgWith(func(c *Config) { c.Steps = 10 }))
+	res, err := Run(context.Background(), c)
+	if !errors.Is(err, ErrTooLong) || res != nil {
+		t.Fatalf("20M steps = %v, %v; want nil, ErrTooLong", res, err)
+	}
+	// The step whose last kernel ends past the cap, counted from the replay's start.
+	want := int(MaxSimulatedTime.Seconds()/short.StepTime) + 1
+	var step int
+	if _, e := fmt.Sscanf(err.Error()[strings.Index(err.Error(), "step "):], "step %d", &step); e != nil || step < want-3 || step > want+3 {
+		t.Errorf("error %q names step %d, want about %d", err, step, want)
+	}
 }
