@@ -2,6 +2,7 @@ package allocator
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"time"
 )
@@ -237,7 +238,13 @@ func (a *BFC) Fragmentation() float64 {
 	return float64(free-a.largestFreeChunk()) / float64(free)
 }
 
+// roundedBytes is RoundedBytes. TF computes it in size_t; a request within 255 bytes of
+// int64's maximum saturates at math.MaxInt64, still more than any pool holds, so it fails as
+// TF's rounded 2^63 would.
 func roundedBytes(n int64) int64 {
+	if n > math.MaxInt64-(minAllocationSize-1) {
+		return math.MaxInt64
+	}
 	return (n + minAllocationSize - 1) / minAllocationSize * minAllocationSize
 }
 
@@ -497,7 +504,12 @@ func (a *BFC) extend(rounded int64) bool {
 	}
 	increased := false
 	for rounded > a.currRegion {
-		a.currRegion *= 2
+		// Doubling past int64 (a limit near 2^63 in a replay) saturates instead of wrapping.
+		if a.currRegion > math.MaxInt64/2 {
+			a.currRegion = math.MaxInt64
+		} else {
+			a.currRegion *= 2
+		}
 		increased = true
 	}
 	bytes := min(a.currRegion, available)

@@ -1,6 +1,9 @@
 package allocator
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // granularity is the unit in which the CUDA driver backs device allocations: cudaMalloc and the
 // stream-ordered pool map physical memory in 2 MiB pages on current GPUs (CUDA Driver API,
@@ -161,7 +164,12 @@ func (d *Device) FreeBytes() int64 { return d.spec.TotalBytes - d.used }
 // UsedBytes is what nvidia-smi would report as used now.
 func (d *Device) UsedBytes() int64 { return d.used }
 
-func pages(n int64) int64 { return (n + granularity - 1) / granularity * granularity }
+func pages(n int64) int64 {
+	if n > math.MaxInt64-(granularity-1) {
+		return math.MaxInt64 // more than any card: the request fails
+	}
+	return (n + granularity - 1) / granularity * granularity
+}
 
 // reserve takes n bytes of physical memory (whole pages); false if the card has not enough.
 func (d *Device) reserve(n int64) bool {

@@ -2,6 +2,7 @@ package allocator
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -50,9 +51,8 @@ func (a *Async) Allocate(size int64) (Handle, bool) {
 	if size == 0 {
 		return -1, true
 	}
-	need := pages(a.stats.BytesInUse + size)
-	ok := a.stats.BytesInUse+size <= a.limit
-	if ok && need > a.stats.PoolBytes {
+	ok := size <= a.limit-a.stats.BytesInUse // BytesInUse <= limit: no overflow
+	if need := pages(a.stats.BytesInUse + size); ok && need > a.stats.PoolBytes {
 		ok = a.dev == nil || a.dev.reserve(need-a.stats.PoolBytes)
 		if ok {
 			a.stats.PoolBytes = need
@@ -140,8 +140,12 @@ func (p *Platform) Allocate(size int64) (Handle, bool) {
 	if size == 0 {
 		return -1, true
 	}
-	if p.dev != nil && !p.dev.reserve(size) {
-		free := p.dev.FreeBytes()
+	// Without a device the pool is unbounded; a sum past int64 fails like a full card.
+	if (p.dev != nil && !p.dev.reserve(size)) || (p.dev == nil && pages(size) > math.MaxInt64-p.stats.PoolBytes) {
+		free := math.MaxInt64 - p.stats.PoolBytes
+		if p.dev != nil {
+			free = p.dev.FreeBytes()
+		}
 		p.lastOOM = &OOM{Requested: size, Rounded: pages(size), Allocator: p.name, Device: p.device,
 			// stream_executor cuda_driver.cc DeviceAllocate.
 			Log:     fmt.Sprintf("failed to alloc %d bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory (free %d)\n", size, free),

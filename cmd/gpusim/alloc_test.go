@@ -175,3 +175,22 @@ func TestAllocReplayTrimsNumericFlags(t *testing.T) {
 		}
 	}
 }
+
+// A request within a few bytes of int64's maximum is an OOM row, and bytes_in_use never goes
+// negative (it answered ok with -9223372036854775808 in use).
+func TestAllocReplayHugeRequestIsOOM(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.csv")
+	if err := os.WriteFile(path, []byte("op,id,bytes\nalloc,1,9223372036854775553\nalloc,2,256\nfree,1,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"growth", "preallocate"} {
+		got, stderr, code := allocRun(t, "alloc", "replay", path, "--mode", mode, "--limit", "750780416")
+		if code != 0 {
+			t.Fatalf("alloc replay --mode %s: exit %d: %s", mode, code, stderr)
+		}
+		rows := strings.Split(strings.TrimSpace(got), "\n")
+		if len(rows) != 4 || !strings.HasPrefix(rows[1], "alloc,1,9223372036854775553,oom,0,") || !strings.HasPrefix(rows[2], "alloc,2,256,ok,256,") {
+			t.Errorf("alloc replay --mode %s:\n%s\nwant the huge alloc an OOM with 0 in use, then 256 in use", mode, got)
+		}
+	}
+}
