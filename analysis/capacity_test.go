@@ -3,9 +3,11 @@ package analysis_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -242,5 +244,47 @@ func TestMaxBatchErrors(t *testing.T) {
 	var fe *train.FieldError
 	if !errors.As(err, &fe) || fe.Field != "precision" {
 		t.Errorf("MaxBatch(precision=float8) error %v, want a *train.FieldError on precision", err)
+	}
+}
+
+// A --max near int's maximum ends the doubling at it instead of overflowing into an endless
+// search (b *= 2 wrapped negative).
+func TestMaxBatchDoublingStopsAtHugeMax(t *testing.T) {
+	f := &fakeRun{fits: func(b int) bool { return true }}
+	o := analysis.DefaultMaxBatchOptions()
+	o.Run, o.Max, o.Below, o.Multiple = f.run, math.MaxInt, 0, 1
+	done := make(chan struct{})
+	var rep *analysis.MaxBatchReport
+	var err error
+	go func() { rep, err = analysis.MaxBatch(context.Background(), train.DefaultConfig(), o); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("MaxBatch with Max = math.MaxInt did not end")
+	}
+	if err != nil || rep.Batch != math.MaxInt || !rep.AtMax {
+		t.Fatalf("MaxBatch(max MaxInt, all fit) = %+v, %v; want the max, AtMax", rep, err)
+	}
+	if n := len(f.calls); n > 64 {
+		t.Errorf("%d trials, want at most 64 (doublings up to 2^62, then the max)", n)
+	}
+}
+
+func TestGPUsDoublingStopsAtHugeMax(t *testing.T) {
+	f := &fakeRun{fits: func(b int) bool { return true }}
+	o := analysis.GPUsOptions{Run: f.run, MaxGPUs: math.MaxInt, Throughput: 1e300, Jobs: 1}
+	done := make(chan struct{})
+	var err error
+	go func() { _, err = analysis.GPUs(context.Background(), train.DefaultConfig(), o); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("GPUs with MaxGPUs = math.MaxInt did not end")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.calls); n > 64 {
+		t.Errorf("%d trials, want at most 64 (doublings up to 2^62, then the max)", n)
 	}
 }

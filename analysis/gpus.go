@@ -157,6 +157,10 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 			break
 		}
 		ladder = append(ladder, n)
+		if n > rep.MaxGPUs/2 { // the next doubling passes the maximum (and could overflow)
+			ladder = append(ladder, rep.MaxGPUs)
+			break
+		}
 	}
 	var trials []GPUTrial
 	short, reach := 0, 0

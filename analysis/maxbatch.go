@@ -132,6 +132,10 @@ func MaxBatch(ctx context.Context, base train.Config, o MaxBatchOptions) (*MaxBa
 			break
 		}
 		ladder = append(ladder, b)
+		if b > hi/2 { // the next doubling passes hi (and could overflow)
+			ladder = append(ladder, hi)
+			break
+		}
 	}
 	fit, oom := 0, 0
 	for start := 0; start < len(ladder) && oom == 0; start += max(o.Jobs, 1) {

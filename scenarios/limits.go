@@ -168,3 +168,14 @@ func formatBound(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
+
+// CheckInt checks v against the range of the numeric scenario key (a flag that sets one, such
+// as capacity's --max for batch, shares its range). The error says "too large" or "too small"
+// with the bound; a key without a range accepts every value.
+func CheckInt(key string, v int64) error {
+	l, ok := limits[limitKey(key)]
+	if !ok {
+		return nil
+	}
+	return l.check(float64(v), strconv.FormatInt(v, 10))
+}

@@ -184,6 +184,18 @@ func runMaxBatch(ctx context.Context, stdout io.Writer, args []string) error {
 	case o.Below < 0:
 		return usagef("capacity max-batch: --below %d: want at least 0", o.Below)
 	}
+	for _, f := range []struct {
+		flag string
+		v    int
+	}{{"min", o.Min}, {"max", o.Max}, {"multiple", o.Multiple}} {
+		// Every batch tried is a scenario batch: the flags share its range.
+		if err := scenarios.CheckInt("batch", int64(f.v)); err != nil {
+			return usagef("capacity max-batch: --%s (a batch): %v", f.flag, err)
+		}
+	}
+	if err := scenarios.CheckInt("steps", int64(c.steps)); err != nil {
+		return usagef("capacity max-batch: --steps: %v", err)
+	}
 	if (o.Min+o.Multiple-1)/o.Multiple*o.Multiple > o.Max {
 		return usagef("capacity max-batch: no multiple of %d between --min %d and --max %d", o.Multiple, o.Min, o.Max)
 	}
@@ -233,6 +245,22 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 		return usagef("capacity gpus: --global-batch %d: want at least 1", o.GlobalBatch)
 	case c.steps < 0:
 		return usagef("capacity gpus: --steps %d: want at least 0", c.steps)
+	}
+	if err := scenarios.CheckInt("hardware.count", int64(o.MaxGPUs)); err != nil {
+		return usagef("capacity gpus: --max-gpus (a hardware.count): %v", err)
+	}
+	for _, f := range []struct {
+		flag string
+		v    int
+	}{{"per-gpu-batch", o.PerGPUBatch}, {"global-batch", o.GlobalBatch}} {
+		if err := scenarios.CheckInt("batch", int64(f.v)); fs.Changed(f.flag) && err != nil {
+			return usagef("capacity gpus: --%s (a batch): %v", f.flag, err)
+		}
+	}
+	if c.steps > 0 {
+		if err := scenarios.CheckInt("steps", int64(c.steps)); err != nil {
+			return usagef("capacity gpus: --steps: %v", err)
+		}
 	}
 	o.Steps, o.Jobs = c.steps, c.jobs
 	rep, err := analysis.GPUs(ctx, sc.Config, o)

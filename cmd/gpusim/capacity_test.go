@@ -112,3 +112,21 @@ func TestCapacityBadInputExits2(t *testing.T) {
 		}
 	}
 }
+
+// Searches bounded by a flag past the range of the key they vary are bad input (they looped
+// forever: b *= 2 overflowed).
+func TestCapacityFlagsShareKeyRanges(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"capacity", "max-batch", "--max", "9223372036854775807"}, "capacity max-batch: --max (a batch): too large: 9223372036854775807 (at most 16777216"},
+		{[]string{"capacity", "gpus", "--throughput", "1e12", "--max-gpus", "9223372036854775807"}, "capacity gpus: --max-gpus (a hardware.count): too large: 9223372036854775807 (at most 256"},
+		{[]string{"capacity", "gpus", "--throughput", "1e12", "--per-gpu-batch", "99999999999"}, "--per-gpu-batch (a batch): too large"},
+	} {
+		_, stderr, code := allocRun(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
