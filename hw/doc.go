@@ -64,31 +64,18 @@
 //
 // # Where the factors come from
 //
-// DefaultEfficiency is fitted (Fit, gonum/optimize Nelder-Mead) to kernel times and
-// micro-benchmarks measured on the H200 with PyTorch (testdata/h200 at the repository root,
-// read by ReadMeasured / ReadTFLayout; scripts in tools/h200). The factors are fractions of
-// each GPU's own peaks and carry over to other GPUs, with one architectural correction: the
-// FP32 path's efficiencies are fitted on Hopper, whose 128 FP32 lanes per SM lose issue slots
-// to every non-FFMA instruction (the H200's 8192^3 SGEMM reaches H200SGEMMFill = 0.76 of
-// peak); GPUs with 64 FP32 lanes per SM (GPU.FP32LanesPerSM: GP100, Volta, Turing, GA100)
-// divide them by that fill. Evaluate compares any profile with a measurement set; HarnessHost
-// holds the measuring program's own host cost per op, which is not the GPU's. docs/speed.md
-// gives the measured accuracy: step-time mean absolute error 12.4% on 34 H200 configs (14.5%
-// leave-one-model-out) on the measured op lists; the published NVIDIA TF ResNet-50 figures
-// are checked through train (TestResNet50PublishedThroughRun).
-//
-// FitOn chooses the fit's data: FitKindGroups (Fit, DefaultEfficiency: kernel time per kind
-// group and config), or the kernel-level FitKernelOps / FitKernelOpsBase: every profiled aten
-// op of a config (kernels.csv self device time, no annotation ranges) matched by name and call
-// count with the logged ops that ran it, 507 groups on the H200 (FitReport.OpMAE,
-// FitReport.KernelMAE). KernelFitEfficiency is the FitKernelOpsBase fit: ComputeRamp on matrix
-// kernels only (Efficiency.MatrixRampOnly), 10% kernel-time and 33% per-op error against the
-// default's 40% and 138%; it is not the default because its cheaper kernels widen the H200
-// step-time errors through train (docs/speed.md, "Refit on per-kernel times"). To use it:
-//
-//	g, _ := hw.LookupGPU("h200")
-//	g.Efficiency = hw.KernelFitEfficiency() // or matrix_ramp_only: true in a profile YAML
-//	cfg.GPUProfile = &g                      // train
+// DefaultEfficiency is fitted (package calibrate/kernelfit, gonum/optimize Nelder-Mead) to
+// kernel times and micro-benchmarks measured on the H200 with PyTorch (testdata/h200 at the
+// repository root; scripts in tools/h200). The factors are fractions of each GPU's own peaks
+// and carry over to other GPUs, with one architectural correction: the FP32 path's
+// efficiencies are fitted on Hopper, whose 128 FP32 lanes per SM lose issue slots to every
+// non-FFMA instruction (the H200's 8192^3 SGEMM reaches H200SGEMMFill = 0.76 of peak); GPUs
+// with 64 FP32 lanes per SM (GPU.FP32LanesPerSM: GP100, Volta, Turing, GA100) divide them by
+// that fill. docs/speed.md gives the measured accuracy: step-time mean absolute error 12.4% on
+// 34 H200 configs (14.5% leave-one-model-out) on the measured op lists; the published NVIDIA
+// TF ResNet-50 figures are checked through train (TestResNet50PublishedThroughRun).
+// kernelfit.OpsBaseEfficiency, fitted on per-kernel times, sets Efficiency.MatrixRampOnly; it
+// is not the default (docs/speed.md, "Refit on per-kernel times").
 //
 // # Example
 //

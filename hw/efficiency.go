@@ -39,7 +39,7 @@ type Efficiency struct {
 	// attention products): a kernel on the vector path (element-wise, cast, reduction, norm,
 	// optimizer) is memory-bound and pays MemoryRamp alone, as Graph kernels on the vector
 	// path always do. Off in DefaultEfficiency (fitted with the ramp on every kernel); on in
-	// KernelFitEfficiency, fitted on per-kernel times.
+	// kernelfit.OpsBaseEfficiency (calibrate/kernelfit), fitted on per-kernel times.
 	MatrixRampOnly bool `yaml:"matrix_ramp_only,omitempty"`
 	// KernelGap is the device idle time between two dependent kernels of one stream.
 	KernelGap float64 `yaml:"kernel_gap"`
@@ -131,34 +131,4 @@ func DefaultEfficiency() Efficiency {
 		KernelGap:   1e-6,
 		PCIe:        0.87, PCIeLatency: 10e-6,
 	}
-}
-
-// KernelFitEfficiency returns the factors fitted on the H200's per-kernel times
-// (`go run ./tools/h200/fit -level ops-base`, FitKernelOpsBase): each config's profiled
-// device time per aten op (testdata/h200 kernels.csv, annotation ranges left out) matched by
-// name and call count with the logged ops that ran it, 507 (config, op) groups, plus the
-// micro-benchmarks over 50 us, with ComputeRamp charged to matrix kernels only
-// (MatrixRampOnly). The kernel-level data separates the ramps from the efficiencies that
-// DefaultEfficiency's per-config sums cannot: it prices a 2048x768x768 BF16 GEMM (8.4 us per
-// kernel measured) and a small element-wise kernel (1.3-6 us) where DefaultEfficiency charges
-// 17.5 us and 15 us. It is not the default: through train.Run its cheaper kernels move the
-// H200 step times further below PyTorch eager's (docs/speed.md, "Refit on per-kernel
-// times"). KernelGap, PseudoHalf, Vector and PCIe are DefaultEfficiency's.
-func KernelFitEfficiency() Efficiency {
-	e := DefaultEfficiency()
-	e.FP32, e.TF32, e.Half = 0.6826, 0.5230, 0.5159
-	e.ConvFP32, e.ConvTF32, e.ConvHalf = 0.6291, 0.3073, 0.6021
-	e.Memory = 0.6105
-	e.MemoryByKind = map[string]float64{KindNorm: 0.3144}
-	e.ComputeRamp, e.MemoryRamp = 8.44e-6, 1.0e-6
-	e.MatrixRampOnly = true
-	return e
-}
-
-// KernelFitHarnessHost is the PyTorch-eager host time per op fitted to the H200 step times
-// with KernelFitEfficiency (`go run ./tools/h200/fit -level ops-base`).
-func KernelFitHarnessHost() HarnessHost {
-	// The fitted backward host time is about 0 (1e-17 s); it is kept at 1 ns, as 0 means the
-	// launch overhead in Work.Host.
-	return HarnessHost{Forward: 76.4e-6, Backward: 1e-9, Optimizer: 37.1e-6, NormHalf: 1.134}
 }

@@ -1,9 +1,12 @@
-package hw
+package hw_test
 
 import (
 	"bytes"
 	"math"
 	"testing"
+
+	"github.com/gpusim/gpusim/calibrate/kernelfit"
+	"github.com/gpusim/gpusim/hw"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -11,18 +14,18 @@ import (
 // With MatrixRampOnly an executor kernel on the vector path pays MemoryRamp alone and a
 // GEMM keeps ComputeRamp; ConvRamp, when set, replaces ComputeRamp for convolutions only.
 func TestMatrixRampOnly(t *testing.T) {
-	g, _ := LookupGPU("h200")
-	g.Efficiency = KernelFitEfficiency()
+	g, _ := hw.LookupGPU("h200")
+	g.Efficiency = kernelfit.OpsBaseEfficiency()
 	e := g.Efficiency
-	add := Work{Kind: KindElementwise, FLOPs: 1.5e6, Bytes: 9.4e6, DType: BFloat16}
-	gemm := Work{Kind: KindMatMul, FLOPs: 2 * 2048 * 768 * 768, Bytes: 3 * 2048 * 768 * 2, DType: BFloat16}
-	conv := Work{Kind: KindConv, FLOPs: 1e9, Bytes: 1e6, DType: BFloat16}
+	add := hw.Work{Kind: hw.KindElementwise, FLOPs: 1.5e6, Bytes: 9.4e6, DType: hw.BFloat16}
+	gemm := hw.Work{Kind: hw.KindMatMul, FLOPs: 2 * 2048 * 768 * 768, Bytes: 3 * 2048 * 768 * 2, DType: hw.BFloat16}
+	conv := hw.Work{Kind: hw.KindConv, FLOPs: 1e9, Bytes: 1e6, DType: hw.BFloat16}
 	withConvRamp := g
 	withConvRamp.Efficiency.ConvRamp = 30e-6
 	tests := []struct {
 		name string
-		g    GPU
-		w    Work
+		g    hw.GPU
+		w    hw.Work
 		want float64
 	}{
 		{"add", g, add, add.Bytes/g.ByteRate(add) + e.MemoryRamp + e.KernelGap},
@@ -43,7 +46,7 @@ func TestMatrixRampOnly(t *testing.T) {
 	// The 2048x768x768 BF16 GEMM measured 8.4 us per kernel on the H200 (kernels.csv, BERT-base
 	// bf16 batch 16: mm 2287 us over 148 calls, 15.5 us each for a mix of 2048x768x768 and
 	// larger); with the KernelGap the default prices it at 18.5 us, the kernel fit at 14.2.
-	d, _ := LookupGPU("h200")
+	d, _ := hw.LookupGPU("h200")
 	cd, _ := d.Cost(gemm)
 	ck, _ := g.Cost(gemm)
 	t.Logf("2048x768x768 bf16 GEMM: default %.1f us, kernel fit %.1f us; bf16 add of 9.4 MB: default %.1f us, kernel fit %.1f us",
@@ -55,14 +58,14 @@ func TestMatrixRampOnly(t *testing.T) {
 
 // A profile file keeps MatrixRampOnly and ConvRamp through WriteProfile and ParseProfile.
 func TestKernelFitProfileRoundTrip(t *testing.T) {
-	g, _ := LookupGPU("h200")
-	g.Efficiency = KernelFitEfficiency()
+	g, _ := hw.LookupGPU("h200")
+	g.Efficiency = kernelfit.OpsBaseEfficiency()
 	g.Efficiency.ConvRamp = 30e-6
 	var buf bytes.Buffer
 	if err := g.WriteProfile(&buf); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ParseProfile("h200-kernel-fit", buf.Bytes())
+	got, err := hw.ParseProfile("h200-kernel-fit", buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpusim/gpusim/calibrate/kernelfit"
 	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/models"
 )
@@ -23,7 +24,7 @@ type h200Row struct {
 // h200Steps reads testdata/h200/steps.csv and, for the float32/TF32 CNN rows, the NCHW
 // re-measurement (testdata/h200/nchw/steps.csv): TF's layout optimizer runs float32
 // convolutions NCHW (generic_layout_optimizer.cc), so those are the runs a TF user gets. As
-// hw.ReadTFLayout does, MobileNetV2 keeps its NHWC runs: TF runs its depthwise convolutions
+// kernelfit.ReadTFLayout does, MobileNetV2 keeps its NHWC runs: TF runs its depthwise convolutions
 // with its own kernels, not cuDNN's slow NCHW depthwise ones.
 func h200Steps(t *testing.T) []h200Row {
 	t.Helper()
@@ -203,7 +204,7 @@ func TestResNet50PublishedThroughRun(t *testing.T) {
 }
 
 // TestKernelFitThroughRun runs the published ResNet-50 configs and every measured H200
-// config with hw.KernelFitEfficiency, the refit on per-kernel times that is not the default
+// config with kernelfit.OpsBaseEfficiency, the refit on per-kernel times that is not the default
 // (docs/speed.md, "Refit on per-kernel times"): it keeps the published figures within 15%
 // (ratios within 10%) but moves the H200 step times further below PyTorch eager's, whose
 // host time per op the TF plan does not pay. The bounds pin its figures for the comparison.
@@ -213,7 +214,7 @@ func TestKernelFitThroughRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g.Efficiency = hw.KernelFitEfficiency()
+		g.Efficiency = kernelfit.OpsBaseEfficiency()
 		return &g
 	}
 	got := map[string]float64{}
@@ -262,14 +263,14 @@ func TestKernelFitThroughRun(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("step-time MAE through train.Run with KernelFitEfficiency: all %.0f configs %.1f%%, larger batch %.1f%% (%.0f), ResNet-50 and VGG16 at the larger batch %.1f%% (%.0f)",
+	t.Logf("step-time MAE through train.Run with OpsBaseEfficiency: all %.0f configs %.1f%%, larger batch %.1f%% (%.0f), ResNet-50 and VGG16 at the larger batch %.1f%% (%.0f)",
 		nAll, 100*all/nAll, 100*large/nLarge, nLarge, 100*cnn/nCNN, nCNN)
 	for _, c := range []struct {
 		name      string
 		got, want float64
 	}{{"all", all / nAll, 0.43}, {"larger batch", large / nLarge, 0.33}, {"ResNet-50/VGG16 larger batch", cnn / nCNN, 0.15}} {
 		if c.got > c.want {
-			t.Errorf("KernelFitEfficiency step-time MAE (%s) = %.1f%%, want <= %.0f%%", c.name, 100*c.got, 100*c.want)
+			t.Errorf("OpsBaseEfficiency step-time MAE (%s) = %.1f%%, want <= %.0f%%", c.name, 100*c.got, 100*c.want)
 		}
 	}
 }

@@ -9,14 +9,15 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gpusim/gpusim/calibrate/kernelfit"
 	"github.com/gpusim/gpusim/hw"
 )
 
 func main() {
 	dir := flag.String("dir", "testdata/h200", "measurement directory")
-	level := flag.String("level", hw.FitKindGroups, "what the efficiency fit uses: groups (kernel time per kind group: hw.DefaultEfficiency), ops-base (per profiled aten op, the same parameters: hw.KernelFitEfficiency) or ops (per profiled aten op, a memory efficiency per kind and a convolution ramp)")
-	candidate := flag.Bool("candidate", false, "with -eval: evaluate hw.KernelFitEfficiency and hw.KernelFitHarnessHost instead of the defaults")
-	eval := flag.Bool("eval", false, "only evaluate the built-in h200 profile with hw.DefaultHarnessHost")
+	level := flag.String("level", string(kernelfit.Groups), "what the efficiency fit uses: groups (kernel time per kind group: hw.DefaultEfficiency), ops-base (per profiled aten op, the same parameters: kernelfit.OpsBaseEfficiency) or ops (per profiled aten op, a memory efficiency per kind and a convolution ramp)")
+	candidate := flag.Bool("candidate", false, "with -eval: evaluate kernelfit.OpsBaseEfficiency and kernelfit.OpsBaseHarnessHost instead of the defaults")
+	eval := flag.Bool("eval", false, "only evaluate the built-in h200 profile with kernelfit.DefaultHarnessHost")
 	holdout := flag.Bool("holdout", false, "leave-one-model-out: fit on four models, report the error on the fifth")
 	flag.Parse()
 	var err error
@@ -32,7 +33,7 @@ func main() {
 }
 
 func run(dir string, eval, candidate bool, level string) error {
-	m, err := hw.ReadTFLayout(dir)
+	m, err := kernelfit.ReadTFLayout(dir)
 	if err != nil {
 		return err
 	}
@@ -40,15 +41,15 @@ func run(dir string, eval, candidate bool, level string) error {
 	if err != nil {
 		return err
 	}
-	var rep hw.FitReport
+	var rep kernelfit.Report
 	if eval {
-		host := hw.DefaultHarnessHost()
+		host := kernelfit.DefaultHarnessHost()
 		if candidate {
-			g.Efficiency, host = hw.KernelFitEfficiency(), hw.KernelFitHarnessHost()
+			g.Efficiency, host = kernelfit.OpsBaseEfficiency(), kernelfit.OpsBaseHarnessHost()
 		}
-		rep, err = hw.Evaluate(g, m, host)
+		rep, err = kernelfit.Evaluate(g, m, host)
 	} else {
-		rep, err = hw.FitOn(g, m, level)
+		rep, err = kernelfit.Fit(g, m, kernelfit.Level(level))
 	}
 	if err != nil {
 		return err
@@ -79,7 +80,7 @@ func run(dir string, eval, candidate bool, level string) error {
 
 // runHoldout fits without each model in turn and reports the errors on the model left out.
 func runHoldout(dir, level string) error {
-	m, err := hw.ReadTFLayout(dir)
+	m, err := kernelfit.ReadTFLayout(dir)
 	if err != nil {
 		return err
 	}
@@ -92,13 +93,13 @@ func runHoldout(dir, level string) error {
 	var nop int
 	var n int
 	for _, out := range models {
-		rep, err := hw.FitOn(g, m.Filter(func(c hw.Config) bool { return c.Model != out }), level)
+		rep, err := kernelfit.Fit(g, m.Filter(func(c kernelfit.Config) bool { return c.Model != out }), kernelfit.Level(level))
 		if err != nil {
 			return err
 		}
 		h := g
 		h.Efficiency = rep.Efficiency
-		ev, err := hw.Evaluate(h, m.Filter(func(c hw.Config) bool { return c.Model == out }), rep.Host)
+		ev, err := kernelfit.Evaluate(h, m.Filter(func(c kernelfit.Config) bool { return c.Model == out }), rep.Host)
 		if err != nil {
 			return err
 		}

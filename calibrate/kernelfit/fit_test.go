@@ -1,8 +1,11 @@
-package hw
+package kernelfit
 
 import (
 	"math"
+	"sync"
 	"testing"
+
+	"github.com/gpusim/gpusim/hw"
 )
 
 // The built-in H200 profile against the H200 measurements (testdata/h200): the stated
@@ -10,7 +13,7 @@ import (
 // (DefaultHarnessHost); kernel time is the profiler's sum of kernel durations.
 func TestH200MeasuredAccuracy(t *testing.T) {
 	m := h200Data(t)
-	g, _ := LookupGPU("h200")
+	g, _ := hw.LookupGPU("h200")
 	rep, err := Evaluate(g, m, DefaultHarnessHost())
 	if err != nil {
 		t.Fatal(err)
@@ -46,12 +49,12 @@ func TestH200MeasuredAccuracy(t *testing.T) {
 	}
 }
 
-// KernelFitEfficiency against the same measurements (docs/speed.md, "Refit on per-kernel
+// OpsBaseEfficiency against the same measurements (docs/speed.md, "Refit on per-kernel
 // times").
 func TestKernelFitAccuracy(t *testing.T) {
-	g, _ := LookupGPU("h200")
-	g.Efficiency = KernelFitEfficiency()
-	rep, err := Evaluate(g, h200Data(t), KernelFitHarnessHost())
+	g, _ := hw.LookupGPU("h200")
+	g.Efficiency = OpsBaseEfficiency()
+	rep, err := Evaluate(g, h200Data(t), OpsBaseHarnessHost())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,31 +74,31 @@ func TestKernelFitAccuracy(t *testing.T) {
 	}
 }
 
-// KernelFitEfficiency is what FitOn(FitKernelOpsBase) finds on testdata/h200.
+// OpsBaseEfficiency is what Fit(OpsBase) finds on testdata/h200.
 func TestFitReproducesKernelFit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fit takes seconds")
 	}
-	g, _ := LookupGPU("h200")
-	rep, err := FitOn(g, h200Data(t), FitKernelOpsBase)
+	g, _ := hw.LookupGPU("h200")
+	rep, err := Fit(g, h200Data(t), OpsBase)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := KernelFitEfficiency()
+	d := OpsBaseEfficiency()
 	for _, p := range []struct {
 		name      string
 		got, want float64
 	}{{"FP32", rep.Efficiency.FP32, d.FP32}, {"TF32", rep.Efficiency.TF32, d.TF32}, {"Half", rep.Efficiency.Half, d.Half},
 		{"ConvFP32", rep.Efficiency.ConvFP32, d.ConvFP32}, {"ConvTF32", rep.Efficiency.ConvTF32, d.ConvTF32},
 		{"ConvHalf", rep.Efficiency.ConvHalf, d.ConvHalf}, {"Memory", rep.Efficiency.Memory, d.Memory},
-		{"Norm", rep.Efficiency.MemoryByKind[KindNorm], d.MemoryByKind[KindNorm]},
+		{"Norm", rep.Efficiency.MemoryByKind[hw.KindNorm], d.MemoryByKind[hw.KindNorm]},
 		{"ComputeRamp", rep.Efficiency.ComputeRamp, d.ComputeRamp}, {"MemoryRamp", rep.Efficiency.MemoryRamp, d.MemoryRamp}} {
 		if math.Abs(p.got/p.want-1) > 0.02 {
-			t.Errorf("fitted %s = %.4g, KernelFitEfficiency has %.4g", p.name, p.got, p.want)
+			t.Errorf("fitted %s = %.4g, OpsBaseEfficiency has %.4g", p.name, p.got, p.want)
 		}
 	}
 	if !rep.Efficiency.MatrixRampOnly {
-		t.Error("FitKernelOpsBase fit: MatrixRampOnly = false, want true")
+		t.Error("OpsBase fit: MatrixRampOnly = false, want true")
 	}
 }
 
@@ -141,12 +144,12 @@ func TestFitReproducesDefaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fit takes seconds")
 	}
-	g, _ := LookupGPU("h200")
-	rep, err := Fit(g, h200Data(t))
+	g, _ := hw.LookupGPU("h200")
+	rep, err := Fit(g, h200Data(t), Groups)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := DefaultEfficiency()
+	d := hw.DefaultEfficiency()
 	pairs := []struct {
 		name      string
 		got, want float64
@@ -155,7 +158,23 @@ func TestFitReproducesDefaults(t *testing.T) {
 		{"ConvHalf", rep.Efficiency.ConvHalf, d.ConvHalf}, {"Memory", rep.Efficiency.Memory, d.Memory}}
 	for _, p := range pairs {
 		if math.Abs(p.got/p.want-1) > 0.02 {
-			t.Errorf("fitted %s = %.4f, DefaultEfficiency has %.4f", p.name, p.got, p.want)
+			t.Errorf("fitted %s = %.4f, hw.DefaultEfficiency has %.4f", p.name, p.got, p.want)
 		}
 	}
+}
+
+var (
+	measuredOnce sync.Once
+	measured     *Measured
+	measuredErr  error
+)
+
+// h200Data reads testdata/h200 at the repository root once.
+func h200Data(t testing.TB) *Measured {
+	t.Helper()
+	measuredOnce.Do(func() { measured, measuredErr = ReadTFLayout("../../testdata/h200") })
+	if measuredErr != nil {
+		t.Fatalf("ReadTFLayout: %v", measuredErr)
+	}
+	return measured
 }

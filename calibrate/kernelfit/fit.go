@@ -1,10 +1,12 @@
-package hw
+package kernelfit
 
 import (
 	"fmt"
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/gpusim/gpusim/hw"
 
 	"gonum.org/v1/gonum/optimize"
 )
@@ -22,15 +24,15 @@ type HarnessHost struct {
 }
 
 // harnessWork applies the harness's quirks to a Work's device time.
-func (h HarnessHost) scale(w Work) float64 {
-	if w.Kind == KindNorm && (w.DType == Float16 || w.DType == BFloat16) && h.NormHalf > 0 {
+func (h HarnessHost) scale(w hw.Work) float64 {
+	if w.Kind == hw.KindNorm && (w.DType == hw.Float16 || w.DType == hw.BFloat16) && h.NormHalf > 0 {
 		return h.NormHalf
 	}
 	return 1
 }
 
-// FitRow compares one measured config with the model.
-type FitRow struct {
+// Row compares one measured config with the model.
+type Row struct {
 	Config
 	MeasuredStep, PredictedStep float64 // seconds per step
 	// MeasuredBusy is steps.csv's profiler_busy_s and PredictedBusy the model's device time
@@ -45,11 +47,11 @@ type FitRow struct {
 	MeasuredKernels, PredictedKernels float64
 }
 
-// FitReport is the outcome of Fit or Evaluate.
-type FitReport struct {
-	Efficiency Efficiency
+// Report is the outcome of Fit or Evaluate.
+type Report struct {
+	Efficiency hw.Efficiency
 	Host       HarnessHost
-	Rows       []FitRow
+	Rows       []Row
 	// StepMAE and BusyMAE are the mean absolute relative errors of the predicted step time and
 	// kernel time; MicroMAE that of the micro-benchmarks used (those over 50 us).
 	StepMAE, BusyMAE, MicroMAE float64
@@ -69,7 +71,7 @@ type FitReport struct {
 const microMin = 50e-6
 
 type countedWork struct {
-	w Work
+	w hw.Work
 	n float64
 }
 
@@ -77,13 +79,13 @@ type fitData struct {
 	cfgs []Config
 	uniq [][]countedWork // per config, identical Works merged
 	meas []MeasuredStep
-	// kern is each config's measured kernel time (FitRow.MeasuredBusy).
+	// kern is each config's measured kernel time (Row.MeasuredBusy).
 	kern []float64
 	// group holds each config's profiled time per kind group (conv, matmul, norm, and
 	// "rest" for everything else).
 	group []map[string]float64
 	micro []struct {
-		w Work
+		w hw.Work
 		t float64
 	}
 	// ops holds the kernel-level measurements: each config's profiled aten ops matched with
@@ -95,7 +97,7 @@ func prepare(m *Measured) (*fitData, error) {
 	d := &fitData{}
 	for _, c := range m.Configs() {
 		s, _ := m.Step(c)
-		idx := map[Work]int{}
+		idx := map[hw.Work]int{}
 		var u []countedWork
 		for _, w := range m.Works(c) {
 			if i, ok := idx[w]; ok {
@@ -137,7 +139,7 @@ func prepare(m *Measured) (*fitData, error) {
 		// DepthwiseConv2dNative kernels, and cuDNN's measured here are an outlier.
 		if ok && r.Seconds >= microMin && !(r.Bench == "conv" && !strings.HasSuffix(r.Shape, "_g1")) {
 			d.micro = append(d.micro, struct {
-				w Work
+				w hw.Work
 				t float64
 			}{w, r.Seconds})
 		}
@@ -146,21 +148,21 @@ func prepare(m *Measured) (*fitData, error) {
 }
 
 // microWork maps a micro-benchmark row to a Work.
-func microWork(r MeasuredMicro) (Work, bool) {
-	dt := map[string]string{"fp32": Float32, "tf32": Float32, "bf16": BFloat16, "fp16": Float16}[r.Prec]
+func microWork(r MeasuredMicro) (hw.Work, bool) {
+	dt := map[string]string{"fp32": hw.Float32, "tf32": hw.Float32, "bf16": hw.BFloat16, "fp16": hw.Float16}[r.Prec]
 	if dt == "" {
-		return Work{}, false
+		return hw.Work{}, false
 	}
-	kind := map[string]string{"matmul": KindMatMul, "conv": KindConv, "add": KindElementwise,
-		"relu": KindElementwise, "mul_": KindElementwise, "copy": KindCopy, "cast": KindCast,
-		"sum": KindReduction, "batchnorm": KindNorm, "layernorm": KindNorm}[r.Bench]
+	kind := map[string]string{"matmul": hw.KindMatMul, "conv": hw.KindConv, "add": hw.KindElementwise,
+		"relu": hw.KindElementwise, "mul_": hw.KindElementwise, "copy": hw.KindCopy, "cast": hw.KindCast,
+		"sum": hw.KindReduction, "batchnorm": hw.KindNorm, "layernorm": hw.KindNorm}[r.Bench]
 	if kind == "" {
-		return Work{}, false
+		return hw.Work{}, false
 	}
-	return Work{Kind: kind, FLOPs: r.FLOPs, Bytes: r.Bytes, Kernels: 1, DType: dt, TF32: r.Prec == "tf32"}, true
+	return hw.Work{Kind: kind, FLOPs: r.FLOPs, Bytes: r.Bytes, Kernels: 1, DType: dt, TF32: r.Prec == "tf32"}, true
 }
 
-func (d *fitData) busy(g GPU, h HarnessHost, i int) float64 {
+func (d *fitData) busy(g hw.GPU, h HarnessHost, i int) float64 {
 	var t float64
 	for _, cw := range d.uniq[i] {
 		c, _ := g.Cost(cw.w)
@@ -170,7 +172,7 @@ func (d *fitData) busy(g GPU, h HarnessHost, i int) float64 {
 }
 
 // kernels is busy without the KernelGap idle between kernels.
-func (d *fitData) kernels(g GPU, h HarnessHost, i int) float64 {
+func (d *fitData) kernels(g hw.GPU, h HarnessHost, i int) float64 {
 	var t float64
 	for _, cw := range d.uniq[i] {
 		c, _ := g.Cost(cw.w)
@@ -180,12 +182,12 @@ func (d *fitData) kernels(g GPU, h HarnessHost, i int) float64 {
 }
 
 // groups returns the predicted time per kind group of config i.
-func (d *fitData) groups(g GPU, h HarnessHost, i int) map[string]float64 {
+func (d *fitData) groups(g hw.GPU, h HarnessHost, i int) map[string]float64 {
 	gr := map[string]float64{}
 	for _, cw := range d.uniq[i] {
 		c, _ := g.Cost(cw.w)
 		k := cw.w.Kind
-		if k != KindConv && k != KindMatMul && k != KindNorm {
+		if k != hw.KindConv && k != hw.KindMatMul && k != hw.KindNorm {
 			k = "rest"
 		}
 		gr[k] += cw.n * c.Exec * h.scale(cw.w)
@@ -194,21 +196,21 @@ func (d *fitData) groups(g GPU, h HarnessHost, i int) map[string]float64 {
 }
 
 // Evaluate compares g's predictions with the measurements, the harness taking host per op.
-func Evaluate(g GPU, m *Measured, host HarnessHost) (FitReport, error) {
+func Evaluate(g hw.GPU, m *Measured, host HarnessHost) (Report, error) {
 	d, err := prepare(m)
 	if err != nil {
-		return FitReport{}, err
+		return Report{}, err
 	}
 	return d.evaluate(g, m, host), nil
 }
 
-func (d *fitData) evaluate(g GPU, m *Measured, host HarnessHost) FitReport {
-	r := FitReport{Efficiency: g.Efficiency, Host: host}
+func (d *fitData) evaluate(g hw.GPU, m *Measured, host HarnessHost) Report {
+	r := Report{Efficiency: g.Efficiency, Host: host}
 	for i, c := range d.cfgs {
 		pb := d.busy(g, host, i)
 		pk := d.kernels(g, host, i)
 		ps := harnessStep(g, m, c, host)
-		r.Rows = append(r.Rows, FitRow{Config: c, MeasuredStep: d.meas[i].StepS, PredictedStep: ps,
+		r.Rows = append(r.Rows, Row{Config: c, MeasuredStep: d.meas[i].StepS, PredictedStep: ps,
 			MeasuredBusy: d.meas[i].BusyS, PredictedBusy: pb, MeasuredKernels: d.kern[i], PredictedKernels: pk})
 		r.StepMAE += math.Abs(ps/d.meas[i].StepS - 1)
 		r.BusyMAE += math.Abs(pb/d.meas[i].BusyS - 1)
@@ -240,7 +242,7 @@ func (d *fitData) evaluate(g GPU, m *Measured, host HarnessHost) FitReport {
 }
 
 // harnessStep replays a config's op list on a Stream with the harness's host time per op.
-func harnessStep(g GPU, m *Measured, c Config, host HarnessHost) float64 {
+func harnessStep(g hw.GPU, m *Measured, c Config, host HarnessHost) float64 {
 	s := g.NewStream()
 	for _, o := range m.Ops[c] {
 		w := o.Work(c.Prec)
@@ -262,42 +264,42 @@ func harnessStep(g GPU, m *Measured, c Config, host HarnessHost) float64 {
 	return s.Breakdown().Total
 }
 
-// fitKinds are the memory-bound kinds FitKernelOps gives a memory efficiency of their own
+// fitKinds are the memory-bound kinds Ops gives a memory efficiency of their own
 // (Efficiency.MemoryByKind); element-wise ops, casts and XLA fusions keep Efficiency.Memory.
-var fitKinds = []string{KindOptimizer, KindReduction, KindPool, KindEmbedding, KindCopy}
+var fitKinds = []string{hw.KindOptimizer, hw.KindReduction, hw.KindPool, hw.KindEmbedding, hw.KindCopy}
 
-// Fit fits g's efficiency factors to the measured kernel times (each config's summed kernel
-// time per kind group from the profiler, and the micro-benchmarks over 50 us), then the
-// harness's host time per op to the step times, minimising squared log errors with
-// Nelder-Mead (gonum/optimize): FitOn with FitKindGroups, what DefaultEfficiency holds.
-func Fit(g GPU, m *Measured) (FitReport, error) { return FitOn(g, m, FitKindGroups) }
+// Level is what the efficiency fit (the first stage of Fit) compares with the model.
+type Level string
 
-// What the efficiency fit (the first stage of Fit) compares with the model.
+// Levels of Fit.
 const (
-	// FitKernelOps fits on kernel-level data: each config's profiled device time per aten
+	// Ops fits on kernel-level data: each config's profiled device time per aten
 	// op (kernels.csv), matched by name and call count with the logged ops that ran it, plus
 	// the micro-benchmarks. Op sizes differ within and across models (a 2048x768x768 GEMM
 	// next to a 65536x768x3072 one), which separates the per-kernel ramps from the
 	// asymptotic efficiencies.
-	FitKernelOps = "ops"
-	// FitKindGroups fits on each config's kernel time summed per kind group (conv, matmul,
-	// norm, rest), plus the micro-benchmarks: the fit before FitKernelOps.
-	FitKindGroups = "groups"
-	// FitKernelOpsBase fits FitKernelOps's data with FitKindGroups's parameters only: one
+	Ops Level = "ops"
+	// Groups fits on each config's kernel time summed per kind group (conv, matmul,
+	// norm, rest), plus the micro-benchmarks: the fit before Ops.
+	Groups Level = "groups"
+	// OpsBase fits Ops's data with Groups's parameters only: one
 	// compute ramp, the streaming and BatchNorm memory efficiencies.
-	FitKernelOpsBase = "ops-base"
+	OpsBase Level = "ops-base"
 )
 
-// FitOn is Fit with the efficiency stage's data chosen by level (FitKernelOps or
-// FitKindGroups).
-func FitOn(g GPU, m *Measured, level string) (FitReport, error) {
-	if level != FitKernelOps && level != FitKindGroups && level != FitKernelOpsBase {
-		return FitReport{}, fmt.Errorf("fit: unknown level %q (want %q, %q or %q)", level, FitKernelOps, FitKernelOpsBase, FitKindGroups)
+// Fit fits g's efficiency factors to the measured kernel times at level (Groups: each
+// config's summed kernel time per kind group from the profiler, what hw.DefaultEfficiency
+// holds; Ops or OpsBase: per profiled op), with the micro-benchmarks over 50 us, then the
+// harness's host time per op to the step times, minimising squared log errors with
+// Nelder-Mead (gonum/optimize).
+func Fit(g hw.GPU, m *Measured, level Level) (Report, error) {
+	if level != Ops && level != Groups && level != OpsBase {
+		return Report{}, fmt.Errorf("fit: unknown level %q (want %q, %q or %q)", level, Ops, OpsBase, Groups)
 	}
-	byOps := level != FitKindGroups
+	byOps := level != Groups
 	d, err := prepare(m)
 	if err != nil {
-		return FitReport{}, err
+		return Report{}, err
 	}
 	frac := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 	unfrac := func(f float64) float64 { return math.Log(f / (1 - f)) }
@@ -307,20 +309,20 @@ func FitOn(g GPU, m *Measured, level string) (FitReport, error) {
 		unfrac(0.6), unfrac(0.7), unfrac(0.5), math.Log(5e-6), math.Log(5e-6), 0}
 	// The kernel-level data also prices each memory-bound kind on its own (fitKinds): a
 	// gather's scatter-add gradient or a max-pool gradient streams far below a vector add.
-	if level == FitKernelOps {
+	if level == Ops {
 		for range fitKinds {
 			x0 = append(x0, unfrac(0.6))
 		}
 		x0 = append(x0, math.Log(5e-6)) // ConvRamp
 
 	}
-	apply := func(x []float64) (GPU, HarnessHost) {
+	apply := func(x []float64) (hw.GPU, HarnessHost) {
 		h := g
 		e := e0
 		e.FP32, e.TF32, e.Half = frac(x[0]), frac(x[1]), frac(x[2])
 		e.ConvFP32, e.ConvTF32, e.ConvHalf = 2*frac(x[3]), frac(x[4]), frac(x[5])
 		e.Memory = frac(x[6])
-		e.MemoryByKind = map[string]float64{KindNorm: frac(x[7])}
+		e.MemoryByKind = map[string]float64{hw.KindNorm: frac(x[7])}
 		for j, k := range fitKinds {
 			if 11+j < len(x) {
 				e.MemoryByKind[k] = frac(x[11+j])
@@ -382,7 +384,7 @@ func FitOn(g GPU, m *Measured, level string) (FitReport, error) {
 		r, err := optimize.Minimize(optimize.Problem{Func: obj}, x0,
 			&optimize.Settings{FuncEvaluations: 8000}, &optimize.NelderMead{})
 		if err != nil && r == nil {
-			return FitReport{}, fmt.Errorf("fit efficiency: %w", err)
+			return Report{}, fmt.Errorf("fit efficiency: %w", err)
 		}
 		if res != nil && r.F >= res.F*(1-1e-4) {
 			break
@@ -409,7 +411,7 @@ func FitOn(g GPU, m *Measured, level string) (FitReport, error) {
 	hres, err := optimize.Minimize(optimize.Problem{Func: hobj}, hx0,
 		&optimize.Settings{FuncEvaluations: 600}, &optimize.NelderMead{})
 	if err != nil && hres == nil {
-		return FitReport{}, fmt.Errorf("fit host: %w", err)
+		return Report{}, fmt.Errorf("fit host: %w", err)
 	}
 	rep := d.evaluate(fitted, m, hostOf(hres.X))
 	rep.Evaluations = evals
@@ -417,7 +419,7 @@ func FitOn(g GPU, m *Measured, level string) (FitReport, error) {
 }
 
 // SortRows orders rows by model, precision and batch.
-func (r *FitReport) SortRows() {
+func (r *Report) SortRows() {
 	sort.Slice(r.Rows, func(i, j int) bool {
 		a, b := r.Rows[i], r.Rows[j]
 		if a.Model != b.Model {
@@ -434,4 +436,34 @@ func (r *FitReport) SortRows() {
 // (`go run ./tools/h200/fit`).
 func DefaultHarnessHost() HarnessHost {
 	return HarnessHost{Forward: 85.3e-6, Backward: 9.04e-6, Optimizer: 2.94e-6, NormHalf: 1.107}
+}
+
+// OpsBaseEfficiency returns the factors fitted on the H200's per-kernel times
+// (`go run ./tools/h200/fit -level ops-base`, OpsBase): each config's profiled
+// device time per aten op (testdata/h200 kernels.csv, annotation ranges left out) matched by
+// name and call count with the logged ops that ran it, 507 (config, op) groups, plus the
+// micro-benchmarks over 50 us, with ComputeRamp charged to matrix kernels only
+// (MatrixRampOnly). The kernel-level data separates the ramps from the efficiencies that
+// DefaultEfficiency's per-config sums cannot: it prices a 2048x768x768 BF16 GEMM (8.4 us per
+// kernel measured) and a small element-wise kernel (1.3-6 us) where DefaultEfficiency charges
+// 17.5 us and 15 us. It is not the default: through train.Run its cheaper kernels move the
+// H200 step times further below PyTorch eager's (docs/speed.md, "Refit on per-kernel
+// times"). KernelGap, PseudoHalf, Vector and PCIe are DefaultEfficiency's.
+func OpsBaseEfficiency() hw.Efficiency {
+	e := hw.DefaultEfficiency()
+	e.FP32, e.TF32, e.Half = 0.6826, 0.5230, 0.5159
+	e.ConvFP32, e.ConvTF32, e.ConvHalf = 0.6291, 0.3073, 0.6021
+	e.Memory = 0.6105
+	e.MemoryByKind = map[string]float64{hw.KindNorm: 0.3144}
+	e.ComputeRamp, e.MemoryRamp = 8.44e-6, 1.0e-6
+	e.MatrixRampOnly = true
+	return e
+}
+
+// OpsBaseHarnessHost is the PyTorch-eager host time per op fitted to the H200 step times
+// with OpsBaseEfficiency (`go run ./tools/h200/fit -level ops-base`).
+func OpsBaseHarnessHost() HarnessHost {
+	// The fitted backward host time is about 0 (1e-17 s); it is kept at 1 ns, as 0 means the
+	// launch overhead in Work.Host.
+	return HarnessHost{Forward: 76.4e-6, Backward: 1e-9, Optimizer: 37.1e-6, NormHalf: 1.134}
 }

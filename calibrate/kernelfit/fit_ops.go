@@ -1,6 +1,10 @@
-package hw
+package kernelfit
 
-import "math"
+import (
+	"math"
+
+	"github.com/gpusim/gpusim/hw"
+)
 
 // opGroup is one config's logged ops of one profiled aten op (kernels.csv), matched by name
 // and call count: the kernel-level measurements the fit uses. Its measured time is the
@@ -85,7 +89,7 @@ func opGroups(m *Measured, c Config, i int) []opGroup {
 
 // predict returns the modelled device time of the group's kernels: Exec without the idle
 // KernelGap between kernels, which the profiler's kernel durations do not hold.
-func (o *opGroup) predict(g GPU, h HarnessHost) float64 {
+func (o *opGroup) predict(g hw.GPU, h HarnessHost) float64 {
 	var t float64
 	for _, cw := range o.works {
 		c, _ := g.Cost(cw.w)

@@ -1,4 +1,4 @@
-package hw
+package kernelfit
 
 import (
 	"compress/gzip"
@@ -8,9 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpusim/gpusim/hw"
 )
 
 // Measured is a set of measurements on one GPU in the format tools/h200/measure.py writes
@@ -69,20 +72,20 @@ type MeasuredMicro struct {
 
 // Work maps a logged op to the cost model's Work under the config's precision: TF32 is on for
 // "tf32" configs, integer and boolean ops are priced as float32.
-func (o MeasuredOp) Work(prec string) Work {
+func (o MeasuredOp) Work(prec string) hw.Work {
 	dt := o.DType
 	switch dt {
-	case Float32, Float16, BFloat16:
+	case hw.Float32, hw.Float16, hw.BFloat16:
 	default:
-		dt = Float32
+		dt = hw.Float32
 	}
-	return Work{Kind: o.Kind, FLOPs: o.FLOPs, Bytes: o.Bytes, Kernels: 1, DType: dt, TF32: prec == "tf32"}
+	return hw.Work{Kind: o.Kind, FLOPs: o.FLOPs, Bytes: o.Bytes, Kernels: 1, DType: dt, TF32: prec == "tf32"}
 }
 
 // Works returns the Works of one config's logged step.
-func (m *Measured) Works(c Config) []Work {
+func (m *Measured) Works(c Config) []hw.Work {
 	ops := m.Ops[c]
-	w := make([]Work, len(ops))
+	w := make([]hw.Work, len(ops))
 	for i, o := range ops {
 		w[i] = o.Work(c.Prec)
 	}
@@ -133,7 +136,7 @@ func ReadMeasured(dir string) (*Measured, error) {
 		if p.err != nil {
 			return p.err
 		}
-		if !knownKind(o.Kind) {
+		if !slices.Contains(hw.Kinds, o.Kind) {
 			return fmt.Errorf("kind: unknown work kind %q", o.Kind)
 		}
 		m.Ops[c] = append(m.Ops[c], o)
@@ -187,12 +190,12 @@ func ReadMeasured(dir string) (*Measured, error) {
 func kernelGroup(op string) string {
 	switch op {
 	case "cudnn_convolution", "convolution_backward", "convolution", "_convolution":
-		return KindConv
+		return hw.KindConv
 	case "mm", "addmm", "bmm", "baddbmm":
-		return KindMatMul
+		return hw.KindMatMul
 	case "cudnn_batch_norm", "cudnn_batch_norm_backward", "native_batch_norm", "native_batch_norm_backward",
 		"native_layer_norm", "native_layer_norm_backward":
-		return KindNorm
+		return hw.KindNorm
 	}
 	return ""
 }
