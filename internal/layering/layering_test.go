@@ -1,0 +1,162 @@
+package layering
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/gpusim/gpusim"
+
+// row returns the row of pkg (a path below the module) and the top of its tree ("train" for
+// train/visibility); ok is false for packages outside the table (tools/...: scripts on top of
+// everything).
+func row(pkg string) (r int, tree string, ok bool) {
+	best := ""
+	for p := range Rows {
+		prefix := strings.TrimSuffix(p, "/")
+		if (pkg == prefix || strings.HasPrefix(pkg, prefix+"/")) && len(p) > len(best) {
+			best = p
+		}
+	}
+	if best == "" {
+		return 0, "", false
+	}
+	return Rows[best], strings.TrimSuffix(best, "/"), true
+}
+
+// violations returns every import of graph (package -> its non-test imports, paths below the
+// module) that does not go down a row: an import of a higher or the same row, except within
+// one tree (train importing train/visibility; internal/... leaves among themselves).
+// Packages outside the table must not be imported by packages in it.
+func violations(graph map[string][]string) []string {
+	var out []string
+	for pkg, imps := range graph {
+		r, tree, ok := row(pkg)
+		if !ok {
+			continue // tools/...: top of everything, may import anything
+		}
+		for _, imp := range imps {
+			ri, treeI, okI := row(imp)
+			switch {
+			case !okI:
+				out = append(out, fmt.Sprintf("%s (row %d) imports %s, which has no row in DESIGN.md's table", pkg, r, imp))
+			case treeI == tree:
+			case ri >= r:
+				out = append(out, fmt.Sprintf("%s (row %d) imports %s (row %d): imports must go down a row", pkg, r, imp, ri))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// importGraph lists the module's packages with go list and returns each one's non-test
+// imports inside the module.
+func importGraph(t *testing.T) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	touchSources(t)
+	graph := map[string][]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string // without TestImports and XTestImports: test-only imports may go up
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		pkg, ok := strings.CutPrefix(p.ImportPath, module+"/")
+		if !ok {
+			continue
+		}
+		graph[pkg] = nil
+		for _, imp := range p.Imports {
+			if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
+				graph[pkg] = append(graph[pkg], rel)
+			}
+		}
+	}
+	return graph
+}
+
+// touchSources reads every Go file of the module: go test caches a result by the files the
+// test process opened, and go list runs in another process, so without this an added import
+// would not re-run the test.
+func touchSources(t *testing.T) {
+	t.Helper()
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != "../.." {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (strings.HasSuffix(path, ".go") || d.Name() == "go.mod") {
+			_, err = os.ReadFile(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestImportsGoDown fails on any import that goes up (or across) a row of DESIGN.md's table.
+func TestImportsGoDown(t *testing.T) {
+	graph := importGraph(t)
+	if _, ok := graph["train"]; !ok || len(graph) < 10 {
+		t.Fatalf("go list found %d packages, no train: not the module's graph", len(graph))
+	}
+	for pkg := range graph {
+		if _, _, ok := row(pkg); !ok && !strings.HasPrefix(pkg, "tools/") {
+			t.Errorf("package %s has no row in DESIGN.md's table (layering.Rows)", pkg)
+		}
+	}
+	for _, v := range violations(graph) {
+		t.Error(v)
+	}
+}
+
+// The checker itself: upward and sideways imports are reported, downward ones, imports within
+// a tree and tools' imports are not.
+func TestViolations(t *testing.T) {
+	graph := map[string][]string{
+		"sim":                 {"hw"},                                // up
+		"pipeline":            {"sim", "collective"},                 // down, sideways
+		"train":               {"train/visibility", "models", "sim"}, // own tree, down
+		"train/visibility":    nil,
+		"internal/units":      {"internal/atomicfile"},
+		"report":              {"analysis", "cmd/gpusim"}, // down, up
+		"tools/h200/fit":      {"calibrate/kernelfit", "cmd/gpusim"},
+		"calibrate/kernelfit": {"hw"},
+	}
+	got := violations(graph)
+	want := []string{
+		"pipeline (row 1) imports collective (row 1): imports must go down a row",
+		"report (row 4) imports cmd/gpusim (row 6): imports must go down a row",
+		"sim (row 0) imports hw (row 1): imports must go down a row",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("violations =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
