@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -112,6 +113,17 @@ func (d *webDriver) typeInto(css, text string) {
 	id := d.find(css)
 	d.call("POST", "/element/"+id+"/clear", map[string]any{})
 	d.call("POST", "/element/"+id+"/value", map[string]any{"text": text})
+}
+
+// typeSlowly clears an input and types text one key per call, about 40 ms apart.
+func (d *webDriver) typeSlowly(css, text string) {
+	d.t.Helper()
+	id := d.find(css)
+	d.call("POST", "/element/"+id+"/clear", map[string]any{})
+	for _, r := range text {
+		d.call("POST", "/element/"+id+"/value", map[string]any{"text": string(r)})
+		time.Sleep(40 * time.Millisecond)
+	}
 }
 
 // waitDone waits until side's results answer the overrides want (a substring of its
@@ -224,7 +236,17 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s)
+	// Log the overrides each /api/run request carries, to see the page's debounce.
+	var mu sync.Mutex
+	var asked []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/run" {
+			mu.Lock()
+			asked = append(asked, strings.Join(r.URL.Query()["set"], " "))
+			mu.Unlock()
+		}
+		s.ServeHTTP(w, r)
+	}))
 	defer ts.Close()
 	shots := os.Getenv("GPUSIM_SCREENSHOTS")
 	if shots == "" {
@@ -245,7 +267,7 @@ func TestBrowser(t *testing.T) {
 	// Raise the batch, typing into the field, until TF runs out of memory.
 	oomAt := 0
 	for _, b := range []int{128, 256, 512, 1024} {
-		d.typeInto(`#side-a [name="batch"]`, strconv.Itoa(b))
+		d.typeSlowly(`#side-a [name="batch"]`, strconv.Itoa(b))
 		d.waitDone("a", "batch="+strconv.Itoa(b)+`"`)
 		if d.text("#side-a .metric-result td") == "OOM" {
 			oomAt = b
@@ -255,6 +277,15 @@ func TestBrowser(t *testing.T) {
 	if oomAt == 0 {
 		t.Fatal("no OOM up to batch 1024 on an A100-40GB")
 	}
+	// Typing "512" key by key, 40 ms apart as a quick typist, asked the server once: "5" and
+	// "51" were debounced away.
+	mu.Lock()
+	for _, a := range asked {
+		if p := strconv.Itoa(oomAt); a == "batch="+p[:1] || a == "batch="+p[:2] {
+			t.Errorf("the page asked for %q while the batch was being typed: no debounce", a)
+		}
+	}
+	mu.Unlock()
 	msg := d.text("#side-a .oom-message")
 	if !strings.Contains(msg, "OOM when allocating tensor with shape[") {
 		t.Errorf("batch %d: OOM message %q, want TF's", oomAt, msg)

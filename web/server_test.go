@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"io/fs"
 	"net/http"
@@ -213,12 +214,29 @@ func TestTimeoutAndCancel(t *testing.T) {
 	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "longer than the server's limit of 1ns") {
 		t.Errorf("GET with a 1ns limit = %d %s, want 503 naming the limit", code, body)
 	}
+	// A run past the deadline is stopped, not only abandoned: 17 s of work under a 300 ms limit.
+	ts = newServer(t, Options{Timeout: 300 * time.Millisecond})
+	code, body = get(t, runURL(ts.URL, "input-bound", "steps=20000"))
+	if code != http.StatusServiceUnavailable {
+		t.Errorf("GET input-bound steps=20000 with a 300ms limit = %d %s, want 503", code, body)
+	}
+	// A request the page abandons stops its simulation: train.Run returns the context's error.
+	long := mustScenario(t, "input-bound", "steps=20000").Config
+	sv, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	if res, err := sv.simulate(ctx, long); !errors.Is(err, context.Canceled) {
+		t.Errorf("simulate cancelled after 200ms = %v, %v; want context.Canceled", res != nil, err)
+	}
 	// A cancelled request gives its slot back: with one slot, the next request still runs.
 	s, err := New(Options{Slots: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel = context.WithCancel(context.Background())
 	cancel()
 	if _, err := s.simulate(ctx, mustScenario(t, "default").Config); err == nil {
 		t.Error("simulate with a cancelled context ran")
