@@ -303,6 +303,19 @@ func TestBrowser(t *testing.T) {
 	d.screenshot(filepath.Join(shots, "1-oom.png"))
 	t.Logf("OOM at batch %d: %s", oomAt, msg)
 
+	// The command and the YAML the copy buttons copy are the run's.
+	if got, want := d.text("#side-a .command"), "gpusim run default --set batch="+strconv.Itoa(oomAt); got != want {
+		t.Errorf("command shown %q, want %q", got, want)
+	}
+	d.click("#side-a .copy-command")
+	deadline := time.Now().Add(10 * time.Second)
+	for d.text("#copied") != "copied the gpusim command" {
+		if time.Now().After(deadline) {
+			t.Fatalf("copy as gpusim command: the page says %q", d.text("#copied"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
 	// The URL carries the settings: opened afresh it shows the same run.
 	var href string
 	json.Unmarshal(d.exec(`return location.href;`), &href)
