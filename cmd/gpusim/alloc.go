@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpusim/gpusim/allocator"
-	"github.com/gpusim/gpusim/internal/atomicfile"
 )
 
 func init() {
@@ -58,10 +57,10 @@ func runAlloc(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	if args[0] != "replay" {
 		return usagef("alloc: unknown subcommand %q (replay)", args[0])
 	}
-	return runAllocReplay(stdout, args[1:])
+	return runAllocReplay(ctx, stdout, args[1:])
 }
 
-func runAllocReplay(stdout io.Writer, args []string) error {
+func runAllocReplay(ctx context.Context, stdout io.Writer, args []string) error {
 	fs := pflag.NewFlagSet("alloc replay", pflag.ContinueOnError)
 	fs.SetOutput(stdout)
 	fs.Usage = func() {
@@ -124,9 +123,9 @@ func runAllocReplay(stdout io.Writer, args []string) error {
 		return asUsage(err)
 	}
 	if *output == "" {
-		err = allocator.WriteReplay(stdout, tr, cfg)
+		err = allocator.WriteReplay(ctxWriter{ctx, stdout}, tr, cfg)
 	} else {
-		err = atomicfile.Write(*output, func(w io.Writer) error { return allocator.WriteReplay(w, tr, cfg) })
+		err = writeOutput(stdout, *output, func(w io.Writer) error { return allocator.WriteReplay(ctxWriter{ctx, w}, tr, cfg) })
 		if err != nil {
 			err = fmt.Errorf("alloc replay: %w", err)
 		}

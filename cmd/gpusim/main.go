@@ -17,8 +17,20 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
+	stdout := &checkedWriter{w: os.Stdout, name: stdoutName()}
+	err := run(ctx, stdout, os.Stderr, os.Args[1:])
+	interrupted := ctx.Err() != nil // before stop, which cancels ctx too
 	stop()
+	if interrupted {
+		// Ctrl-C: every command returns within a second (train.Run checks its context every
+		// few thousand events) and writes no partial file (atomicfile); 128+SIGINT as a shell
+		// reports an interrupted command.
+		fmt.Fprintln(os.Stderr, "gpusim: interrupted")
+		os.Exit(130)
+	}
+	if err == nil && stdout.err != nil {
+		err = stdout.err // a command that ignored a failed write to stdout
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gpusim: %v\n", err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/gpusim/gpusim/internal/atomicfile"
 	"github.com/gpusim/gpusim/report"
 	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/train"
@@ -138,7 +137,7 @@ func runWith(ctx context.Context, stdout, stderr io.Writer, args []string, simul
 		fmt.Fprintf(stderr, "wrote %d figure files to %s\n", len(paths), *plotDir)
 	}
 	if *tracePath != "" {
-		if err := atomicfile.Write(*tracePath, func(w io.Writer) error { return report.WriteResultTrace(w, res.Result) }); err != nil {
+		if err := writeOutput(stdout, *tracePath, func(w io.Writer) error { return report.WriteResultTrace(w, res.Result) }); err != nil {
 			return fmt.Errorf("run: trace: %w", err)
 		}
 		fmt.Fprintf(stderr, "wrote trace %s\n", *tracePath)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -69,5 +71,73 @@ func TestWriteBytes(t *testing.T) {
 func TestWriteMissingDir(t *testing.T) {
 	if err := WriteBytes(filepath.Join(t.TempDir(), "no", "such", "f"), nil); err == nil {
 		t.Error("WriteBytes into a missing folder: got nil error, want one")
+	}
+}
+
+func writeString(s string) func(io.Writer) error {
+	return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+}
+
+// A symbolic link stays a link: its target gets the content (it was replaced by a file).
+func TestWriteFollowsSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.json")
+	link := filepath.Join(dir, "link.json")
+	dangling := filepath.Join(dir, "dangling.json")
+	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real.json", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("new.json", dangling); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{link, dangling} {
+		if err := Write(p, writeString("new")); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s after Write: %v, %v; want still a symlink", p, fi.Mode(), err)
+		}
+		if got, err := os.ReadFile(p); err != nil || string(got) != "new" {
+			t.Errorf("%s reads %q, %v; want %q", p, got, err, "new")
+		}
+	}
+}
+
+// A FIFO and a device are written through, not replaced by a regular file; a full device is
+// an error naming the path.
+func TestWriteThroughSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan string)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- string(b)
+	}()
+	if err := Write(fifo, writeString("through")); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "through" {
+		t.Errorf("FIFO reader got %q, want %q", s, "through")
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("FIFO after Write: %v, %v; want still a named pipe", fi.Mode(), err)
+	}
+	if _, err := os.Stat("/dev/full"); err == nil {
+		err := Write("/dev/full", writeString("x"))
+		if err == nil || !strings.Contains(err.Error(), "write /dev/full: ") {
+			t.Errorf("Write(/dev/full) = %v, want an error naming /dev/full", err)
+		}
+		if fi, err := os.Stat("/dev/full"); err != nil || fi.Mode()&os.ModeDevice == 0 {
+			t.Errorf("/dev/full after Write: %v, %v; want still a device", fi.Mode(), err)
+		}
+	}
+	if err := Write(dir, writeString("x")); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("Write(dir) = %v, want 'is a directory'", err)
 	}
 }

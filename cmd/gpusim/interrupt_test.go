@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets a test run this binary's main as a child process (GPUSIM_TEST_MAIN=1), so that
+// signals, exit codes and redirections are the real ones.
+func TestMain(m *testing.M) {
+	if os.Getenv("GPUSIM_TEST_MAIN") == "1" {
+		os.Args = append([]string{"gpusim"}, os.Args[1:]...)
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+func gpusimCmd(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "GPUSIM_TEST_MAIN=1")
+	return cmd
+}
+
+// Ctrl-C stops a 100k-step input-bound run with --trace (it ran on for minutes and wrote every
+// file) within a second: exit 130 and no trace file.
+func TestInterruptExits130WithoutOutputs(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.json")
+	cmd := gpusimCmd("run", "input-bound", "--set", "steps=100000", "--trace", trace, "--plot", filepath.Join(dir, "plots"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // past start-up, inside the simulation
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	took := time.Since(sent)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("interrupted run: %v (stderr %q), want exit status 130", err, stderr.String())
+	}
+	if took > time.Second {
+		t.Errorf("run took %v after SIGINT, want < 1s", took)
+	}
+	if !strings.Contains(stderr.String(), "gpusim: interrupted") {
+		t.Errorf("stderr %q, want 'gpusim: interrupted'", stderr.String())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("files left after the interrupt: %v", ents)
+	}
+}
+
+// A full stdout is a failure naming it (it exited 0).
+func TestFullStdoutExits1(t *testing.T) {
+	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer f.Close()
+	for _, args := range [][]string{{"list", "models"}, {"run", "--set", "steps=2"}, {"version"}} {
+		cmd := gpusimCmd(args...)
+		cmd.Stdout = f
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "/dev/full): no space left on device") {
+			t.Errorf("gpusim %v > /dev/full: %v, stderr %q; want exit 1 naming /dev/full", args, err, stderr.String())
+		}
+	}
+}
