@@ -334,7 +334,7 @@ function renderResults(side, body) {
       marks.push({ x: r.oom_detail.time_s, y: last.bytes_in_use + r.oom_detail.request_bytes, name: "OOM" });
     }
     fig("chart-memory-run", lineChart({ title: "Memory over the run", xLabel: "time (s)", yLabel: "bytes", bytes: true, yFmt: fmtBytes,
-      series, hlines: [{ y: devs[0].bytes_limit, name: "limit" }], marks }),
+      series, hlines: [{ y: devs[0].bytes_limit, name: "limit", soft: true, offName: `limit ${fmtBytes(devs[0].bytes_limit)} (above the scale)` }], marks }),
       r.oom ? "The OOM comes after TF's BFC allocator has waited for frees (up to 10 s, kMaxMillisToWait in bfc_allocator.cc)." : "");
   }
   if (d0 && d0.step_memory_profile.length) {
@@ -342,7 +342,7 @@ function renderResults(side, body) {
       xFmt: v => String(+(v * 1e3).toPrecision(3)),
       series: [{ name: "in use (max)", points: d0.step_memory_profile.map(p => [p.time_s, p.max_bytes_in_use]), step: true },
         { name: "pool", points: d0.step_memory_profile.map(p => [p.time_s, p.pool_bytes]), step: true, dash: "5 3" }],
-      hlines: [{ y: d0.bytes_limit, name: "limit" }] }));
+      hlines: [{ y: d0.bytes_limit, name: "limit", soft: true, offName: `limit ${fmtBytes(d0.bytes_limit)} (above the scale)` }] }));
   }
   if (d0 && d0.pool_growth.length > 1) {
     const g = d0.pool_growth;
@@ -350,7 +350,7 @@ function renderResults(side, body) {
       xLabel: "growth of the pool (n-th region taken from the GPU)", yLabel: "bytes", bytes: true, xFmt: v => String(v), xInt: true,
       series: [{ name: "pool size", points: g.map((c, i) => [i + 1, c.pool_bytes]) },
         { name: "region added", points: g.map((c, i) => [i + 1, c.region_bytes]), color: PALETTE[1] }],
-      hlines: [{ y: d0.bytes_limit, name: "limit" }] }),
+      hlines: [{ y: d0.bytes_limit, name: "limit", soft: true, offName: `limit ${fmtBytes(d0.bytes_limit)} (above the scale)` }] }),
       "regions: " + g.slice(0, 16).map(c => fmtBytes(c.region_bytes)).join(", ") + (g.length > 16 ? ", …" : ""));
   }
   if (body.regions) {

@@ -59,7 +59,7 @@ function byteTicks(hi, n) {
 function lineChart(opts) {
   const W = 560, L = 70, R = 12, B = 42;
   // Legend rows above the plot: as many as the entries need.
-  const names = [...opts.series.map(x => x.name), ...(opts.hlines || []).map(h => h.name), ...(opts.marks || []).map(m => m.name)];
+  const names = [...opts.series.map(x => x.name), ...(opts.hlines || []).map(h => h.offName || h.name), ...(opts.marks || []).map(m => m.name)];
   let rows = 1, used = L + 8;
   names.forEach(n => { const w = 28 + 6.2 * n.length; if (used + w > W && used > L + 8) { rows++; used = L + 8; } used += w; });
   const T = 26 + 14 * rows, H = 214 + 14 * rows;
@@ -68,7 +68,12 @@ function lineChart(opts) {
   let xMin = Math.min(0, ...xs), xMax = Math.max(...xs, 0);
   (opts.marks || []).forEach(m => { xMax = Math.max(xMax, m.x); });
   if (!(xMax > xMin)) xMax = xMin + 1;
-  let yMax = opts.yMax || Math.max(...all.map(p => p[1]), ...(opts.hlines || []).map(h => h.y), 0);
+  // A limit far above the data (growth on a big card) would flatten it: such a line is named
+  // in the legend instead of drawn.
+  const dataMax = Math.max(...all.map(p => p[1]), ...(opts.marks || []).map(m => m.y), 0);
+  const hl = (opts.hlines || []).filter(h => !(h.soft && dataMax > 0 && h.y > 1.6 * dataMax));
+  const offScale = (opts.hlines || []).filter(h => !hl.includes(h));
+  let yMax = opts.yMax || Math.max(dataMax, ...hl.map(h => h.y), 0);
   if (!(yMax > 0)) yMax = 1;
   yMax *= 1.05;
   const X = x => L + (x - xMin) / (xMax - xMin) * (W - L - R);
@@ -101,7 +106,7 @@ function lineChart(opts) {
     s += `<path d="${d}" fill="none" stroke="${c}" stroke-width="${ser.width || 1.6}" ${ser.dash ? `stroke-dasharray="${ser.dash}"` : ""}/>`;
     legend.push({ name: ser.name, c, dash: ser.dash });
   });
-  (opts.hlines || []).forEach(h => {
+  hl.forEach(h => {
     const c = h.color || "#555";
     s += `<line x1="${L}" x2="${W - R}" y1="${Y(h.y)}" y2="${Y(h.y)}" stroke="${c}" stroke-dasharray="${h.dash || "6 3"}"/>`;
     legend.push({ name: h.name, c, dash: h.dash || "6 3" });
@@ -111,6 +116,7 @@ function lineChart(opts) {
     s += `<path class="mark" d="M${x - 6},${y - 6}L${x + 6},${y + 6}M${x - 6},${y + 6}L${x + 6},${y - 6}" stroke="#D55E00" stroke-width="2.5"/>`;
     legend.push({ name: m.name, c: "#D55E00", cross: true });
   });
+  offScale.forEach(h => legend.push({ name: h.offName || h.name, c: h.color || "#555", dash: h.dash || "6 3" }));
   let lx = L + 8, y = 30;
   legend.forEach(g => {
     const w = 28 + 6.2 * g.name.length;
@@ -125,24 +131,25 @@ function lineChart(opts) {
 
 // stackedBar draws one horizontal bar split into parts [{name, value}] with a legend.
 function stackedBar(title, parts, fmt) {
-  const W = 560, H = 120, L = 10, R = 10;
+  const W = 560, L = 10, R = 10;
   const total = parts.reduce((a, p) => a + p.value, 0) || 1;
+  const legend = parts.map((p, i) => ({ name: `${p.name} ${fmt(p.value)} (${fmtPct(p.value / total)})`, c: PALETTE[i % PALETTE.length] }));
+  let rows = 1, used = L;
+  legend.forEach(g => { const w = 22 + 6.2 * g.name.length; if (used + w > W && used > L) { rows++; used = L; } used += w; });
+  const H = 70 + 16 * rows;
   let s = `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(title)}"><title>${esc(title)}</title>`;
   s += `<text class="ctitle" x="${L}" y="16">${esc(title)}</text>`;
   let x = L;
-  const legend = [];
   parts.forEach((p, i) => {
     const w = p.value / total * (W - L - R);
-    const c = PALETTE[i % PALETTE.length];
-    s += `<rect x="${x.toFixed(1)}" y="26" width="${Math.max(w, 0).toFixed(1)}" height="30" fill="${c}"><title>${esc(p.name)}: ${esc(fmt(p.value))}</title></rect>`;
+    s += `<rect x="${x.toFixed(1)}" y="26" width="${Math.max(w, 0).toFixed(1)}" height="30" fill="${legend[i].c}"><title>${esc(p.name)}: ${esc(fmt(p.value))}</title></rect>`;
     if (w > 60) s += `<text class="inbar" x="${(x + w / 2).toFixed(1)}" y="45" text-anchor="middle">${esc(fmt(p.value))}</text>`;
-    legend.push({ name: `${p.name} ${fmt(p.value)} (${fmtPct(p.value / total)})`, c });
     x += w;
   });
   let lx = L, ly = 76;
   legend.forEach(g => {
     const w = 22 + 6.2 * g.name.length;
-    if (lx + w > W) { lx = L; ly += 16; }
+    if (lx + w > W && lx > L) { lx = L; ly += 16; }
     s += `<rect x="${lx}" y="${ly - 8}" width="10" height="10" fill="${g.c}"/><text class="legend" x="${lx + 14}" y="${ly + 1}">${esc(g.name)}</text>`;
     lx += w;
   });
