@@ -280,6 +280,9 @@ func contextBytes(sms int) int64 {
 }
 
 func init() {
+	// The catalog (catalog.go) extends the table; names and aliases are folded once.
+	builtin = append(builtin, catalog...)
+	buildKeys()
 	for i := range builtin {
 		g := &builtin[i]
 		g.ContextBytes = contextBytes(g.SMs)
@@ -319,10 +322,7 @@ func LookupGPU(name string) (GPU, error) {
 	if path, ok := strings.CutPrefix(name, "@"); ok {
 		return LoadProfile(path)
 	}
-	key := strings.ToLower(strings.TrimSpace(name))
-	if a, ok := aliases[key]; ok {
-		key = a
-	}
+	key := resolveName(name)
 	for _, g := range builtin {
 		if g.Name == key {
 			g.Efficiency.MemoryByKind = cloneMap(g.Efficiency.MemoryByKind)

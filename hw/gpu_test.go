@@ -13,8 +13,15 @@ import (
 func TestLookupGPUBuiltins(t *testing.T) {
 	want := []string{"a10", "a100-40gb", "a100-80gb", "gtx1080ti", "h100-80gb", "h200", "l4",
 		"p100-16gb", "rtx3090", "rtx4090", "t4", "v100-16gb", "v100-32gb"}
-	if diff := cmp.Diff(want, GPUNames()); diff != "" {
-		t.Errorf("GPUNames() mismatch (-want +got):\n%s", diff)
+	// The first thirteen profiles; the catalog (catalog_test.go) adds the rest.
+	have := map[string]bool{}
+	for _, n := range GPUNames() {
+		have[n] = true
+	}
+	for _, n := range want {
+		if !have[n] {
+			t.Errorf("GPUNames() lacks %q", n)
+		}
 	}
 	for _, name := range GPUNames() {
 		g, err := LookupGPU(name)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
@@ -55,17 +56,20 @@ type modelJSON struct {
 }
 
 type deviceJSON struct {
-	Name            string  `json:"name"`
-	Description     string  `json:"description"`
-	MemoryBytes     int64   `json:"memory_bytes"`
-	ComputeCap      string  `json:"compute_capability"`
-	SMs             int     `json:"sms"`
-	MemBandwidth    float64 `json:"mem_bandwidth_bytes_per_s"`
-	PeakFP32        float64 `json:"peak_fp32_flops"`
-	PeakTF32        float64 `json:"peak_tf32_flops"`
-	PeakFP16        float64 `json:"peak_fp16_flops"`
-	PeakBF16        float64 `json:"peak_bf16_flops"`
-	NVLinkBandwidth float64 `json:"nvlink_bandwidth_bytes_per_s"`
+	Name            string   `json:"name"`
+	Description     string   `json:"description"`
+	MemoryBytes     int64    `json:"memory_bytes"`
+	ComputeCap      string   `json:"compute_capability"`
+	SMs             int      `json:"sms"`
+	MemBandwidth    float64  `json:"mem_bandwidth_bytes_per_s"`
+	PeakFP32        float64  `json:"peak_fp32_flops"`
+	PeakTF32        float64  `json:"peak_tf32_flops"`
+	PeakFP16        float64  `json:"peak_fp16_flops"`
+	PeakBF16        float64  `json:"peak_bf16_flops"`
+	NVLinkBandwidth float64  `json:"nvlink_bandwidth_bytes_per_s"`
+	L2Bytes         int64    `json:"l2_bytes"`
+	Aliases         []string `json:"aliases"`
+	Source          string   `json:"source"`
 }
 
 type scenarioJSON struct {
@@ -139,7 +143,7 @@ func runList(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		rows = out
 	case "devices":
 		var out []deviceJSON
-		fmt.Fprintln(tw, "NAME\tMEMORY\tCC\tFP32\tTF32\tFP16\tBF16\tMEM BW\tDESCRIPTION")
+		fmt.Fprintln(tw, "NAME\tMEMORY\tCC\tSMS\tFP32\tTF32\tFP16\tBF16\tMEM BW\tALIASES\tDESCRIPTION")
 		for _, n := range hw.GPUNames() {
 			g, err := hw.LookupGPU(n)
 			if err != nil {
@@ -147,15 +151,19 @@ func runList(ctx context.Context, stdout, stderr io.Writer, args []string) error
 			}
 			cc := fmt.Sprintf("%d.%d", g.CCMajor, g.CCMinor)
 			out = append(out, deviceJSON{g.Name, g.Description, g.MemoryBytes, cc, g.SMs, g.MemBandwidth,
-				g.PeakFP32, g.PeakTF32, g.PeakFP16, g.PeakBF16, g.NVLinkBandwidth})
+				g.PeakFP32, g.PeakTF32, g.PeakFP16, g.PeakBF16, g.NVLinkBandwidth, g.L2Bytes, append([]string{}, hw.Aliases(n)...), hw.SpecSource(n)})
 			tf := func(v float64) string {
 				if v == 0 {
 					return "-"
 				}
 				return fmt.Sprintf("%.1fT", v/1e12)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0fGB/s\t%s\n", g.Name, report.FormatBytes(float64(g.MemoryBytes)), cc,
-				tf(g.PeakFP32), tf(g.PeakTF32), tf(g.PeakFP16), tf(g.PeakBF16), g.MemBandwidth/1e9, g.Description)
+			al := strings.Join(hw.Aliases(n), ",")
+			if al == "" {
+				al = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.0fGB/s\t%s\t%s\n", g.Name, report.FormatBytes(float64(g.MemoryBytes)), cc, g.SMs,
+				tf(g.PeakFP32), tf(g.PeakTF32), tf(g.PeakFP16), tf(g.PeakBF16), g.MemBandwidth/1e9, al, g.Description)
 		}
 		rows = out
 	case "scenarios":

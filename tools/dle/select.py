@@ -31,6 +31,13 @@ OUT = ["source_path", "commit", "commit_date", "framework_version", "system", "d
        "model", "gpu", "gpusim_precision", "optimizer", "table_heading", "mapping_note"]
 
 
+def gpu_profile(gpu, system):
+    # DGX-2 carries V100-SXM3-32GB parts behind NVSwitch (DGX-2 datasheet), DGX-1 SXM2 ones.
+    if system == "DGX-2" and gpu == "V100-32GB":
+        return "v100-sxm3-32gb"
+    return GPUS[gpu]
+
+
 def system(heading):
     for key in ("DGX-2H", "DGX-2", "DGX-1", "DGX A100", "DGX-A100"):
         if key in heading:
@@ -79,7 +86,7 @@ def main(path):
                 "dle_gpu": r["gpu"], "num_gpus": r["num_gpus"], "dle_model": r["model"],
                 "precision": r["precision"], "xla": xla, "xla_source": src,
                 "batch_per_gpu": r["batch_per_gpu"], "metric": r["metric"], "value": r["value"],
-                "data": data, "model": m[0], "gpu": GPUS[r["gpu"]],
+                "data": data, "model": m[0], "gpu": gpu_profile(r["gpu"], system(r["table_heading"])),
                 "gpusim_precision": PRECISION[r["precision"]], "optimizer": m[1],
                 "table_heading": r["table_heading"], "mapping_note": m[2],
             })
