@@ -55,6 +55,9 @@ type Measurement struct {
 	// Data is "real" (a dataset read from disk) or "synthetic"; Note is free text (how the XLA
 	// flag is known, what stands in for what).
 	Data, Note string
+	// Feed is how the Keras recordings fed the step: "device-fed" (the batch already on the
+	// GPU) or "host-fed" (model.fit from host arrays); "" for the others.
+	Feed string
 	// Version groups measurements taken together (one README version and table, one
 	// recording run), so that ratios pair like with like.
 	Version string
@@ -77,22 +80,66 @@ func ReadMeasurements(dir string) ([]Measurement, error) {
 		return nil, err
 	}
 	all = append(all, pt...)
-	for _, f := range []struct {
-		path, source, framework string
-	}{
-		{filepath.Join(dir, "h200", "jax", "steps.csv"), SourceJAX, "JAX 0.11.2 jit (pure JAX step)"},
-		{filepath.Join(dir, "h200", "keras", "steps.csv"), SourceKeras, "Keras 3 model.fit, JAX backend, jit_compile"},
-	} {
-		ms, err := readJAXLike(f.path, f.source, f.framework)
-		if errors.Is(err, fs.ErrNotExist) {
+	jax, err := readJAXLike(filepath.Join(dir, "h200", "jax", "steps.csv"), SourceJAX, "JAX 0.11.2 jit (pure JAX step)")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	all = append(all, jax...)
+	keras, err := readKeras(filepath.Join(dir, "h200", "keras", "steps.csv"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return append(all, keras...), nil
+}
+
+// readKeras reads h200/keras/steps.csv (tools/h200/keras_fit.py; README.md there): real Keras 3
+// model.fit with jit_compile=True on the JAX backend, SGD momentum, keras.applications models.
+// Each phase-A config gives two measurements: the device-fed step (device_fed_ms: the compiled
+// train step on a batch already on the GPU, 20 steps dispatched back to back, the GPU's time)
+// and the host-fed one (host_fed_ms: what fit costs per step from host numpy arrays: shuffle,
+// slicing, the host-to-device copy). Phase B re-runs the same configs from the compilation
+// cache for memory and max-batch phases are not timing data, so both are left out.
+func readKeras(path string) ([]Measurement, error) {
+	t, err := readTable(path, "model", "precision", "batch", "phase", "status", "host_fed_ms", "device_fed_ms")
+	if err != nil {
+		return nil, err
+	}
+	var out []Measurement
+	for i := range t.rows {
+		if t.get(i, "phase") != "A" || t.get(i, "status") != "ok" {
 			continue
 		}
-		if err != nil {
+		base := Measurement{Source: SourceKeras, Ref: t.ref(i), Framework: "Keras 3.16 model.fit, JAX 0.11.2 backend, jit_compile=True",
+			GPU: "h200", GPUs: 1, Label: t.get(i, "precision"), Precision: t.get(i, "precision"), TF32: true, XLA: true,
+			StepTime: true, Data: "synthetic", Version: SourceKeras, Optimizer: "momentum"}
+		switch base.Precision {
+		case "float32", "mixed_float16", "mixed_bfloat16":
+		default:
+			return nil, fmt.Errorf("%s:%d: precision: %q: want float32, mixed_float16 or mixed_bfloat16", t.path, t.line(i), base.Precision)
+		}
+		size, _ := strconv.Atoi(t.get(i, "image"))
+		base.Model, _ = h200Model(t.get(i, "model"), size)
+		if base.Model == "inceptionv3:image=299" {
+			base.Model = "inceptionv3" // 299 is its zoo default
+		}
+		if base.Batch, err = t.int(i, "batch"); err != nil {
 			return nil, err
 		}
-		all = append(all, ms...)
+		for _, feed := range []struct{ col, name string }{{"device_fed_ms", "device-fed"}, {"host_fed_ms", "host-fed"}} {
+			if t.get(i, feed.col) == "" {
+				continue
+			}
+			m := base
+			m.Feed = feed.name
+			ms, err := t.float(i, feed.col)
+			if err != nil {
+				return nil, err
+			}
+			m.Value = ms / 1e3
+			out = append(out, m)
+		}
 	}
-	return all, nil
+	return out, nil
 }
 
 // table is a CSV file read with its header, for line-numbered errors.

@@ -35,7 +35,8 @@ prints predicted against measured:
   dle 1-GPU      NVIDIA DeepLearningExamples README tables (real TensorFlow on DGX-1, DGX-2,
                  DGX A100), one GPU, throughput: the accuracy figures
   dle multi-GPU  the same tables' multi-GPU rows (Horovod there, MirroredStrategy here)
-  h200-keras     real Keras 3 model.fit (JAX backend, XLA) on the H200, step time
+  h200-keras     real Keras 3 model.fit (JAX backend, XLA) on the H200, step time, the batch
+                 already on the GPU (device-fed) and from host arrays (host-fed)
   h200-jax       jitted pure-JAX training steps on the H200, step time
   h200-pytorch   PyTorch-eager training steps on the H200, step time (not TF: a proxy)
 
