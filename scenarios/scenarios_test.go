@@ -285,3 +285,45 @@ func TestSetAllOrderFree(t *testing.T) {
 		}
 	}
 }
+
+// Defaults apply once and never by comparing with a default: an explicit storage bandwidth
+// equal to the default host's (7e9) stays 7e9 on host dgx-a100, whose disk reads 2.5e10; a
+// value left unset takes the profile's.
+func TestExplicitInputKeptOverHostProfile(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       float64
+	}{
+		{"explicit 7e9", "hardware:\n  host:\n    profile: dgx-a100\ninput:\n  storage_bandwidth: 7e9\n", 7e9},
+		{"explicit 6.9e9", "hardware:\n  host:\n    profile: dgx-a100\ninput:\n  storage_bandwidth: 6.9e9\n", 6.9e9},
+		{"unset", "hardware:\n  host:\n    profile: dgx-a100\ninput:\n  prefetch: 1\n", 25e9},
+		{"unset, default host", "input:\n  prefetch: 1\n", 7e9},
+	} {
+		s, err := Parse("s.yaml", []byte(tc.yaml))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		pc, err := train.InputPipeline(s.Config, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if pc.StorageBandwidth != tc.want {
+			t.Errorf("%s: storage bandwidth %g, want %g", tc.name, pc.StorageBandwidth, tc.want)
+		}
+	}
+	// Set after the profile, or the profile after the value: the same.
+	s, err := Parse("s.yaml", []byte("input:\n  storage_bandwidth: 7e9\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetAll([]string{"hardware.host.profile=dgx-a100", "input.host.cores=16"}); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := train.InputPipeline(s.Config, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.StorageBandwidth != 7e9 || pc.Host.Cores != 16 || pc.Host.MemoryBytes != 1024<<30 {
+		t.Errorf("--set profile after the file: bandwidth %g, cores %d, memory %d; want 7e9, 16 (set), 1 TiB (profile)", pc.StorageBandwidth, pc.Host.Cores, pc.Host.MemoryBytes)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpusim/gpusim/pipeline"
 	"github.com/gpusim/gpusim/train"
 	"go.yaml.in/yaml/v3"
 )
@@ -139,16 +138,10 @@ func isPrefix(path string) bool {
 
 func input(c *train.Config) *train.Input {
 	if c.Input == nil {
-		in := defaultInput()
+		in := train.DefaultInput()
 		c.Input = &in
 	}
 	return c.Input
-}
-
-// defaultInput is a tf.data pipeline with no prefetch, sequential map and no cache (what a
-// dataset does when the user configures nothing) over pipeline's default dataset and host.
-func defaultInput() train.Input {
-	return train.Input{Cache: "none", Pipeline: pipeline.DefaultConfig()}
 }
 
 // msDist reads milliseconds into seconds.

@@ -26,9 +26,7 @@ func (r *runner) result() *Result {
 			res.InputBuffer = append(res.InputBuffer, LevelPoint{T: l.T.Seconds(), Width: l.Width.Seconds(), Mean: l.Mean})
 		}
 	}
-	if len(r.replicas) > 0 {
-		res.ReplicaBatches = splitBatch(cfg.Batch, len(r.replicas))
-	}
+	res.ReplicaBatches = r.replicaBatches
 	if res.StepTime > 0 {
 		res.Throughput = float64(cfg.Batch) / res.StepTime
 	}

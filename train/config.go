@@ -134,20 +134,45 @@ type Input struct {
 	Cache string
 	// Pipeline describes everything else about the data and the host: records, their size,
 	// the map function's CPU cost, the element size, shuffle buffer, host cores and memory,
-	// the host-to-device copy. A zero value means pipeline.DefaultConfig() (ImageNet JPEGs on
-	// the H200 machine). Its Batch, Prefetch, ParallelCalls and Cache are set from the run.
+	// the host-to-device copy. A zero value means DefaultInput's (ImageNet JPEGs). The
+	// host's fields are set or not: Host.Cores, Host.MemoryBytes, StorageBandwidth and
+	// CacheFileBandwidth left 0 come from the host profile (Config.Host); a value set is kept,
+	// whatever the profile. Its Batch, Prefetch, ParallelCalls and Cache are set from the run.
 	Pipeline pipeline.Config
 }
 
-// pipelineConfig is the tf.data configuration of the run: the dataset batch is one global
-// micro-batch (the strategy splits it over the replicas).
-func (in *Input) pipelineConfig(batch, accumulation, hostCores int) pipeline.Config {
+// DefaultInput returns a tf.data pipeline with no prefetch, sequential map and no cache (what
+// a dataset does when the user configures nothing) over pipeline.DefaultConfig's dataset,
+// with the host's fields unset: they come from the host profile.
+func DefaultInput() Input {
+	pc := pipeline.DefaultConfig()
+	pc.Host.Cores, pc.Host.MemoryBytes = 0, 0
+	pc.StorageBandwidth, pc.CacheFileBandwidth = 0, 0
+	return Input{Cache: "none", Pipeline: pc}
+}
+
+// pipelineConfig is the tf.data configuration of the run on host h: the dataset batch is one
+// global micro-batch (the strategy splits it over the replicas); the host's fields not set
+// come from h (Config.HostCores, when set, is the host's cores).
+func (in *Input) pipelineConfig(batch, accumulation, hostCores int, h hw.Host) pipeline.Config {
 	pc := in.Pipeline
 	if pc.Records == 0 {
-		pc = pipeline.DefaultConfig()
+		pc = DefaultInput().Pipeline
 	}
-	if hostCores > 0 {
+	switch {
+	case hostCores > 0:
 		pc.Host.Cores = hostCores
+	case pc.Host.Cores == 0:
+		pc.Host.Cores = h.Cores
+	}
+	if pc.Host.MemoryBytes == 0 {
+		pc.Host.MemoryBytes = h.MemoryBytes
+	}
+	if pc.StorageBandwidth == 0 {
+		pc.StorageBandwidth = h.DiskBandwidth
+	}
+	if pc.CacheFileBandwidth == 0 {
+		pc.CacheFileBandwidth = h.DiskBandwidth
 	}
 	pc.Batch = (batch + accumulation - 1) / accumulation
 	pc.Prefetch = pipeline.Tunable(in.Prefetch)
@@ -306,7 +331,11 @@ func (c *Config) Validate() error {
 		}
 		add(oneOf("input.cache", in.Cache, caches))
 		if in.Pipeline.Records != 0 {
-			pc := in.pipelineConfig(c.Batch, c.AccumulationSteps, c.HostCores)
+			h, err := hw.LookupHost(c.Host)
+			if c.Host == "" || err != nil {
+				h = hw.DefaultHost() // an unknown profile is the run's error (InputPipeline)
+			}
+			pc := in.pipelineConfig(c.Batch, c.AccumulationSteps, c.HostCores, h)
 			if err := pc.Validate(); err != nil {
 				// pipeline names the key "input.<field>: ..."
 				field, msg, _ := strings.Cut(err.Error(), ": ")

@@ -41,33 +41,18 @@ type UtilSeries struct {
 	Samples []float64
 }
 
-// InputPipeline returns the tf.data configuration of the run: the pipeline config with its
-// host filled from the hw host profile (Config.Host) where the scenario left pipeline's
-// defaults, and one copy per replica. analysis reads it to choose remedies.
+// InputPipeline returns the tf.data configuration of the run: the pipeline config with the
+// host's fields it leaves unset taken from the hw host profile (Config.Host), and one copy
+// per replica. analysis reads it to choose remedies.
 func InputPipeline(cfg Config, replicas int) (pipeline.Config, error) {
-	pc := cfg.Input.pipelineConfig(cfg.Batch, cfg.AccumulationSteps, cfg.HostCores)
 	h := hw.DefaultHost()
 	if cfg.Host != "" {
 		var err error
 		if h, err = hw.LookupHost(cfg.Host); err != nil {
-			return pc, &FieldError{Field: "hardware.host", Err: err}
+			return pipeline.Config{}, &FieldError{Field: "hardware.host", Err: err}
 		}
 	}
-	// pipeline.DefaultConfig describes hw.DefaultHost (the H200 machine): a value still equal
-	// to it was not set by the scenario, so the host profile's applies.
-	def := pipeline.DefaultConfig()
-	if cfg.HostCores == 0 && pc.Host.Cores == def.Host.Cores {
-		pc.Host.Cores = h.Cores
-	}
-	if pc.Host.MemoryBytes == def.Host.MemoryBytes {
-		pc.Host.MemoryBytes = h.MemoryBytes
-	}
-	if pc.StorageBandwidth == def.StorageBandwidth {
-		pc.StorageBandwidth = h.DiskBandwidth
-	}
-	if pc.CacheFileBandwidth == def.CacheFileBandwidth {
-		pc.CacheFileBandwidth = h.DiskBandwidth
-	}
+	pc := cfg.Input.pipelineConfig(cfg.Batch, cfg.AccumulationSteps, cfg.HostCores, h)
 	// MirroredStrategy's distributed dataset: each replica copies its share of the global
 	// batch over its own PCIe link at the same time.
 	pc.Replicas = max(replicas, 1)

@@ -88,7 +88,12 @@ func TestGPUSeriesNvidiaSmi(t *testing.T) {
 // A100's 256 cores let AUTOTUNE's map outrun the H200 VM's 16, and input.host.cores still wins.
 func TestInputHostFromProfile(t *testing.T) {
 	tput := func(sets ...string) *train.Result {
-		res, err := train.Run(context.Background(), scenarioConfig(t, "input-bound", append([]string{"steps=30", "input.map.parallel_calls=autotune", "input.prefetch=autotune", "input.map.cost_ms=40"}, sets...)...))
+		cfg := scenarioConfig(t, "input-bound", append([]string{"steps=30", "input.map.parallel_calls=autotune", "input.prefetch=autotune", "input.map.cost_ms=40"}, sets...)...)
+		// The scenario sets the H200 VM's host explicitly, which a profile does not override:
+		// unset, the host's fields come from the profile.
+		h := &cfg.Input.Pipeline
+		h.Host.Cores, h.Host.MemoryBytes, h.StorageBandwidth = 0, 0, 0
+		res, err := train.Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

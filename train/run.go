@@ -211,6 +211,9 @@ type runner struct {
 	packBufs   []collective.Buffer // every buffer the all-reduce stages allocate
 	packStages []packStage         // the stages with buffer names resolved to indices
 	gradSizes  []int64             // one replica's gradient sizes, optimizer order
+	// replicaBatches is each replica's share of the global batch (splitBatch), computed once
+	// in setupPlans.
+	replicaBatches []int
 
 	step      int // optimizer update being run, 1-based
 	stepStart sim.Time
@@ -221,12 +224,12 @@ type runner struct {
 
 	// Per completed step, run-length encoded (steprecord.go): step time, the breakdown and the
 	// op time by kind summed over replicas; all-reduce times per all-reduce started.
-	stepTimes  runs[float64]
-	arTimes    runs[float64]
-	breakdowns runs[[numCats]sim.Time]
-	kindBDs    runs[kindTimes]
-	ffSteps    int
-	replayed   []ReplayedSteps // the fast-forwarded stretches, for spans and per-step utilization
+	stepTimes       runs[float64]
+	arTimes         runs[float64]
+	breakdowns      runs[[numCats]sim.Time]
+	kindBDs         runs[kindTimes]
+	ffSteps         int
+	replayed        []ReplayedSteps // the fast-forwarded stretches, for spans and per-step utilization
 	gradBytes       int64
 	input           inputSource
 	batches         map[int]*batch
@@ -496,6 +499,7 @@ func splitBatch(n, k int) []int {
 
 func (r *runner) setupPlans() error {
 	replicaBatches := splitBatch(r.cfg.Batch, len(r.replicas))
+	r.replicaBatches = replicaBatches
 	cache := map[int]*plan{}
 	for i, rep := range r.replicas {
 		for _, mb := range splitBatch(replicaBatches[i], r.cfg.AccumulationSteps) {
