@@ -68,7 +68,13 @@ func Describe(name string) string { return zoo[name].doc }
 // first call for that name and shared after (memo.go). The name may
 // carry options after a colon: "bert-base:seq=512,head=mlm", "resnet50:image=160,classes=10",
 // "mlp:hidden=1024x1024".
+//
+// "@path" is a model file instead (LoadFile: Keras JSON or a .keras archive), as
+// hardware.gpu takes "@profile.yaml".
 func Get(name string) (*Model, error) {
+	if path, ok := strings.CutPrefix(strings.TrimSpace(name), "@"); ok {
+		return LoadFile(path)
+	}
 	base, o, err := ParseName(name)
 	if err != nil {
 		return nil, err
@@ -152,7 +158,13 @@ func New(name string, o ModelOptions) (*Model, error) {
 // without building it: the check a configuration needs before anything runs. Options that
 // parse but that the model cannot be built with (an image too small for its strides) are
 // found by Get.
+//
+// "@path" is read and imported (LoadFile): a model file's problems are found only so.
 func Known(spec string) error {
+	if path, ok := strings.CutPrefix(strings.TrimSpace(spec), "@"); ok {
+		_, err := LoadFile(path)
+		return err
+	}
 	name, _, err := ParseName(spec)
 	if err != nil {
 		return err

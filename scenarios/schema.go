@@ -25,7 +25,7 @@ type field struct {
 var schema = []field{
 	{"name", "string", "scenario name shown in reports", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Name) }},
 	{"description", "string", "one line on what the scenario shows", func(c *train.Config, n *yaml.Node) error { var s string; return str(n, &s) }},
-	{"model", "string", "zoo model (gpusim list models)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Model) }},
+	{"model", "string", "zoo model (gpusim list models) or @file: Keras JSON or .keras archive", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Model) }},
 	{"batch", "int", "global batch per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Batch) }},
 	{"precision", "string", "float32 | mixed_float16 | mixed_bfloat16", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Precision) }},
 	{"tf32", "bool", "TensorFloat-32 matmuls (TF default true)", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.TF32) }},

@@ -1,0 +1,71 @@
+package models
+
+import (
+	"archive/zip"
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// maxModelFile bounds what LoadFile reads: a model config is kilobytes to a few megabytes
+// (ResNet-50's Keras 3 JSON is under 200 KB); the weights are not part of it.
+const maxModelFile = 64 << 20
+
+// LoadFile reads a model file: Keras JSON (model.to_json(), a TensorFlow.js layers
+// model.json) or a .keras archive (a zip whose config.json is the model's config; Keras 3
+// saving_lib.py writes it with model.weights.h5 and metadata.json beside it). The model is
+// built at the first call for a given path, size and modification time, and shared after.
+func LoadFile(path string) (*Model, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxModelFile {
+		return nil, fmt.Errorf("%s: %d bytes, more than a model config holds (at most %d)", path, fi.Size(), maxModelFile)
+	}
+	key := fmt.Sprintf("@%s|%d|%d", path, fi.Size(), fi.ModTime().UnixNano())
+	return memoNew(key, ModelOptions{}, func() (*Model, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.HasPrefix(data, []byte("PK\x03\x04")) || strings.HasSuffix(path, ".keras") {
+			if data, err = kerasArchiveConfig(data); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		m, err := FromKerasJSON(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return m, nil
+	})
+}
+
+// kerasArchiveConfig returns config.json of a .keras archive.
+func kerasArchiveConfig(data []byte) ([]byte, error) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf(".keras archive: %w", err)
+	}
+	for _, f := range zr.File {
+		if f.Name != "config.json" {
+			continue
+		}
+		if f.UncompressedSize64 > maxModelFile {
+			return nil, fmt.Errorf(".keras archive: config.json of %d bytes, more than a model config holds", f.UncompressedSize64)
+		}
+		r, err := f.Open()
+		if err != nil {
+			return nil, fmt.Errorf(".keras archive: %w", err)
+		}
+		defer r.Close()
+		var b bytes.Buffer
+		if _, err := b.ReadFrom(r); err != nil {
+			return nil, fmt.Errorf(".keras archive: config.json: %w", err)
+		}
+		return b.Bytes(), nil
+	}
+	return nil, fmt.Errorf(".keras archive without config.json (Keras 3 model.save writes one)")
+}
