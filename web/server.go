@@ -198,10 +198,12 @@ func (s *Server) run(ctx context.Context, name string, sets []string) (*runRespo
 		return nil, badRequest{fmt.Errorf("unknown scenario %q (built-ins: %s)", name, strings.Join(scenarios.Names(), ", "))}
 	}
 	for _, kv := range sets {
-		// A GPU profile file (hardware.gpu=@FILE) would be read from this machine's disk;
-		// the page serves and reads nothing but what is built in.
+		// A GPU profile file (hardware.gpu=@FILE) or a model file (model=@FILE) would be read
+		// from this machine's disk; the page serves and reads nothing but what is built in.
 		if k, v, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "hardware.gpu" && strings.Contains(v, "@") {
 			return nil, badRequest{fmt.Errorf("--set %s: hardware.gpu: the page runs built-in GPU profiles only (gpusim list devices); a profile file needs gpusim run", kv)}
+		} else if strings.TrimSpace(k) == "model" && strings.Contains(v, "@") {
+			return nil, badRequest{fmt.Errorf("--set %s: model: the page runs zoo models only (gpusim list models); a model file needs gpusim run", kv)}
 		}
 	}
 	sc, err := scenario(name, sets)

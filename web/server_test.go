@@ -166,6 +166,8 @@ func TestBadRequests(t *testing.T) {
 		{"a file as scenario", runURL(ts.URL, "../go.mod"), 400, ""},
 		{"a GPU profile file", runURL(ts.URL, "default", "hardware.gpu=@/etc/hostname"), 400,
 			"--set hardware.gpu=@/etc/hostname: hardware.gpu: the page runs built-in GPU profiles only (gpusim list devices); a profile file needs gpusim run"},
+		{"a model file", runURL(ts.URL, "default", "model=@/etc/hostname"), 400,
+			"--set model=@/etc/hostname: model: the page runs zoo models only (gpusim list models); a model file needs gpusim run"},
 		{"unknown parameter", ts.URL + "/api/run?scenario=default&batch=3", 400, `unknown parameter "batch": want scenario and set`},
 		{"not an asset", ts.URL + "/go.mod", 404, "/go.mod: not found"},
 		{"a path out", ts.URL + "/assets/../server.go", 404, ""},
