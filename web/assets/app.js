@@ -324,7 +324,7 @@ function renderResults(side, body) {
   if (devs.length && devs[0].memory_timeline.length) {
     const series = [];
     devs.forEach((d, i) => {
-      const n = devs.length > 1 ? " " + d.name.replace("/device:", "") : "";
+      const n = devs.length > 1 ? " " + d.name.replace(/^.*\/(device:)?/, "") : "";
       series.push({ name: "in use (max)" + n, points: d.memory_timeline.map(p => [p.time_s, p.max_bytes_in_use]), step: true, color: PALETTE[(2 * i) % 8] });
       if (i === 0) series.push({ name: "pool", points: d.memory_timeline.map(p => [p.time_s, p.pool_bytes]), step: true, dash: "5 3", color: PALETTE[1] });
     });
