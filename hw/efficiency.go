@@ -113,9 +113,9 @@ const GraphHostPerKernel = 0.96e-6
 // without Tensor Cores; 0.5 takes the low end. Vector is not fitted (element-wise math is
 // memory-bound on every GPU here except half precision on GP102).
 //
-// Sources: REFERENCE.md "Measured on a real H200": 8192^3 matmul fp32 51, tf32 383, bf16 795
+// Sources: docs/sources.md "Measured with PyTorch 2.11, CUDA 13": 8192^3 matmul fp32 51, tf32 383, bf16 795
 // TFLOP/s against peaks of 66.9, 494.7 and 989.4 (0.76, 0.77, 0.80); device copy 4.3 TB/s read
-// plus write in KINDS.md (0.9 of 4.8 TB/s); pinned H2D 55 GB/s of 63 (0.87).
+// plus write in docs/sources.md (0.9 of 4.8 TB/s); pinned H2D 55 GB/s of 63 (0.87).
 func DefaultEfficiency() Efficiency {
 	return Efficiency{
 		FP32: 0.6747, TF32: 0.5321, Half: 0.5418,

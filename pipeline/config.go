@@ -193,7 +193,7 @@ const (
 )
 
 // DefaultConfig returns an ImageNet pipeline on the H200 machine lent to this project
-// (16 cores, 128 GiB: KINDS.md, nvidia-h200) with TF's defaults: sequential map, no
+// (16 cores, 128 GiB: docs/sources.md) with TF's defaults: sequential map, no
 // prefetch, no cache, pageable memory (tf.data allocates its outputs with the plain CPU
 // allocator: tensorflow/tensorflow#44836, #43905). The dataset is ILSVRC-2012's 1,281,167
 // JPEGs of 108 KB on average (ILSVRC2012_img_train.tar is 138 GB) read from NVMe at 7 GB/s

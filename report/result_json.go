@@ -11,7 +11,7 @@ import (
 	"github.com/gpusim/gpusim/analysis"
 )
 
-// ResultJSON is the -o json object of gpusim run. The first keys are DESIGN.md's contract;
+// ResultJSON is the -o json object of gpusim run. The first keys are docs/design.md's contract;
 // the rest may grow.
 type ResultJSON struct {
 	Scenario              string       `json:"scenario"`

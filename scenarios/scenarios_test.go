@@ -49,7 +49,7 @@ func TestDefaultScenarioIsDefaultConfig(t *testing.T) {
 	}
 }
 
-// TestStableKeys sets every stable key of DESIGN.md through YAML and through --set and checks
+// TestStableKeys sets every stable key of docs/design.md through YAML and through --set and checks
 // the configuration field it lands in.
 func TestStableKeys(t *testing.T) {
 	for _, tc := range []struct {

@@ -8,7 +8,7 @@ import (
 )
 
 // Result is what a run measured. Times are seconds of virtual time, memory is bytes. Report
-// renders it; the JSON keys of DESIGN.md come from these fields.
+// renders it; the JSON keys of docs/design.md come from these fields.
 type Result struct {
 	// Scenario is Config.Name.
 	Scenario string

@@ -76,7 +76,7 @@ func runCapped(ctx context.Context, cfg Config, maxEvents uint64) (*Result, erro
 
 // MaxEvents caps the events one run simulates, so that a configuration too large to simulate
 // ends with an error instead of running for hours: about a minute of simulation at the
-// engine's tens of millions of events per second (DESIGN.md's budget), far above a 1M-step
+// engine's tens of millions of events per second (docs/design.md's budget), far above a 1M-step
 // ResNet-50 run on 8 GPUs with fast-forward.
 const MaxEvents = 1 << 30
 

@@ -16,7 +16,7 @@ import (
 )
 
 // fakeGPUs is a calibrate.Reader answering like one idle H200 (figures of the H200 here,
-// REFERENCE.md: NVML total 150,754,820,096 B, 644,939,776 B reserved).
+// docs/sources.md: NVML total 150,754,820,096 B, 644,939,776 B reserved).
 type fakeGPUs struct{ closed bool }
 
 func (f *fakeGPUs) Inventory() (*calibrate.Inventory, error) {
