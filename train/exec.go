@@ -56,7 +56,7 @@ func (r *runner) startStep() {
 	r.stepStart = r.eng.Now()
 	r.done, r.atBarrier = 0, 0
 	r.skipThis = r.skip(r.step)
-	r.droppedAtStart = r.spansDropped
+	r.stepOps = 0
 	for _, rep := range r.replicas {
 		rep.micro = 0
 		rep.optimizing = false
@@ -233,6 +233,7 @@ func (r *runner) opEnd(rep *replica) {
 	} else {
 		r.spansDropped++
 	}
+	r.stepOps++
 	rep.kinds[op.cost.kind] += now - rep.mark
 	rep.cat[op.cost.cat] += now - rep.mark
 	rep.mark = now

@@ -249,7 +249,7 @@ type runner struct {
 	spans           []Span
 	ffPossible      bool // fast-forward is on and every allocator can show its state
 	spansDropped    int
-	droppedAtStart  int      // spansDropped when the step started
+	stepOps         int      // ops the replicas ran in the step so far (op spans a step keeps or drops)
 	arStart         sim.Time // when the step's all-reduce started
 	util            []UtilPoint
 }
