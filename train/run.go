@@ -100,15 +100,15 @@ func CheckCatalog(cfg *Config) error {
 	var errs []error
 	if cfg.Model != "" {
 		if err := models.Known(cfg.Model); err != nil {
-			errs = append(errs, &FieldError{Field: "model", Err: err})
+			errs = append(errs, &FieldError{Field: "Model", Err: err})
 		}
 	}
 	if _, err := models.LookupOptimizer(cfg.Optimizer); err != nil {
-		errs = append(errs, &FieldError{Field: "optimizer", Err: err})
+		errs = append(errs, &FieldError{Field: "Optimizer", Err: err})
 	}
 	if cfg.GPU != "" && cfg.GPUProfile == nil {
 		if _, err := hw.LookupGPU(cfg.GPU); err != nil {
-			errs = append(errs, &FieldError{Field: "hardware.gpu", Err: err})
+			errs = append(errs, &FieldError{Field: "GPU", Err: err})
 		}
 	}
 	return errors.Join(errs...)
@@ -268,13 +268,13 @@ func newRunner(cfg Config) (*runner, error) {
 	} else {
 		g, err := hw.LookupGPU(cfg.GPU)
 		if err != nil {
-			return nil, &FieldError{Field: "hardware.gpu", Err: err}
+			return nil, &FieldError{Field: "GPU", Err: err}
 		}
 		gpu = g
 	}
 	model, err := models.Get(cfg.Model)
 	if err != nil {
-		return nil, &FieldError{Field: "model", Err: err}
+		return nil, &FieldError{Field: "Model", Err: err}
 	}
 	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[int]*batch{}}
 	if err := r.setupDevices(); err != nil {
@@ -506,9 +506,9 @@ func (r *runner) setupPlans() error {
 			if mb == 0 {
 				// Name the key that pushes the product over the batch: the accumulation when
 				// each replica has a sample of its own.
-				field := "batch"
+				field := "Batch"
 				if replicaBatches[i] > 0 && r.cfg.AccumulationSteps > 1 {
-					field = "accumulation_steps"
+					field = "AccumulationSteps"
 				}
 				return &FieldError{Field: field, Err: fmt.Errorf("batch %d is smaller than replicas (%d) x accumulation_steps (%d)", r.cfg.Batch, len(r.replicas), r.cfg.AccumulationSteps)}
 			}
@@ -601,7 +601,7 @@ func (r *runner) setupAllReduce() error {
 func (r *runner) makePlan(batch int) (*plan, error) {
 	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, Optimizer: r.cfg.Optimizer})
 	if err != nil {
-		return nil, &FieldError{Field: "model", Err: err}
+		return nil, &FieldError{Field: "Model", Err: err}
 	}
 	p := &plan{Plan: mp, batch: batch, costs: make([]opCost, len(mp.Ops)), optStart: len(mp.Ops), isPers: make([]bool, len(mp.Tensors))}
 	for _, i := range mp.Persistent {

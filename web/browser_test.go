@@ -105,7 +105,10 @@ func (d *webDriver) text(css string) string {
 	return s
 }
 
-func (d *webDriver) click(css string) { d.t.Helper(); d.call("POST", "/element/"+d.find(css)+"/click", map[string]any{}) }
+func (d *webDriver) click(css string) {
+	d.t.Helper()
+	d.call("POST", "/element/"+d.find(css)+"/click", map[string]any{})
+}
 
 // typeInto clears an input and types text into it, key by key.
 func (d *webDriver) typeInto(css, text string) {
