@@ -498,6 +498,11 @@ func (r *runner) recordMem(rep *replica, request int64) {
 	s := rep.alloc.Stats()
 	now := r.eng.Now()
 	rep.sampler.record(now, s.BytesInUse, s.PoolBytes)
+	if r.step <= 1 {
+		rep.firstPeak = max(rep.firstPeak, s.BytesInUse)
+	} else {
+		rep.steadyPeak = max(rep.steadyPeak, s.BytesInUse)
+	}
 	if r.step >= 1 && r.step <= len(rep.profiles) {
 		rep.profiles[r.step-1].record(now-r.stepStart, s.BytesInUse, s.PoolBytes)
 	}

@@ -161,12 +161,15 @@ type replica struct {
 
 	sampler  *sampler
 	profiles [2]*sampler // memory within steps 1 and 2, relative to the step's start
-	growth   []PoolChange
-	dropped  int
-	lastPool int64
-	trace    []memEvent         // this step's memory changes, for fast-forward replay
-	extra    []allocator.Handle // all-reduce output buffers, freed at the end of the step
-	packBufs []allocator.Handle // live all-reduce buffers by index into runner.packBufs (-1: none)
+	// firstPeak is the most in use up to the end of step 1 (variables, autotuning scratch
+	// and the first step), steadyPeak the most in use after it.
+	firstPeak, steadyPeak int64
+	growth                []PoolChange
+	dropped               int
+	lastPool              int64
+	trace                 []memEvent         // this step's memory changes, for fast-forward replay
+	extra                 []allocator.Handle // all-reduce output buffers, freed at the end of the step
+	packBufs              []allocator.Handle // live all-reduce buffers by index into runner.packBufs (-1: none)
 	// multi-GPU memory: the copy-based reduction's buffer on the reducing replica, bytes in use
 	// when the all-reduce started and at its peak (latest update), the gradient accumulators
 	reduceExtra    allocator.Handle
@@ -235,6 +238,7 @@ type runner struct {
 	batches         map[int]*batch
 	skips           []bool // per step (0-based): the loss scale optimizer skips the update
 	xla             xlaState
+	xlaTemp         *xlaTemp // buffer assignment of the first plan (nil without XLA)
 	skipped         int
 	skipThis        bool
 	inputWait       sim.Time // summed over replicas
@@ -515,7 +519,7 @@ func (r *runner) setupPlans() error {
 			p, ok := cache[mb]
 			if !ok {
 				var err error
-				if p, err = r.makePlan(mb); err != nil {
+				if p, err = r.makePlan(mb, rep.alloc.Stats().BytesLimit); err != nil {
 					return err
 				}
 				cache[mb] = p
@@ -598,10 +602,20 @@ func (r *runner) setupAllReduce() error {
 	return nil
 }
 
-func (r *runner) makePlan(batch int) (*plan, error) {
+// makePlan builds and prices the step of one micro-batch; limit is the replica's allocator
+// limit (XLA's rematerialization aims below it).
+func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, Optimizer: r.cfg.Optimizer})
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
+	}
+	if r.cfg.XLA {
+		var x *xlaTemp
+		mp, x = xlaAssign(mp, limit, len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1)
+		if note := xlaMemoryNote(x); note != "" && r.xlaTemp == nil {
+			r.notes = append(r.notes, note)
+			r.xlaTemp = x
+		}
 	}
 	p := &plan{Plan: mp, batch: batch, costs: make([]opCost, len(mp.Ops)), optStart: len(mp.Ops), isPers: make([]bool, len(mp.Tensors))}
 	for _, i := range mp.Persistent {

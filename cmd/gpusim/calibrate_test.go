@@ -285,3 +285,38 @@ func TestCalibrateUsageExamples(t *testing.T) {
 		t.Errorf("ran %d examples, want 2 (inventory and fit)", n)
 	}
 }
+
+// TestCalibrateFitJAXPlateau: fit on a JAX recording simulates JAX's allocator (its 75% pool,
+// read off the memory curve), so the memory plateau is within 5% before any fitting.
+func TestCalibrateFitJAXPlateau(t *testing.T) {
+	td := filepath.Join("..", "..", "calibrate", "testdata") + string(filepath.Separator)
+	var out bytes.Buffer
+	args := []string{"fit", td + "jax-prealloc.json.gz", "--scenario", td + "jax-h200.yaml", "--max-runs", "20", "-o", "json"}
+	if err := runCalibrate(context.Background(), &out, &out, args, openFake(&fakeGPUs{})); err != nil {
+		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	var fit struct {
+		Traces []struct {
+			Overrides []string `json:"overrides"`
+		} `json:"traces"`
+		Fit calibrate.FitResult `json:"fit"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &fit); err != nil {
+		t.Fatal(err)
+	}
+	if len(fit.Traces) != 1 || len(fit.Traces[0].Overrides) == 0 || fit.Traces[0].Overrides[0] != "memory.fraction=0.75" {
+		t.Errorf("overrides %+v, want memory.fraction=0.75 first", fit.Traces)
+	}
+	found := false
+	for _, r := range fit.Fit.Residuals {
+		if r.Quantity == "memory_bytes" {
+			found = true
+			if math.Abs(r.RelErrBefore()) > 0.05 {
+				t.Errorf("memory plateau %.0f MiB simulated vs %.0f MiB recorded (%+.1f%%), want within 5%%", r.Before/(1<<20), r.Observed/(1<<20), 100*r.RelErrBefore())
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no memory residual in %+v", fit.Fit.Residuals)
+	}
+}
