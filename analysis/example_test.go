@@ -37,11 +37,11 @@ func ExampleGPUs() {
 	}
 	fmt.Println("answer:", rep.GPUs)
 	// Output:
-	// 1 GPUs: 1430 img/s, efficiency 100.0%, reaches false
-	// 2 GPUs: 2853 img/s, efficiency 99.7%, reaches false
-	// 4 GPUs: 5698 img/s, efficiency 99.6%, reaches false
-	// 6 GPUs: 8542 img/s, efficiency 99.6%, reaches false
-	// 7 GPUs: 9965 img/s, efficiency 99.6%, reaches false
-	// 8 GPUs: 11387 img/s, efficiency 99.5%, reaches true
-	// answer: 8
+	// 1 GPUs: 1766 img/s, efficiency 100.0%, reaches false
+	// 2 GPUs: 3521 img/s, efficiency 99.7%, reaches false
+	// 4 GPUs: 7032 img/s, efficiency 99.5%, reaches false
+	// 5 GPUs: 8787 img/s, efficiency 99.5%, reaches false
+	// 6 GPUs: 10541 img/s, efficiency 99.5%, reaches true
+	// 8 GPUs: 14050 img/s, efficiency 99.4%, reaches true
+	// answer: 6
 }

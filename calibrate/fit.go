@@ -24,20 +24,29 @@ type Params struct {
 	// conv_half) instead of ComputeScale, so that a fit can tell cuDNN convolutions from GEMMs
 	// and element-wise math; 0 = tied to ComputeScale (and not fitted).
 	ConvScale float64 `json:"conv_scale,omitempty"`
+	// StepOverhead is the host time per training step outside the ops (hw.GPU.StepOverhead:
+	// Keras fit's loop, callbacks, iterator and step dispatch), in seconds. It gives a
+	// host-bound recording a host cost to land on, which the per-kernel launch overhead is
+	// not; 0 in the prior = not fitted.
+	StepOverhead float64 `json:"step_overhead_s,omitempty"`
 }
 
 func (p Params) vec() []float64 {
-	return []float64{p.ComputeScale, p.MemoryScale, p.LaunchOverhead, p.ContextBytes, p.ConvScale}
+	return []float64{p.ComputeScale, p.MemoryScale, p.LaunchOverhead, p.ContextBytes, p.ConvScale, p.StepOverhead}
 }
 
 func paramsOf(v []float64) Params {
-	return Params{ComputeScale: v[0], MemoryScale: v[1], LaunchOverhead: v[2], ContextBytes: v[3], ConvScale: v[4]}
+	return Params{ComputeScale: v[0], MemoryScale: v[1], LaunchOverhead: v[2], ContextBytes: v[3], ConvScale: v[4], StepOverhead: v[5]}
 }
 
-var paramNames = [...]string{"compute_scale", "memory_scale", "launch_overhead_s", "context_bytes", "conv_scale"}
+var paramNames = [...]string{"compute_scale", "memory_scale", "launch_overhead_s", "context_bytes", "conv_scale", "step_overhead_s"}
 
 // convIndex is ConvScale's place in vec; a zero there is "tied", not a parameter to fit.
-const convIndex = 4
+// stepIndex is StepOverhead's; a zero prior there is not fitted either.
+const (
+	convIndex = 4
+	stepIndex = 5
+)
 
 // Prediction is what the simulator says a configuration does.
 type Prediction struct {
@@ -76,8 +85,8 @@ type FitConfig struct {
 // DefaultBounds are wide physical limits: efficiencies scaled by 0.05 to 10 (ApplyParams caps
 // each efficiency at 1), a launch overhead between 0.1 µs and 1 ms, a context between 16 MiB and 8 GiB.
 func DefaultBounds() (lo, hi Params) {
-	return Params{ComputeScale: 0.05, MemoryScale: 0.05, LaunchOverhead: 1e-7, ContextBytes: 16 << 20, ConvScale: 0.05},
-		Params{ComputeScale: 10, MemoryScale: 10, LaunchOverhead: 1e-3, ContextBytes: 8 << 30, ConvScale: 10}
+	return Params{ComputeScale: 0.05, MemoryScale: 0.05, LaunchOverhead: 1e-7, ContextBytes: 16 << 20, ConvScale: 0.05, StepOverhead: 1e-6},
+		Params{ComputeScale: 10, MemoryScale: 10, LaunchOverhead: 1e-3, ContextBytes: 8 << 30, ConvScale: 10, StepOverhead: 1}
 }
 
 // Residual compares one observed quantity with the simulator before and after the fit.
@@ -179,10 +188,13 @@ func fit(obs []Observation, cfg FitConfig, start *Params) (*FitResult, error) {
 	if lov[convIndex] == 0 && hiv[convIndex] == 0 { // bounds given before ConvScale existed
 		lov[convIndex], hiv[convIndex] = 0.05, 10
 	}
+	if lov[stepIndex] == 0 && hiv[stepIndex] == 0 {
+		lov[stepIndex], hiv[stepIndex] = 1e-6, 1
+	}
 	// active are the parameters fitted: all but a tied ConvScale.
 	var active []int
 	for i, p := range prior {
-		if i == convIndex && p == 0 {
+		if (i == convIndex || i == stepIndex) && p == 0 {
 			continue
 		}
 		active = append(active, i)
@@ -341,7 +353,7 @@ func (r *FitResult) WriteText(w io.Writer) error {
 	pf("%-22s %14s %14s\n", "parameter", "prior", "fitted")
 	pv, fv := r.Prior.vec(), r.Params.vec()
 	for i, n := range paramNames {
-		if i == convIndex && pv[i] == 0 {
+		if (i == convIndex || i == stepIndex) && pv[i] == 0 {
 			continue
 		}
 		pf("%-22s %14.6g %14.6g\n", n, pv[i], fv[i])

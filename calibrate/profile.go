@@ -55,7 +55,7 @@ func ProfileFromInventory(inv *Inventory, i int) (hw.GPU, error) {
 	return g, nil
 }
 
-// contextPrior is the context size assumed for an unknown GPU: docs/sources.md, "CUDA context per
+// contextPrior is the context size assumed for an unknown GPU: REFERENCE.md, "CUDA context per
 // process: measured on H200: JAX 528 MiB".
 const contextPrior = 528 << 20
 
@@ -167,10 +167,10 @@ func derivePeaks(g *hw.GPU, gi GPUInfo) error {
 }
 
 // PriorParams are the fit parameters a profile starts with: scales of 1 and its own launch
-// overhead and context size, the convolution efficiencies tied to the compute scale (set
+// and step overheads and context size, the convolution efficiencies tied to the compute scale (set
 // ConvScale to 1 to fit them apart).
 func PriorParams(g hw.GPU) Params {
-	return Params{ComputeScale: 1, MemoryScale: 1, LaunchOverhead: g.LaunchOverhead, ContextBytes: float64(g.ContextBytes)}
+	return Params{ComputeScale: 1, MemoryScale: 1, LaunchOverhead: g.LaunchOverhead, ContextBytes: float64(g.ContextBytes), StepOverhead: g.StepOverhead}
 }
 
 // maxEfficiency caps a scaled efficiency: no kernel runs faster than the peak. (hw accepts up
@@ -180,8 +180,8 @@ const maxEfficiency = 1.0
 // ApplyParams returns g with p applied: ComputeScale multiplies the compute efficiencies (the
 // fractions of a peak FLOP rate: fp32, tf32, half, vector and every conv_* path), MemoryScale
 // the memory efficiencies (memory and each memory_by_kind entry), each capped at 1 (the peak);
-// a positive ConvScale multiplies the conv_* ones instead of ComputeScale; LaunchOverhead and
-// ContextBytes replace the profile's. Ratios between paths (attention,
+// a positive ConvScale multiplies the conv_* ones instead of ComputeScale; LaunchOverhead,
+// ContextBytes and a positive StepOverhead replace the profile's. Ratios between paths (attention,
 // pseudo_half), ramps, gaps and PCIe are left alone.
 func ApplyParams(g hw.GPU, p Params) hw.GPU {
 	e := g.Efficiency
@@ -213,6 +213,9 @@ func ApplyParams(g hw.GPU, p Params) hw.GPU {
 	}
 	g.Efficiency = e
 	g.LaunchOverhead = p.LaunchOverhead
+	if p.StepOverhead > 0 {
+		g.StepOverhead = p.StepOverhead
+	}
 	g.ContextBytes = int64(math.Round(p.ContextBytes))
 	return g
 }

@@ -57,6 +57,12 @@ type Work struct {
 	// (PathVector: an XLA loop, reduction or input fusion, one generated kernel per Work) pays
 	// no ComputeRamp (see Cost).
 	Graph bool
+	// Grad marks the gradient of a matmul or convolution (its input and filter gradient
+	// kernels).
+	Grad bool
+	// Shape is the GEMM shape of a matmul, attention or convolution (zero: unknown, priced by
+	// FLOPs at the asymptotic efficiency).
+	Shape Shape
 }
 
 // Math paths: which arithmetic units run an op.
@@ -138,19 +144,16 @@ func (g *GPU) computeRate(w Work) float64 {
 		return g.PeakFP32 * min(e.matrix(w.Kind, p)*g.fp32IssueScale(), 1)
 	}
 	// Element-wise math on the CUDA cores in the op's own dtype (Eigen's half2 intrinsics run
-	// FP16 natively on compute capability 5.3+, which is what makes FP16 slow on GP102).
-	peak := g.PeakFP32
-	switch dtypeOf(w) {
-	case Float16:
-		if g.PeakFP16Vector > 0 {
-			peak = g.PeakFP16Vector
-		}
-	case BFloat16:
-		if g.PeakBF16Vector > 0 {
-			peak = g.PeakBF16Vector
-		}
+	// FP16 natively on compute capability 5.3+, which is what makes FP16 element-wise ops slow
+	// on GP102). Batch and layer norms compute in float32 whatever their tensors' type
+	// (FusedBatchNormV3's U = float; cuDNN's batch norm takes float scale, bias and
+	// statistics), and a cast is a conversion instruction, not FP16 arithmetic (the CUDA C++
+	// Programming Guide's throughput table lists conversions from and to 16-bit types apart
+	// from 16-bit arithmetic), so both run at the FP32 rate.
+	if w.Kind == KindNorm || w.Kind == KindCast {
+		return g.PeakFP32 * e.Vector
 	}
-	return peak * e.Vector
+	return g.vectorRate(dtypeOf(w))
 }
 
 // ByteRate returns the B/s that w's memory traffic reaches on g when large.
@@ -175,6 +178,9 @@ type OpCost struct {
 	Compute, Memory, Exec, Issue float64
 	// Bound is "compute" or "memory", whichever term is larger.
 	Bound string
+	// Algo is the convolution algorithm cuDNN's autotuning keeps (AlgoImplicitGEMM,
+	// AlgoWinograd, AlgoDepthwise); "" for other kinds or an unknown shape.
+	Algo string
 }
 
 // Cost prices one Work. It returns an error for an unknown kind or dtype or a negative size.
@@ -198,8 +204,20 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 	// Size-dependent efficiency: a kernel reaches rate*F/(F+F_half) with F_half = rate*ramp,
 	// i.e. time = F/rate + ramp. The ramp (fill and tail of the waves of thread blocks) is paid
 	// per kernel.
+	var convMemory float64
 	if w.FLOPs > 0 {
-		c.Compute = w.FLOPs / g.computeRate(w)
+		rate := g.computeRate(w)
+		switch {
+		case w.Kind == KindConv && w.Shape.M > 0:
+			if w.Grad && c.Path == PathTF32 {
+				rate *= NCHWBackwardRate
+			}
+			c.Algo, c.Compute, convMemory = g.convAlgorithm(w, rate)
+		case (w.Kind == KindMatMul || w.Kind == KindAttention) && w.Shape.M > 0:
+			c.Compute = w.FLOPs / (rate * g.shapeEfficiency(w.Shape, c.Path))
+		default:
+			c.Compute = w.FLOPs / rate
+		}
 		// ComputeRamp is the fill and tail of a GEMM or convolution (cuBLAS, cuDNN): the waves
 		// of large thread-block tiles. A kernel on the vector path is memory-bound and its fill
 		// and tail are MemoryRamp's: PyTorch's single element-wise kernels measure 1.3-6 us
@@ -222,6 +240,15 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 			ramp = e.PCIeLatency
 		}
 		c.Memory = w.Bytes/g.byteRate(w) + k*ramp
+		if convMemory > 0 {
+			c.Memory = convMemory + k*ramp
+		}
+		if w.Kind == KindConv && c.Path == PathTF32 && w.Shape.FilterH*w.Shape.FilterW > 1 && c.Algo == AlgoImplicitGEMM {
+			// NCHW float32 graphs: cuDNN transposes input and output for its Tensor Cores.
+			el := dtypeSize(dtypeOf(w))
+			s := w.Shape
+			c.Memory += NCHWTransposes * float64(s.M*(s.InC*max(s.Batch, 1)+s.N)) * el / (g.MemBandwidth * e.Memory)
+		}
 	}
 	c.Bound = "compute"
 	if c.Memory > c.Compute {

@@ -89,6 +89,12 @@ func (e *Efficiency) memory(kind string) float64 {
 // (testdata/h200/micro.csv, kernel_gap_graph and launch_host).
 const DefaultLaunchOverhead = 6e-6
 
+// DefaultStepOverhead is the host time per training step outside the ops (GPU.StepOverhead):
+// the difference between a step synchronized by itself and steps dispatched back to back,
+// measured with JAX on the H200 for BERT-base (testdata/h200/jax/steps.csv: step_s minus
+// pipelined_step_s, 3.5, 4.5 and 5.9 ms for bf16 b16, tf32 b16 and bf16 b64; the median).
+const DefaultStepOverhead = 4.5e-3
+
 // GraphHostPerKernel is the host time per kernel of an XLA executable run from CUDA graphs
 // (Work.Graph). XLA's GPU runtime records the thunks of a compiled program into command
 // buffers and replays them with one graph launch: xla/debug_options_flags.cc,
@@ -103,30 +109,45 @@ const DefaultLaunchOverhead = 6e-6
 // binding, which is what replaying a graph means.
 const GraphHostPerKernel = 0.96e-6
 
-// DefaultEfficiency returns the factors fitted on the H200.
+// DefaultEfficiency returns the factors measured on the H200 (testdata/h200, PyTorch 2.11,
+// cuDNN 9.19, 2026-11-29), each a property of a library's kernels for one op kind, read from
+// one set of measurements. With the shape mechanisms of Cost (tile and wave quantization,
+// Tensor Core alignment, the convolution algorithm, NCHW transposes) they are the rates of
+// large, well-shaped kernels:
 //
-// Fitted by `go run ./tools/h200/fit` on testdata/h200 laid out as TF lays it out
-// (ReadTFLayout; 2026-11-29, PyTorch 2.11 eager, cuDNN 9.19): FP32, TF32, Half, ConvFP32,
-// ConvTF32, ConvHalf, Memory, the norm memory efficiency and the two ramps. KernelGap is the measured device time per tiny kernel replayed
-// from a CUDA graph (micro.csv kernel_gap_graph, 0.96 us). PseudoHalf is not measurable on the
-// H200: tensorflow/tensorflow#44191 reports mixed_float16 2-4x slower than float32 on a GPU
-// without Tensor Cores; 0.5 takes the low end. Vector is not fitted (element-wise math is
-// memory-bound on every GPU here except half precision on GP102).
+//   - FP32, TF32, Half: cuBLAS GEMMs of 4096^3 and 8192^3 (micro.csv): FP32 51.1, TF32 395.5,
+//     BF16 784 and FP16 754 TFLOP/s of 66.9, 494.7 and 989.4 (0.76, 0.80, 0.78).
+//   - ConvFP32, ConvTF32: cuDNN convolutions of ResNet-50/VGG16 layer shapes in NCHW, as TF
+//     lays float32 graphs out (nchw/micro.csv; the median over the shapes of measured against
+//     the implicit-GEMM or Winograd prediction at the GEMM rate: 0.63 and 0.69 of it).
+//     ConvHalf: the same in NHWC FP16/BF16 (micro.csv, 0.83 of the GEMM rate).
+//   - Memory: streaming element-wise kernels (add, relu, mul, copy of 67-268 M elements,
+//     micro.csv): 4.2-4.4 TB/s of 4.8. Norm: cuDNN batch norm forward and backward in
+//     ResNet-50 (kernels.csv, fp16 NHWC batch 256: 5.73 + 8.08 ms; nchw/kernels.csv, tf32
+//     batch 256: 10.4 + 14.3 ms) against the bytes the plan counts: 0.42 and 0.46 of 4.8 TB/s.
+//   - ComputeRamp: the per-kernel fill and drain of a GEMM: the 2048x768x768 BF16 GEMM takes
+//     8.4 us per kernel (kernels.csv, BERT-base), about 4 us of it its 64x64-tile compute.
+//   - KernelGap: device time per tiny kernel replayed from a CUDA graph (micro.csv
+//     kernel_gap_graph, 0.96 us); MemoryRamp the same floor. PCIe: pinned H2D 55 GB/s of 63.
+//   - PseudoHalf: 1, FP16 tensors with FP32 math run at the FP32 rate (cuDNN's
+//     PSEUDO_HALF_CONFIG and cuBLAS's CUBLAS_COMPUTE_32F compute in float; TF uses them where
+//     FP16 arithmetic is slow, TF_FP16_CONV_USE_FP32_COMPUTE in conv_ops_gpu.h); what half
+//     precision saves there is memory traffic. Vector: 0.5, element-wise math is memory-bound
+//     everywhere but FP16 on GP102.
 //
-// Sources: docs/sources.md "Measured with PyTorch 2.11, CUDA 13": 8192^3 matmul fp32 51, tf32 383, bf16 795
-// TFLOP/s against peaks of 66.9, 494.7 and 989.4 (0.76, 0.77, 0.80); device copy 4.3 TB/s read
-// plus write in docs/sources.md (0.9 of 4.8 TB/s); pinned H2D 55 GB/s of 63 (0.87).
+// The PyTorch-eager step times are not fitted: their per-op host time and op inventory are
+// PyTorch's, not TF's (docs/speed.md); gpusim validate shows how far they are.
 func DefaultEfficiency() Efficiency {
 	return Efficiency{
-		FP32: 0.6747, TF32: 0.5321, Half: 0.5418,
-		ConvFP32: 0.6417, ConvTF32: 0.3142, ConvHalf: 0.6464, Attention: 1,
-		PseudoHalf: 0.5,
+		FP32: 0.76, TF32: 0.80, Half: 0.78,
+		ConvFP32: 0.48, ConvTF32: 0.55, ConvHalf: 0.65, Attention: 1,
+		PseudoHalf: 1.0,
 		Vector:     0.5,
-		Memory:     0.6296,
+		Memory:     0.88,
 		MemoryByKind: map[string]float64{
-			KindNorm: 0.3259,
+			KindNorm: 0.44,
 		},
-		ComputeRamp: 13e-6,
+		ComputeRamp: 5e-6,
 		MemoryRamp:  0.96e-6,
 		KernelGap:   1e-6,
 		PCIe:        0.87, PCIeLatency: 10e-6,

@@ -23,8 +23,8 @@ func ExampleGPU_Step() {
 		fmt.Printf("%s: %.1f ms (%s path for the conv)\n", name, 1e3*b.Total, g.Path(works[0]))
 	}
 	// Output:
-	// v100-16gb: 31.6 ms (fp16-tc path for the conv)
-	// gtx1080ti: 562.4 ms (pseudo-half path for the conv)
+	// v100-16gb: 29.7 ms (fp16-tc path for the conv)
+	// gtx1080ti: 376.9 ms (pseudo-half path for the conv)
 }
 
 func ExampleLookupGPU() {

@@ -187,6 +187,8 @@ func (g GPU) validate() error {
 		return bad("pcie_bandwidth", "must be positive (B/s)")
 	case g.LaunchOverhead < 0:
 		return bad("launch_overhead", "must not be negative (s)")
+	case g.StepOverhead < 0:
+		return bad("step_overhead", "must not be negative (s)")
 	}
 	e := g.Efficiency
 	fracs := []struct {

@@ -5,6 +5,17 @@ const KindFusion = "fusion"
 
 func init() { Kinds = append(Kinds, KindFusion) }
 
+// XLABatchNormPasses is how many times XLA's expansion of a training batch norm moves the
+// bytes the plan counts for it (input, output and, backward, the output gradient once each).
+// BatchNormExpander (gpu_compiler.cc) lowers batch-norm-training to a mean and variance
+// reduction over batch and space and an element-wise normalization, and its gradient to two
+// reductions (sum of dy, sum of dy*x_hat) and an element-wise dx: the reductions over all
+// but the channel axis are column reductions that cannot share a kernel with the element-wise
+// pass, so x is read twice forward (3 tensors moved where 2 are counted) and x and dy twice
+// backward (5 where 3 are counted): 1.5 and 1.67, 1.6 over a step. Layer norms reduce along
+// rows and XLA fuses them into one pass.
+const XLABatchNormPasses = 1.6
+
 // fusible reports whether XLA fuses ops of kind k into a loop or input fusion. Matmuls and
 // convolutions stay library calls (cuBLAS/cuDNN custom calls in XLA's GPU backend), the
 // optimizer update is left alone (one kernel per variable), pooling and gathers are left alone.

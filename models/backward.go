@@ -82,6 +82,7 @@ func (pl *planner) backward() {
 		default:
 			n := p.n
 			op.Name, op.Kind, op.Kernels = n.name+"/grad", n.kind, n.kB
+			op.GEMM = pl.gemm(n)
 			anyDx := pl.anyDx(p)
 			var trainable []int
 			for _, w := range n.weights {
@@ -109,7 +110,7 @@ func (pl *planner) backward() {
 					op.Bytes += float64(4 * g.weights[w].elems)
 				}
 			}
-			inPlace := pl.o.XLA && p.fused && n.ew
+			inPlace := p.bwdFused && n.ew
 			if inPlace {
 				// The gradient of a fused element-wise op runs inside its neighbour's fusion
 				// and overwrites dy in place; a bias gradient still needs its reduction.
@@ -244,7 +245,7 @@ func (pl *planner) optimizer() {
 		e := float64(g.weights[w].elems)
 		pl.decref(t)
 		pl.emit(Op{Name: g.weights[w].name + "/" + pl.opt.Name, Phase: Optimizer, Kind: KindOptimizer, DType: Float32,
-			FLOPs: pl.opt.FLOPsPerElement * e, Bytes: pl.opt.BytesPerElement * e, Kernels: pl.opt.Kernels})
+			FLOPs: pl.opt.FLOPsPerElement * e, Bytes: pl.opt.BytesPerElement * e, Kernels: pl.opt.Kernels, OutsideXLA: pl.opt.OutsideXLA})
 	}
 	pl.flush()
 	// Anything still alive (a saved tensor of a branch no gradient reached) ends with the step.

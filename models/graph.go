@@ -55,6 +55,9 @@ type node struct {
 	kF, kB     int    // kernel launches forward and backward (non-XLA)
 	noGradIn   uint32 // bit i: input i receives no gradient (indices, shapes)
 	bwdShareDy bool   // the gradient of every input is dy itself (Add): no kernel, no buffer
+	// gemm is the op's matrix-multiply shape per sample (M per sample; the plan multiplies it
+	// by the batch), zero for non-matrix ops.
+	gemm GEMMShape
 }
 
 // Layer is one Keras layer as model.summary() prints it.
@@ -288,12 +291,18 @@ func (g *graph) bias(name string, x, w int) int {
 
 // conv appends a convolution node (Conv1D/2D, DepthwiseConv2D, or the depthwise half of a
 // SeparableConv2D). kernel: spatial kernel dims; cin, cout channels; groups = cin for depthwise.
-func (g *graph) conv(name string, x int, out []int, kernel []int, cin, cout, groups int, w int) int {
+func (g *graph) conv(name string, x int, out []int, kernel []int, stride, cin, cout, groups int, w int) int {
 	k := prod(kernel)
 	macs := float64(prod(out)) * float64(k) * float64(cin/groups)
 	ws := k > 1
+	fh, fw := kernel[0], 1
+	if len(kernel) > 1 {
+		fw = int(prod(kernel[1:]))
+	}
+	gm := GEMMShape{M: prod(out[:len(out)-1]), N: int64(cout / groups), K: k * int64(cin/groups), Batch: int64(groups),
+		FilterH: fh, FilterW: fw, Stride: stride, InC: int64(cin / groups)}
 	return g.addNode(node{name: name + "/Conv", kind: Conv, in: []int{x}, shape: out, flops: 2 * macs,
-		dxFLOPs: 2 * macs, dwFLOPs: 2 * macs, weights: []int{w}, saveIn: 1, workspace: ws, kB: 2})
+		dxFLOPs: 2 * macs, dwFLOPs: 2 * macs, weights: []int{w}, saveIn: 1, workspace: ws, kB: 2, gemm: gm})
 }
 
 // matmul appends a dense projection over the last axis.
@@ -302,8 +311,9 @@ func (g *graph) matmul(name string, x int, units int, w int) int {
 	in := s[len(s)-1]
 	s[len(s)-1] = units
 	macs := float64(prod(s)) * float64(in)
+	gm := GEMMShape{M: prod(s[:len(s)-1]), N: int64(units), K: int64(in), Batch: 1}
 	return g.addNode(node{name: name + "/MatMul", kind: MatMul, in: []int{x}, shape: s, flops: 2 * macs,
-		dxFLOPs: 2 * macs, dwFLOPs: 2 * macs, weights: []int{w}, saveIn: 1, kB: 2})
+		dxFLOPs: 2 * macs, dwFLOPs: 2 * macs, weights: []int{w}, saveIn: 1, kB: 2, gemm: gm})
 }
 
 // batchNorm appends FusedBatchNormV3 (training mode). Its gradient reads x, scale and the

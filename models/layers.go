@@ -1062,7 +1062,7 @@ func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
 		}
 		out[rank] = filters
 		w := g.w("kernel", append(clone(k), cin/groups, filters), true, true, true)
-		y = g.conv(name, x, out, k, cin, filters, groups, w)
+		y = g.conv(name, x, out, k, st[0], cin, filters, groups, w)
 		units = filters
 	case "DepthwiseConv1D", "DepthwiseConv2D":
 		dm, err := c.int("depth_multiplier", 1)
@@ -1074,7 +1074,7 @@ func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
 		}
 		out[rank] = cin * dm
 		w := g.w("depthwise_kernel", append(clone(k), cin, dm), true, true, true)
-		y = g.conv(name, x, out, k, cin, cin*dm, cin, w)
+		y = g.conv(name, x, out, k, st[0], cin, cin*dm, cin, w)
 		units = cin * dm
 	default: // SeparableConv
 		dm, err := c.int("depth_multiplier", 1)
@@ -1091,14 +1091,14 @@ func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
 		dout := clone(out)
 		dout[rank] = cin * dm
 		dw := g.w("depthwise_kernel", append(clone(k), cin, dm), true, true, true)
-		y = g.conv(name+"/depthwise", x, dout, k, cin, cin*dm, cin, dw)
+		y = g.conv(name+"/depthwise", x, dout, k, st[0], cin, cin*dm, cin, dw)
 		ones := make([]int, rank)
 		for i := range ones {
 			ones[i] = 1
 		}
 		out[rank] = filters
 		pw := g.w("pointwise_kernel", append(ones, cin*dm, filters), true, true, true)
-		y = g.conv(name+"/pointwise", y, out, ones, cin*dm, filters, 1, pw)
+		y = g.conv(name+"/pointwise", y, out, ones, 1, cin*dm, filters, 1, pw)
 		units = filters
 	}
 	if useBias {
@@ -1241,14 +1241,14 @@ func (g *graph) applyMHA(name string, c cfg, ins []int) (int, error) {
 	qs2 := g.ewNode(name+"/Mul", []int{qp}, 1, 0)
 	sc := 2 * float64(heads) * float64(sq) * float64(sk) * float64(kd)
 	scores := g.addNode(node{name: name + "/einsum_qk", kind: Attention, in: []int{qs2, kp}, shape: []int{heads, sq, sk},
-		flops: sc, dxFLOPs: 2 * sc, saveIn: 3, kB: 2})
+		flops: sc, dxFLOPs: 2 * sc, saveIn: 3, kB: 2, gemm: GEMMShape{M: int64(sq), N: int64(sk), K: int64(kd), Batch: int64(heads)}})
 	probs, _ := g.act(name+"/softmax", "softmax", scores)
 	if rate > 0 {
 		probs = g.dropout(name+"/attention_dropout", probs, int64(heads*sq*sk))
 	}
 	av := 2 * float64(heads) * float64(sq) * float64(sk) * float64(vd)
 	ctx := g.addNode(node{name: name + "/einsum_av", kind: Attention, in: []int{probs, vp}, shape: []int{sq, heads * vd},
-		flops: av, dxFLOPs: 2 * av, saveIn: 3, kB: 2})
+		flops: av, dxFLOPs: 2 * av, saveIn: 3, kB: 2, gemm: GEMMShape{M: int64(sq), N: int64(vd), K: int64(sk), Batch: int64(heads)}})
 	ok := g.w("attention_output/kernel", []int{heads, vd, outDim}, true, true, true)
 	y := g.matmul(name+"/attention_output", ctx, outDim, ok)
 	if useBias {

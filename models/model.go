@@ -37,6 +37,11 @@ type PlanOptions struct {
 	Precision Precision // "" = float32
 	XLA       bool      // jit_compile=True: element-wise chains fused into their producers
 	Optimizer string    // see Optimizers(); "" = sgd
+	// BatchNormSpatialPersistent is TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT=1 in the
+	// environment (NVIDIA's example scripts set it): grappler's remapper may then fuse a
+	// half-precision NHWC batch norm with the ReLU (and residual add) after it (remapper.cc,
+	// FindFusedBatchNormEx and FindFusedBatchNormGradEx). Off by default, as in TF.
+	BatchNormSpatialPersistent bool
 }
 
 // WeightBytes is the float32 size of all variables.

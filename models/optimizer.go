@@ -19,6 +19,9 @@ type OptimizerSpec struct {
 	// XLA-compiled update_step of Keras 3 optimizers (jit_compile=True on GPU) are one launch;
 	// LAMB adds two norm reductions.
 	Kernels int
+	// OutsideXLA: the update runs as TF ops of its own even under XLA (not compiled into the
+	// train step's clusters, so not fused and not replayed from CUDA graphs).
+	OutsideXLA bool
 }
 
 // Sources: slot variables as the Keras optimizers create them in build()
@@ -37,6 +40,16 @@ var optimizers = map[string]OptimizerSpec{
 	"rmsprop-momentum": {Name: "rmsprop-momentum", Slots: 2, FLOPsPerElement: 10, BytesPerElement: 28, Kernels: 1},
 	"adagrad":          {Name: "adagrad", Slots: 1, FLOPsPerElement: 6, BytesPerElement: 20, Kernels: 1},
 	"lamb":             {Name: "lamb", Slots: 2, FLOPsPerElement: 20, BytesPerElement: 36, Kernels: 3},
+	// bert-adamw is the BERT reference code's optimizer, which NVIDIA's TF1 BERT scripts run
+	// (DeepLearningExamples TensorFlow/LanguageModeling/BERT/optimization.py, from
+	// google-research/bert): AdamWeightDecayOptimizer.apply_gradients writes Adam as separate
+	// TF ops per variable (mul, mul, add; mul, square, mul, add; sqrt, add, div; mul, add for
+	// the weight decay; mul by the learning rate, sub) and three assigns, after
+	// clip_by_global_norm (an l2 reduction and a mul per gradient): 19 kernels, 14 FLOPs and
+	// 42 float32 tensor passes (168 bytes) per element. Its variables are TF1 reference
+	// variables (tf.get_variable in a graph), which XLA does not compile, so the update stays
+	// outside the XLA clusters under --use_xla.
+	"bert-adamw": {Name: "bert-adamw", Slots: 2, FLOPsPerElement: 14, BytesPerElement: 168, Kernels: 19, OutsideXLA: true},
 }
 
 // Optimizers lists the optimizer names Plan accepts.

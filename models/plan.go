@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"strings"
 )
 
 // The planner turns the node graph into one step's op list for a given batch, precision,
@@ -21,7 +22,10 @@ type pnode struct {
 	isCast   bool
 	isLoss   bool
 	needGrad bool
-	fused    bool    // XLA: fused into the previous pnode's op
+	fused    bool // XLA or grappler's remapper: fused into the previous pnode's op
+	// bwdFused: the gradient runs inside the previous op's gradient kernel (XLA's fusions;
+	// the remapper's FusedBatchNormGradEx takes the ReluGrad into the batch norm gradient).
+	bwdFused bool
 	shape    []int64 // output shape with the batch first (nil for the loss)
 	group    int
 	buf      int // output buffer, -1 for the loss
@@ -103,46 +107,7 @@ func (m *Model) plan(o PlanOptions) (*Plan, error) {
 	pl.forward()
 	pl.backward()
 	pl.optimizer()
-	if o.XLA {
-		pl.markRecompute()
-	}
 	return pl.p, nil
-}
-
-// markRecompute sets Tensor.Recompute on the kept forward outputs of cheap fusions, in forward
-// order, skipping any whose fusion reads a value already marked (a chain is recomputed one
-// instruction at a time from values that stay live; the residual add of a ResNet block reads
-// the block before's output, so at most every other block output is dropped).
-func (pl *planner) markRecompute() {
-	marked := make([]bool, len(pl.bufs))
-	for i := range pl.pn {
-		p := &pl.pn[i]
-		if p.n == nil || p.n.input || p.isLoss || p.buf < 0 || (p.n != nil && p.n.alias) {
-			continue
-		}
-		b := &pl.bufs[p.buf]
-		if b.root != i || !b.material || b.saver < 0 || b.tensor < 0 {
-			continue
-		}
-		// The fusion's members: this op and the fused ops before it in its group.
-		ok := true
-		for j := i; j >= 0 && pl.pn[j].group == p.group; j-- {
-			q := &pl.pn[j]
-			if !q.isCast && (q.n == nil || !(q.n.ew || q.n.kind == Norm)) {
-				ok = false
-				break
-			}
-			for _, x := range q.in {
-				if pl.pn[x].group != p.group && marked[pl.pn[x].buf] {
-					ok = false
-				}
-			}
-		}
-		if ok {
-			marked[p.buf] = true
-			pl.p.Tensors[b.tensor].Recompute = true
-		}
-	}
 }
 
 // expand lists the ops in forward order with their dtypes, inserting the casts TF runs where a
@@ -247,7 +212,78 @@ func (pl *planner) expand() {
 		for _, x := range p.in {
 			if x == i-1 {
 				p.fused = true
+				p.bwdFused = true
 				p.group = prev.group
+			}
+		}
+	}
+	if !pl.o.XLA {
+		pl.remap()
+	}
+}
+
+// remap applies the fusions of grappler's remapper that TF runs on GPU without XLA
+// (tensorflow/core/grappler/optimizers/remapper.cc; it skips them under XLA auto-clustering,
+// where XLA fuses itself):
+//   - _FusedConv2D: Conv2D + BiasAdd + Relu, when the filter is larger than 1x1
+//     (IsGpuCompatible for ContractionWithBiasAddAndActivation: 1x1 convolutions are left
+//     alone, "significantly slower in large scale benchmarks") and each intermediate has one
+//     consumer. cuDNN's cudnnConvolutionBiasActivationForward writes the activation directly;
+//     the backward pass keeps its ReluGrad and BiasAddGrad kernels.
+//   - _FusedBatchNormEx: FusedBatchNormV3 + Relu or FusedBatchNormV3 + Add + Relu in training,
+//     only for float16 NHWC with channels a multiple of 4 and
+//     TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT set (FindFusedBatchNormEx); the gradient
+//     fuses ReluGrad into the batch norm gradient (FindFusedBatchNormGradEx).
+//
+// MatMul + BiasAdd (+ activation) is fused on GPU only with cuBLASLt (TF_USE_CUBLASLT, off by
+// default), so dense layers keep their BiasAdd.
+func (pl *planner) remap() {
+	consumers := make([]int, len(pl.pn))
+	for i := range pl.pn {
+		for _, x := range pl.pn[i].in {
+			consumers[x]++
+		}
+	}
+	single := func(i int) bool { return consumers[i] == 1 && pl.pn[i].n != nil }
+	isRelu := func(p *pnode) bool {
+		return p.n != nil && p.n.kind == Elementwise && strings.HasSuffix(p.n.name, "/relu") && len(p.in) == 1
+	}
+	isBias := func(i int) bool {
+		p := &pl.pn[i]
+		return p.n != nil && strings.HasSuffix(p.n.name, "/BiasAdd") && single(i)
+	}
+	isBN := func(i int) bool {
+		p := &pl.pn[i]
+		return p.n != nil && p.n.kind == Norm && strings.HasSuffix(p.n.name, "/FusedBatchNormV3") && single(i) &&
+			pl.o.BatchNormSpatialPersistent && p.dt == Float16 && len(p.shape) == 4 && p.shape[3]%4 == 0
+	}
+	fuse := func(i int, bwd bool) {
+		p := &pl.pn[i]
+		p.fused, p.bwdFused, p.group = true, bwd, pl.pn[i-1].group
+	}
+	for i := 2; i < len(pl.pn); i++ {
+		p := &pl.pn[i]
+		if !isRelu(p) || p.in[0] != i-1 {
+			continue
+		}
+		prev := &pl.pn[i-1]
+		switch {
+		case isBias(i-1) && prev.in[0] == i-2 && single(i-2):
+			c := pl.pn[i-2].n
+			if c.kind == Conv && c.gemm.FilterH*c.gemm.FilterW > 1 && c.gemm.Batch == 1 && strings.HasSuffix(c.name, "/Conv") {
+				fuse(i-1, false)
+				fuse(i, false)
+			}
+		case isBN(i - 1):
+			fuse(i, true)
+		case prev.n != nil && prev.n.bwdShareDy && len(prev.in) == 2 && single(i-1):
+			// Relu(Add(FusedBatchNormV3(x), side)): the batch norm must be the Add's input just
+			// before it.
+			for _, x := range prev.in {
+				if x == i-2 && isBN(i-2) {
+					fuse(i-1, true)
+					fuse(i, true)
+				}
 			}
 		}
 	}
@@ -303,11 +339,11 @@ func (pl *planner) buffers() {
 			}
 		}
 	}
-	if !pl.o.XLA {
+	if !pl.o.XLA && !pl.anyFused() {
 		return
 	}
-	// Under XLA an intermediate that only feeds its own fusion and is not kept for backward
-	// never reaches memory.
+	// Under XLA (and inside a remapper fusion) an intermediate that only feeds its own fusion
+	// and is not kept for backward never reaches memory.
 	readers := make([]bool, len(pl.bufs)) // read outside the producer's fusion
 	for i := range pl.pn {
 		p := &pl.pn[i]
@@ -327,6 +363,15 @@ func (pl *planner) buffers() {
 			pl.bufs[b].material = false
 		}
 	}
+}
+
+func (pl *planner) anyFused() bool {
+	for i := range pl.pn {
+		if pl.pn[i].fused {
+			return true
+		}
+	}
+	return false
 }
 
 func (pl *planner) tensor(name string, bytes int64, role Role, dt DType, shape []int64) int {
@@ -488,6 +533,7 @@ func (pl *planner) forward() {
 				}
 			}
 			op.Name, op.Kind, op.Kernels = n.name, n.kind, n.kF
+			op.GEMM = pl.gemm(n)
 			op.FLOPs = n.flops * float64(pl.B)
 			if n.alias {
 				op.Kernels = 0
@@ -554,7 +600,13 @@ func (pl *planner) forward() {
 		}
 		pl.pf = append(pl.pf, after...)
 		if p.fused && len(pl.p.Ops) > 0 {
-			last := &pl.p.Ops[len(pl.p.Ops)-1]
+			// The producer's op, behind the cast of this op's own weights (a BiasAdd's bias
+			// under a mixed policy) that was just emitted.
+			j := len(pl.p.Ops) - 1
+			for j > 0 && pl.p.Ops[j].Kind == KindCast && strings.HasSuffix(pl.p.Ops[j].Name, "/weights/Cast") {
+				j--
+			}
+			last := &pl.p.Ops[j]
 			last.FLOPs += op.FLOPs
 			last.Bytes += op.Bytes
 			for _, t := range op.Alloc {
@@ -591,6 +643,22 @@ func (pl *planner) anyDx(p *pnode) bool {
 		}
 	}
 	return false
+}
+
+// gemm is n's matrix-multiply shape for this step's batch: the batch multiplies M (rows of a
+// dense layer, output pixels of a convolution) or, for attention, the independent GEMMs (one
+// per sample and head).
+func (pl *planner) gemm(n *node) GEMMShape {
+	gm := n.gemm
+	if gm.M == 0 {
+		return gm
+	}
+	if n.kind == Attention {
+		gm.Batch *= pl.B
+	} else {
+		gm.M *= pl.B
+	}
+	return gm
 }
 
 // dims is a variable's shape as TF prints it.

@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -280,4 +281,58 @@ func TestXLAAfterReshape(t *testing.T) {
 		}
 	}
 	checkPlan(t, "flatten-relu", p)
+}
+
+// countOps counts the plan's ops of one phase that launch kernels and whose name ends with suffix.
+func countOps(p *Plan, ph Phase, suffix string) int {
+	n := 0
+	for _, op := range p.Ops {
+		if op.Phase == ph && op.Kernels > 0 && strings.HasSuffix(op.Name, suffix) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRemapperFusions checks grappler's remapper fusions without XLA: VGG16's 3x3
+// convolutions absorb BiasAdd and Relu forward (its dense layers keep theirs, no cuBLASLt),
+// and ResNet-50's batch norms absorb Relu and Add+Relu only in float16 with
+// TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT.
+func TestRemapperFusions(t *testing.T) {
+	vgg, err := Get("vgg16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := vgg.Plan(PlanOptions{Batch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := countOps(p, Forward, "/BiasAdd"), 3; got != want {
+		t.Errorf("vgg16 forward BiasAdd ops = %d, want %d (the dense layers only)", got, want)
+	}
+	if got := countOps(p, Backward, "/BiasAdd/grad"); got != 16 {
+		t.Errorf("vgg16 BiasAddGrad ops = %d, want 16 (the fusion is forward only)", got)
+	}
+	r50, err := Get("resnet50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		prec       Precision
+		persistent bool
+		relus      int
+	}{
+		{MixedFloat16, false, 49}, {MixedFloat16, true, 0}, {PrecisionFloat32, true, 49}, {MixedBFloat16, true, 49},
+	} {
+		p, err := r50.Plan(PlanOptions{Batch: 8, Precision: tc.prec, BatchNormSpatialPersistent: tc.persistent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := countOps(p, Forward, "/relu"); got != tc.relus {
+			t.Errorf("resnet50 %s persistent=%v: forward relu ops = %d, want %d", tc.prec, tc.persistent, got, tc.relus)
+		}
+		if got := countOps(p, Backward, "/relu/grad"); got != tc.relus {
+			t.Errorf("resnet50 %s persistent=%v: ReluGrad ops = %d, want %d", tc.prec, tc.persistent, got, tc.relus)
+		}
+	}
 }

@@ -60,11 +60,6 @@ const (
 	Workspace              // cuDNN scratch memory, alive during one op
 	Cast                   // a cast copy (weights cast to the compute type, activations crossing a dtype boundary)
 	Input                  // the input batch (features or labels)
-	// Temp is XLA's temporary buffer: buffer assignment packs every temporary of the compiled
-	// step (activations, gradients, scratch), sharing offsets between values whose live ranges
-	// do not overlap, into one allocation (xla/service/buffer_assignment.cc); the runtime asks
-	// the allocator for it once per execution.
-	Temp
 )
 
 func (r Role) String() string {
@@ -83,8 +78,6 @@ func (r Role) String() string {
 		return "cast"
 	case Input:
 		return "input"
-	case Temp:
-		return "temp"
 	}
 	return fmt.Sprintf("Role(%d)", int(r))
 }
@@ -155,12 +148,6 @@ type Tensor struct {
 	// DnnScratchAllocator::AllocateBytes in tensorflow/core/kernels/conv_ops_gpu.h). The
 	// product of the dims times DType.Size() is Bytes (times 1 for a workspace).
 	Shape []int64
-	// Recompute marks, in an XLA plan, a forward value kept for backward that XLA's
-	// rematerialization may drop and recompute from operands that stay live: the output of a
-	// cheap op (element-wise, normalization, cast, or a fusion of them) none of whose operands
-	// is itself marked (HloRematerialization recomputes one instruction at a time:
-	// block_size_limit 1 in gpu_compiler.cc).
-	Recompute bool
 }
 
 // Op is one step of the plan: a TF op (or an XLA fusion) with its cost and the tensors it
@@ -175,6 +162,24 @@ type Op struct {
 	DType   DType   // compute type
 	Alloc   []int   // tensors allocated before the op runs
 	Free    []int   // tensors freed after the op ends
+	// GEMM is the matrix-multiply shape of a MatMul, Attention or Conv op (the forward one for
+	// its gradient op too, whose two kernels have the same sizes transposed); zero for other
+	// kinds. hw prices tile and wave quantization, Tensor Core alignment and the convolution
+	// algorithm from it.
+	GEMM GEMMShape
+	// OutsideXLA: under XLA the op still runs as its own TF kernels, outside the compiled
+	// step (an optimizer over TF1 reference variables).
+	OutsideXLA bool
+}
+
+// GEMMShape is a matrix multiply C[M,N] = A[M,K] B[K,N], Batch of them, with the batch of the
+// step included. A convolution is cuDNN's implicit GEMM: M = batch x output pixels, N = output
+// channels per group, K = input channels per group x filter taps, Batch = groups; FilterH,
+// FilterW and Stride its window, InC its input channels per group.
+type GEMMShape struct {
+	M, N, K, Batch           int64
+	FilterH, FilterW, Stride int
+	InC                      int64
 }
 
 // Plan is one training step of one replica. Tensors lists every buffer; Persistent ones

@@ -92,7 +92,7 @@ func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
 			t.Fatal(err)
 		}
 		var fe *train.FieldError
-		if _, err := train.Run(context.Background(), s.Config); !errors.As(err, &fe) || fe.Field != "Memory.GrowthAfterLimit" ||
+		if _, err := train.Run(context.Background(), s.Config); !errors.As(err, &fe) || fe.Field != "memory.growth_after_limit" ||
 			!strings.Contains(err.Error(), "ValueError: Cannot set memory growth on device when virtual devices configured") {
 			t.Errorf("growth-and-limit, growth after the limit: err %v, want TF's ValueError on memory.growth_after_limit", err)
 		}
@@ -101,11 +101,13 @@ func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
 			t.Errorf("memory.mode=growth: %d pool changes, want the pool to grow region by region", len(g.Growth))
 		}
 	})
-	t.Run("mixed-precision-old-card is slower but smaller", func(t *testing.T) {
+	t.Run("mixed-precision-old-card gains little but is smaller", func(t *testing.T) {
 		mixed := runBuiltin(t, "mixed-precision-old-card")
 		fp32 := runBuiltin(t, "mixed-precision-old-card", "precision=float32")
-		if mixed.StepTime <= fp32.StepTime {
-			t.Errorf("gtx1080ti: mixed_float16 step %v, float32 %v: want mixed slower", mixed.StepTime, fp32.StepTime)
+		// Pseudo-half: FP32-rate math, half the memory traffic: faster, but far from a Tensor
+		// Core GPU's gain.
+		if s := fp32.StepTime / mixed.StepTime; s <= 1 || s >= 1.5 {
+			t.Errorf("gtx1080ti: mixed_float16 step %v, float32 %v (speedup %.2f): want a speedup between 1 and 1.5", mixed.StepTime, fp32.StepTime, s)
 		}
 		if mixed.Devices[0].PeakBytesInUse >= fp32.Devices[0].PeakBytesInUse {
 			t.Errorf("gtx1080ti: mixed_float16 peak %d, float32 %d: want less memory", mixed.Devices[0].PeakBytesInUse, fp32.Devices[0].PeakBytesInUse)
@@ -117,8 +119,8 @@ func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
 		if !warned {
 			t.Errorf("gtx1080ti mixed_float16: warnings %q, want Keras' compatibility warning", mixed.Warnings)
 		}
-		if t4m, t4f := runBuiltin(t, "mixed-precision-old-card", "hardware.gpu=t4"), runBuiltin(t, "mixed-precision-old-card", "hardware.gpu=t4", "precision=float32"); t4m.StepTime >= t4f.StepTime {
-			t.Errorf("t4 (Tensor Cores): mixed_float16 step %v, float32 %v: want mixed faster", t4m.StepTime, t4f.StepTime)
+		if t4m, t4f := runBuiltin(t, "mixed-precision-old-card", "hardware.gpu=t4"), runBuiltin(t, "mixed-precision-old-card", "hardware.gpu=t4", "precision=float32"); t4f.StepTime/t4m.StepTime < 2 {
+			t.Errorf("t4 (Tensor Cores): mixed_float16 step %v, float32 %v: want mixed at least 2x faster", t4m.StepTime, t4f.StepTime)
 		}
 	})
 	t.Run("xla-recompile compiles once per shape", func(t *testing.T) {

@@ -56,7 +56,7 @@ func (r *runner) startStep() {
 	r.stepStart = r.eng.Now()
 	r.done, r.atBarrier = 0, 0
 	r.skipThis = r.skip(r.step)
-	r.stepOps = 0
+	r.droppedAtStart = r.spansDropped
 	for _, rep := range r.replicas {
 		rep.micro = 0
 		rep.optimizing = false
@@ -89,6 +89,11 @@ func (r *runner) startMicro(rep *replica) {
 		rep.mark = now
 		rep.opIdx = 0
 		rep.hostT, rep.devFree = now, now
+		if rep.micro == 0 {
+			// Keras fit's host work per step before the step's first op (the GPU waits:
+			// it shows as launch time), amortized over steps_per_execution.
+			rep.hostT += sim.FromSeconds(r.gpu.StepOverhead / float64(r.cfg.StepsPerExecution))
+		}
 		r.nextOp(rep)
 	})
 }
@@ -233,7 +238,6 @@ func (r *runner) opEnd(rep *replica) {
 	} else {
 		r.spansDropped++
 	}
-	r.stepOps++
 	rep.kinds[op.cost.kind] += now - rep.mark
 	rep.cat[op.cost.cat] += now - rep.mark
 	rep.mark = now
@@ -498,11 +502,6 @@ func (r *runner) recordMem(rep *replica, request int64) {
 	s := rep.alloc.Stats()
 	now := r.eng.Now()
 	rep.sampler.record(now, s.BytesInUse, s.PoolBytes)
-	if r.step <= 1 {
-		rep.firstPeak = max(rep.firstPeak, s.BytesInUse)
-	} else {
-		rep.steadyPeak = max(rep.steadyPeak, s.BytesInUse)
-	}
 	if r.step >= 1 && r.step <= len(rep.profiles) {
 		rep.profiles[r.step-1].record(now-r.stepStart, s.BytesInUse, s.PoolBytes)
 	}

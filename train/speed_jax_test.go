@@ -26,12 +26,10 @@ const (
 	jaxStepsCSV   = "../testdata/h200/jax/steps.csv"
 	// jaxMAEBound sits just above the MAE against step_s (each step synced, as Keras fit
 	// with verbose=1 syncs every step to update its progress bar) over the 3 configs measured
-	// on 2026-11-29, with XLA's kernels priced as CUDA-graph replays (hw.Work.Graph): 15.4%
-	// (BERT-base bf16 b16 -4.9%, tf32 b16 -25.3%, bf16 b64 -16.0%; before, with TF's
-	// per-kernel costs, 21.8%). The under-prediction is JAX's per-step host dispatch
-	// (step_s - pipelined_step_s, 3.5-5.9 ms), which the simulator does not model; against
-	// pipelined_step_s (the GPU's time) the MAE is logged as well.
-	jaxMAEBound = 0.16
+	// on 2026-11-29: 16.6% (bf16 14.0% over two, tf32 21.8%). The per-step host dispatch these
+	// steps pay (step_s - pipelined_step_s, 3.5-5.9 ms) is hw.DefaultStepOverhead, measured on
+	// them; against pipelined_step_s (the GPU's time) the MAE is logged as well.
+	jaxMAEBound = 0.17
 )
 
 // jaxRow is one config of configs.csv, with its measurement when read from steps.csv.

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/internal/units"
@@ -140,8 +141,11 @@ func (r *runner) opWork(op models.Op) hw.Work {
 	w := work(op, r.cfg.TF32)
 	if r.cfg.XLA && w.Kind == hw.KindNorm {
 		w.Kind = hw.KindFusion
+		if strings.HasSuffix(op.Name, "/FusedBatchNormV3") || strings.HasSuffix(op.Name, "/FusedBatchNormV3/grad") {
+			w.Bytes *= hw.XLABatchNormPasses
+		}
 	}
-	if r.cfg.XLA && w.Kind != hw.KindH2D {
+	if r.cfg.XLA && w.Kind != hw.KindH2D && !op.OutsideXLA {
 		w.Graph = true
 	}
 	return w

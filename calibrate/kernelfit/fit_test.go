@@ -33,19 +33,19 @@ func TestH200MeasuredAccuracy(t *testing.T) {
 	if len(models) < 5 {
 		t.Errorf("measured models = %v, want 5", models)
 	}
-	if rep.StepMAE > 0.15 {
-		t.Errorf("step-time MAE = %.1f%%, want <= 15%%", 100*rep.StepMAE)
-	}
-	if rep.BusyMAE > 0.15 {
-		t.Errorf("kernel-time MAE = %.1f%%, want <= 15%%", 100*rep.BusyMAE)
-	}
-	if rep.MicroMAE > 0.40 {
-		t.Errorf("micro-benchmark MAE = %.1f%%, want <= 40%%", 100*rep.MicroMAE)
-	}
-	// Per kernel the default is far off: its 13 us ComputeRamp on every kernel was fitted to
-	// per-config sums that include the profiler's annotation ranges. Pinned so it cannot widen.
-	if rep.KernelMAE > 0.41 || rep.OpMAE > 1.38 {
-		t.Errorf("kernel-time MAE = %.1f%%, per-op MAE = %.1f%%, want <= 41%% and <= 138%%", 100*rep.KernelMAE, 100*rep.OpMAE)
+	// hw.DefaultEfficiency is read from the micro-benchmarks and per-kernel times, not fitted
+	// to these step sums: per kernel it is close (kernel time 21%, per op 53%, micro 22%),
+	// while the PyTorch step times with the harness's host time (23%) and the profiler's busy
+	// sums, which include annotation ranges (38%), are PyTorch's, not TF's. Pinned so that
+	// none widens.
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"step time", rep.StepMAE, 0.24}, {"profiler busy", rep.BusyMAE, 0.39}, {"kernel time", rep.KernelMAE, 0.22},
+		{"per op", rep.OpMAE, 0.55}, {"micro-benchmarks", rep.MicroMAE, 0.23}} {
+		if c.got > c.want {
+			t.Errorf("%s MAE = %.1f%%, want <= %.0f%%", c.name, 100*c.got, 100*c.want)
+		}
 	}
 }
 
@@ -135,30 +135,6 @@ func TestOpGroups(t *testing.T) {
 		{"_to_copy", "copy_"}, {"relu_", "clamp_min_"}, {"zeros", "fill_"}, {"mm", "mm"}} {
 		if got := profiledName(tc.in); got != tc.want {
 			t.Errorf("profiledName(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-// DefaultEfficiency is what Fit finds on testdata/h200 (re-run the fit to change either).
-func TestFitReproducesDefaults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fit takes seconds")
-	}
-	g, _ := hw.LookupGPU("h200")
-	rep, err := Fit(g, h200Data(t), Groups)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := hw.DefaultEfficiency()
-	pairs := []struct {
-		name      string
-		got, want float64
-	}{{"FP32", rep.Efficiency.FP32, d.FP32}, {"TF32", rep.Efficiency.TF32, d.TF32}, {"Half", rep.Efficiency.Half, d.Half},
-		{"ConvFP32", rep.Efficiency.ConvFP32, d.ConvFP32}, {"ConvTF32", rep.Efficiency.ConvTF32, d.ConvTF32},
-		{"ConvHalf", rep.Efficiency.ConvHalf, d.ConvHalf}, {"Memory", rep.Efficiency.Memory, d.Memory}}
-	for _, p := range pairs {
-		if math.Abs(p.got/p.want-1) > 0.02 {
-			t.Errorf("fitted %s = %.4f, hw.DefaultEfficiency has %.4f", p.name, p.got, p.want)
 		}
 	}
 }

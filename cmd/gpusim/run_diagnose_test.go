@@ -30,16 +30,18 @@ func TestRunInputBound(t *testing.T) {
 		t.Fatalf("remedies = %v, want the re-simulated candidates", rem)
 	}
 	best := rem[0].(map[string]any)
-	if got := best["set"].([]any); len(got) != 2 || best["gpu_utilization"].(float64) < 0.9 {
-		t.Errorf("best remedy = %v, want parallel map + prefetch lifting utilization above 0.9", best)
+	// Above 0.88, not 1: Keras fit's per-step host cost (hw.DefaultStepOverhead, 4.5 ms of a
+	// 40 ms step) leaves the GPU idle between steps.
+	if got := best["set"].([]any); len(got) != 2 || best["gpu_utilization"].(float64) < 0.88 {
+		t.Errorf("best remedy = %v, want parallel map + prefetch lifting utilization above 0.88", best)
 	}
 	if d["best_change"] != best["change"] {
 		t.Errorf("best_change = %v, want %v", d["best_change"], best["change"])
 	}
 
 	m = runJSON(t, "run", "input-bound", "--set", "input.prefetch=autotune", "--set", "input.map.parallel_calls=autotune")
-	if u := m["gpu_utilization"].(float64); u <= 0.9 {
-		t.Errorf("input-bound with AUTOTUNE: gpu_utilization = %.3f, want > 0.90", u)
+	if u := m["gpu_utilization"].(float64); u <= 0.88 {
+		t.Errorf("input-bound with AUTOTUNE: gpu_utilization = %.3f, want > 0.88", u)
 	}
 	if d := m["diagnosis"].(map[string]any); d["bound"] != "compute-bound" || d["remedies"] != nil {
 		t.Errorf("AUTOTUNE run diagnosis = %v, want compute-bound with nothing re-simulated", d)

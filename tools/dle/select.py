@@ -23,6 +23,13 @@ MODELS = {
                        "README: fine tuning results use sequence length 384; Adam with weight decay; "
                        "gpusim's classification head stands in for the 1024x2 span head"),
 }
+# The TF1 scripts' optimizer where it differs from the TF2 ones'.
+TF1_OPTIMIZER = {
+    "BERT-large SQuAD v1.1 fine-tuning": ("bert-adamw",
+                       "README: fine tuning results use sequence length 384; TF1 optimization.py "
+                       "AdamWeightDecayOptimizer (per-variable TF ops, clip_by_global_norm); "
+                       "gpusim's classification head stands in for the 1024x2 span head"),
+}
 GPUS = {"V100-16GB": "v100-16gb", "V100-32GB": "v100-32gb", "A100-40GB": "a100-40gb", "A100-80GB": "a100-80gb"}
 PRECISION = {"fp32": "float32", "tf32": "float32", "amp_fp16": "mixed_float16"}
 
@@ -80,6 +87,9 @@ def main(path):
                 skipped["duplicate of a row of another table of the same README version"] += 1
                 continue
             seen.add(key)
+            opt, note = m[1], m[2]
+            if r["model"] in TF1_OPTIMIZER and r["source_path"].startswith("TensorFlow/"):
+                opt, note = TF1_OPTIMIZER[r["model"]]
             w.writerow({
                 "source_path": r["source_path"], "commit": r["commit"], "commit_date": r["commit_date"],
                 "framework_version": r["framework_version"], "system": system(r["table_heading"]),
@@ -87,8 +97,8 @@ def main(path):
                 "precision": r["precision"], "xla": xla, "xla_source": src,
                 "batch_per_gpu": r["batch_per_gpu"], "metric": r["metric"], "value": r["value"],
                 "data": data, "model": m[0], "gpu": gpu_profile(r["gpu"], system(r["table_heading"])),
-                "gpusim_precision": PRECISION[r["precision"]], "optimizer": m[1],
-                "table_heading": r["table_heading"], "mapping_note": m[2],
+                "gpusim_precision": PRECISION[r["precision"]], "optimizer": opt,
+                "table_heading": r["table_heading"], "mapping_note": note,
             })
     for k, v in sorted(skipped.items()):
         print("skipped %4d: %s" % (v, k), file=sys.stderr)

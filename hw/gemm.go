@@ -1,0 +1,217 @@
+package hw
+
+import "math"
+
+// Shape is the matrix-multiply shape of a matmul, attention or convolution Work, as the
+// libraries run it. A GEMM is C[M,N] = A[M,K] B[K,N], Batch independent ones (a batched
+// matmul, or the groups of a grouped convolution). A convolution is cuDNN's implicit GEMM
+// (cudnn "IMPLICIT_GEMM"/"IMPLICIT_PRECOMP_GEMM" forward algorithms, and the same view in
+// XLA's cuDNN custom calls): M = batch x output pixels, N = output channels, K = input
+// channels per group x filter taps. A zero M means unknown: the Work is priced by its FLOPs
+// alone, at the asymptotic efficiency.
+type Shape struct {
+	M, N, K int64
+	// Batch is the number of independent GEMMs (0 is taken as 1).
+	Batch int64
+	// FilterH, FilterW and Stride describe a convolution's window (0 for a matmul); InC is its
+	// input channels per group (K = InC x FilterH x FilterW).
+	FilterH, FilterW, Stride int
+	InC                      int64
+}
+
+// Tiles a GEMM kernel may use, as output tile (rows x columns) per thread block. cuBLAS and
+// cuDNN pick among kernels of several tile sizes per shape (cublasLt heuristics; the kernel
+// names carry them: sm80_xmma_gemm_..._128x128, ampere_sgemm_128x64, ...); a large tile reuses
+// each loaded element more, a small one fills more SMs when the output is small. Tensor Core
+// kernels go up to 256x128; the FP32 (SIMT) SGEMM kernels to 128x128.
+var (
+	tensorCoreTiles = [...][2]int64{{256, 128}, {128, 128}, {128, 64}, {64, 64}}
+	simtTiles       = [...][2]int64{{128, 128}, {128, 64}, {64, 64}}
+)
+
+// tileReuse is the cost of a tile's operand traffic relative to its math: a tile of m x n
+// outputs loads (m + n) elements per k step for m*n multiply-adds, so its throughput falls as
+// 1 / (1 + tileReuse*(1/m + 1/n)) of the largest tile's. 16 puts a 64x64 tile at 0.79 of a
+// 256x128 one, which is what the H200's BF16 GEMMs show between 8192x3072x768 (635 TFLOP/s)
+// and 2048x768x768 (288 TFLOP/s per kernel in kernels.csv, where 64x64 tiles are the only ones
+// that fill 132 SMs), with the ComputeRamp.
+const tileReuse = 16.0
+
+func tileRate(m, n int64) float64 { return 1 / (1 + tileReuse*(1/float64(m)+1/float64(n))) }
+
+// largestTileRate normalizes tileRate: the efficiencies of Efficiency are those of large GEMMs,
+// which run the largest tile over many full waves.
+var (
+	largestTCRate   = tileRate(256, 128)
+	largestSIMTRate = tileRate(128, 128)
+)
+
+// alignment is how many elements the Tensor Core kernels need N and K (a convolution: the
+// input and output channels) to be multiples of: 8 for FP16/BF16, 4 for TF32 (cuBLAS
+// documentation, "Tensor Core Usage"; cuDNN developer guide, "Tensor Core Operations":
+// channels a multiple of 8 for FP16, 4 for TF32). cuDNN pads smaller channel counts (the
+// 3-channel first convolution of every ImageNet CNN) with zeros, so their math grows by
+// the padding; cuBLAS runs unaligned shapes with slower kernels, modelled the same way.
+func alignment(path string) int64 {
+	switch path {
+	case PathFP16TC, PathBF16TC:
+		return 8
+	case PathTF32:
+		return 4
+	}
+	return 1
+}
+
+// unalignedRate is the fraction of the aligned rate that Tensor Core GEMMs keep when N or K
+// (a convolution's channels) is not a multiple of alignment: the kernels fall back to
+// element-wise operand loads. Measured on the H200 (testdata/h200/micro.csv, matmul
+// 4096x50257x768, the GPT-2 vocabulary projection): FP16 118, BF16 124 TFLOP/s against 754
+// and 784 aligned (4096^3): 0.16; TF32 114 against 396: 0.29. The 3-channel first convolution
+// of ImageNet CNNs shows the same in cuDNN (FP16 7x7, batch 128: 289 us, 104 TFLOP/s).
+func unalignedRate(path string) float64 {
+	if path == PathTF32 {
+		return 0.29
+	}
+	return 0.16
+}
+
+// shapeEfficiency returns the fraction of the asymptotic rate that a GEMM of shape s reaches
+// on path: the best over the tile sizes of the tile's operand reuse times the wave
+// quantization over the SMs (tiles / (waves x SMs)), allowing cuBLAS's split-K for a short,
+// wide K (the output cut into too few tiles to fill the GPU: each tile's K range is split
+// over several thread blocks, cublasLt's split-K and stream-K kernels), and the padding to
+// the Tensor Cores' alignment. 1 for an unknown shape.
+func (g *GPU) shapeEfficiency(s Shape, path string) float64 {
+	if s.M <= 0 || s.N <= 0 || s.K <= 0 || g.SMs <= 0 {
+		return 1
+	}
+	batch := max(s.Batch, 1)
+	n, k := s.N, s.K
+	pad := 1.0
+	if a := alignment(path); a > 1 {
+		inner := k
+		if s.InC > 0 {
+			inner = s.InC
+		}
+		if n%a != 0 || inner%a != 0 {
+			pad = unalignedRate(path)
+		}
+	}
+	tiles, top := simtTiles[:], largestSIMTRate
+	if path == PathFP16TC || path == PathBF16TC || path == PathTF32 {
+		tiles, top = tensorCoreTiles[:], largestTCRate
+	}
+	sms := float64(g.SMs)
+	best := 0.0
+	for _, t := range tiles {
+		ct := float64(batch * ceilDiv64(s.M, t[0]) * ceilDiv64(n, t[1]))
+		// Split K while the tiles fill less than one wave and each slice keeps at least 256
+		// of K (four k-steps of 64 per block).
+		split := 1.0
+		for split*2*ct <= sms && float64(k)/(split*2) >= 256 {
+			split *= 2
+		}
+		blocks := ct * split
+		waves := math.Ceil(blocks / sms)
+		// Useful work: the real M x N inside the padded tiles.
+		fill := float64(batch*s.M*n) / (ct * float64(t[0]*t[1]))
+		eff := tileRate(t[0], t[1]) / top * blocks / (waves * sms) * fill
+		if eff > best {
+			best = eff
+		}
+	}
+	return best * pad
+}
+
+func ceilDiv64(a, b int64) int64 { return (a + b - 1) / b }
+
+// Convolution algorithms cuDNN chooses among (TF autotunes every convolution,
+// TF_CUDNN_USE_AUTOTUNE on by default: conv_ops_gpu.cc AutotuneConvImpl times every algorithm
+// and keeps the fastest).
+const (
+	AlgoImplicitGEMM = "implicit_gemm"
+	AlgoWinograd     = "winograd"
+	AlgoDepthwise    = "depthwise"
+)
+
+// winogradMultiplies is the multiply reduction of Winograd F(2x2, 3x3): 36 multiplies of the
+// direct 3x3 convolution per 2x2 output tile become 16 (Lavin and Gray, "Fast Algorithms for
+// Convolutional Neural Networks", 2016). cuDNN's WINOGRAD_NONFUSED algorithm transforms input
+// and output tiles through memory: each 4x4 input tile (stride 2) is written and read back,
+// four times the input's elements, and the same for the 4x4 output tiles.
+const (
+	winogradMultiplies = 36.0 / 16.0
+	winogradTraffic    = 4.0
+)
+
+// ConvAlgorithm returns the cuDNN algorithm that autotuning would keep for w and its compute
+// and memory time. Winograd is a candidate for 3x3 stride-1 ungrouped convolutions on the
+// FP32 path only: cuDNN's Tensor Core kernels are implicit GEMMs, and its Winograd kernels run
+// on the CUDA cores (cudnnConvolutionFwdAlgo_t CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED
+// supports FLOAT and PSEUDO_HALF configurations). FFT algorithms are left out: they win only
+// for filters of 5x5 and larger with many channels, which the zoo's CNNs do not have outside
+// their first layer (cuDNN developer guide, "Supported Algorithms": FFT needs the filter's
+// spatial size under the input's and large workspaces). A grouped convolution with one
+// channel per group (depthwise) is not a GEMM: cuDNN and TF's DepthwiseConv2dNative run
+// direct kernels bound by memory (DepthwiseMemory).
+func (g *GPU) convAlgorithm(w Work, rate float64) (algo string, compute, memory float64) {
+	s := w.Shape
+	if s.InC == 1 && s.Batch > 1 {
+		return AlgoDepthwise, w.FLOPs / g.vectorRate(dtypeOf(w)), w.Bytes / (g.MemBandwidth * DepthwiseMemory)
+	}
+	algo = AlgoImplicitGEMM
+	compute = w.FLOPs / (rate * g.shapeEfficiency(s, g.path(w)))
+	memory = w.Bytes / g.byteRate(w)
+	p := g.path(w)
+	if (p == PathFP32 || p == PathPseudoHalf) && s.FilterH == 3 && s.FilterW == 3 && s.Stride == 1 && max(s.Batch, 1) == 1 {
+		// Winograd: the batched GEMM over the 16 transform positions has M = batch x output
+		// tiles (a quarter of the output pixels), the same N and K = input channels.
+		ws := Shape{M: ceilDiv64(s.M, 4), N: s.N, K: s.InC, Batch: 16}
+		wc := w.FLOPs / winogradMultiplies / (rate * g.shapeEfficiency(ws, p))
+		el := dtypeSize(dtypeOf(w))
+		in, out := float64(s.M*s.InC)*el, float64(s.M*s.N)*el
+		wm := memory + 2*winogradTraffic*(in+out)/(g.MemBandwidth*g.Efficiency.Memory)
+		if max(wc, wm) < max(compute, memory) {
+			return AlgoWinograd, wc, wm
+		}
+	}
+	return algo, compute, memory
+}
+
+// DepthwiseMemory is the fraction of the memory bandwidth depthwise convolutions reach: the
+// H200 measured 3.0 TB/s of 4.8 for MobileNetV2's 3x3 depthwise layers in FP32 and FP16
+// (testdata/h200/micro.csv, conv rows with g = c: n128_c96_h112, 409 us for 1.23 GB in FP32,
+// 201 us for 0.62 GB in FP16).
+const DepthwiseMemory = 0.63
+
+// vectorRate is the CUDA-core rate for element-wise math in dtype.
+func (g *GPU) vectorRate(dtype string) float64 {
+	peak := g.PeakFP32
+	switch dtype {
+	case Float16:
+		if g.PeakFP16Vector > 0 {
+			peak = g.PeakFP16Vector
+		}
+	case BFloat16:
+		if g.PeakBF16Vector > 0 {
+			peak = g.PeakBF16Vector
+		}
+	}
+	return peak * g.Efficiency.Vector
+}
+
+// NCHWTransposes is the extra memory traffic of a Tensor Core convolution in NCHW: TF keeps
+// float32 training graphs in NCHW (generic_layout_optimizer.cc, GetSrcAndDstDataFormats: it
+// swaps to NHWC only when most convolutions are half precision, or TF32 with no float32
+// backprop convolution, which a training step always has), and cuDNN's Tensor Core kernels
+// read NHWC, so it transposes input and output around each TF32 convolution: one more read and
+// write of each. Measured on the H200 (testdata/h200/nchw against micro.csv): TF32 3x3 64-channel
+// convolutions at 56x56, batch 128: 256 us in NCHW, 137 us in NHWC, 206 MB of input and output.
+const NCHWTransposes = 2.0
+
+// NCHWBackwardRate is the rate of cuDNN's input- and filter-gradient kernels for TF32
+// convolutions in NCHW relative to the forward ones: measured on the H200 in ResNet-50 at batch
+// 256 (testdata/h200/nchw/kernels.csv, tf32: convolution_backward 23.9 ms for twice the
+// forward's FLOPs, cudnn_convolution 9.56 ms: 2.0 x 9.56 / 23.9). In NHWC half precision the
+// gradients run at the forward rate (kernels.csv, fp16 batch 256: 9.70 ms against 4.64).
+const NCHWBackwardRate = 0.80
