@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// ReplayHeader is the output header of `gpusim alloc replay` (DESIGN.md), the names of
+// ReplayHeader is the output header of `gpusim alloc replay` (docs/design.md), the names of
 // jax.Device.memory_stats().
 const ReplayHeader = "op,id,bytes,result,bytes_in_use,peak_bytes_in_use,pool_bytes,peak_pool_bytes,largest_free_block_bytes,num_allocs,largest_alloc_size,bytes_limit"
 

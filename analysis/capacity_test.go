@@ -242,7 +242,7 @@ func TestMaxBatchErrors(t *testing.T) {
 	bad.Precision = "float8"
 	_, err := analysis.MaxBatch(context.Background(), bad, analysis.DefaultMaxBatchOptions())
 	var fe *train.FieldError
-	if !errors.As(err, &fe) || fe.Field != "precision" {
+	if !errors.As(err, &fe) || fe.Field != "Precision" {
 		t.Errorf("MaxBatch(precision=float8) error %v, want a *train.FieldError on precision", err)
 	}
 }

@@ -129,7 +129,7 @@ func TestFitBoundsAndErrors(t *testing.T) {
 func TestFitContextObservation(t *testing.T) {
 	prior := Params{ComputeScale: 1, MemoryScale: 1, LaunchOverhead: 6e-6, ContextBytes: 528 << 20}
 	truth := prior
-	truth.ContextBytes = 621 << 20 // PyTorch's context on the H200 here (REFERENCE.md)
+	truth.ContextBytes = 621 << 20 // PyTorch's context on the H200 here (docs/sources.md)
 	m := rooflineModel{flops: 1e14, bytes: 1e10, kernels: 500, pool: 1e9}
 	o := observe("torch", m, truth)
 	o.MemoryBytes, o.ContextBytes = 0, truth.ContextBytes

@@ -143,3 +143,28 @@ func TestFixtureInventoryProfile(t *testing.T) {
 		t.Errorf("profile round trip: %+v, want %+v", back, g)
 	}
 }
+
+// TestAllocatorOverrides: the recordings' allocator modes become scenario keys: JAX's default
+// pool (75% of free) memory.fraction=0.75, JAX without preallocation and PyTorch's caching
+// allocator memory.growth=true.
+func TestAllocatorOverrides(t *testing.T) {
+	for _, tt := range []struct{ trace, want string }{
+		{"jax-prealloc", "memory.fraction=0.75"},
+		{"jax-growth", "memory.growth=true"},
+		{"torch-resnet50-b64", "memory.growth=true"},
+	} {
+		a, err := AnalyzeMemory(loadFixture(t, tt.trace))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, reason := AllocatorOverrides(a)
+		if len(keys) != 1 || keys[0] != tt.want || reason == "" {
+			t.Errorf("AllocatorOverrides(%s) = %q (%q), want [%s]", tt.trace, keys, reason, tt.want)
+		}
+	}
+	// A TF-sized pool (free minus a reserve) is TF's own default: no override.
+	a := MemoryAnalysis{Mode: ModePreallocate, FreeAtStartBytes: 100 << 30, PlateauBytes: 98 << 30}
+	if keys, _ := AllocatorOverrides(a); len(keys) != 0 {
+		t.Errorf("TF-sized pool: overrides %q, want none", keys)
+	}
+}

@@ -250,3 +250,36 @@ func abs64(x int64) int64 {
 func pct(b int64, of float64) float64 { return 100 * float64(b) / of }
 
 func mibi(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+// jaxMemFraction is JAX's default XLA_PYTHON_CLIENT_MEM_FRACTION (.75: the share of the GPU's
+// memory its BFC pool preallocates; JAX's "GPU memory allocation" guide), and jaxFractionTol how
+// close a recorded pool must come to it to be read as JAX's default. TF's own default pool is
+// the free memory minus 225-1800 MiB (gpu_device.cc MinSystemMemory): 98% or more of it on
+// cards of 16 GB and up, far from 75%.
+const (
+	jaxMemFraction = 0.75
+	jaxFractionTol = 0.03
+)
+
+// AllocatorOverrides are the scenario keys that make the simulator's allocator work as the
+// recorded job's did, read off the memory curve: a preallocated pool of 75% of the free memory
+// is JAX's default limit (memory.fraction=0.75, which the simulator applies as TF's
+// per_process_gpu_memory_fraction of the total: 0.4% above 75% of free on the H200 fixture);
+// rising BFC regions are growth (memory.growth=true). A TF-sized pool or an unknown curve gives
+// none. The reason says why, for the fit's report.
+func AllocatorOverrides(a MemoryAnalysis) (keys []string, reason string) {
+	switch a.Mode {
+	case ModePreallocate:
+		if a.FreeAtStartBytes <= 0 {
+			return nil, ""
+		}
+		f := float64(a.PlateauBytes-a.ContextBytes) / float64(a.FreeAtStartBytes)
+		if math.Abs(f-jaxMemFraction) <= jaxFractionTol {
+			return []string{fmt.Sprintf("memory.fraction=%g", jaxMemFraction)},
+				fmt.Sprintf("pool %.1f%% of the free memory: JAX's default XLA_PYTHON_CLIENT_MEM_FRACTION", 100*f)
+		}
+	case ModeGrowth:
+		return []string{"memory.growth=true"}, "rising BFC regions: growth"
+	}
+	return nil, ""
+}

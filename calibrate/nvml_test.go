@@ -140,7 +140,7 @@ func newMockNVML(gpus ...*mockGPU) *mock.Interface {
 	}
 }
 
-// h200Memory is the NVML v2 memory of an idle H200 here (REFERENCE.md: total 150,754,820,096 B,
+// h200Memory is the NVML v2 memory of an idle H200 here (docs/sources.md: total 150,754,820,096 B,
 // 644,939,776 B reserved by the driver at idle).
 var h200Memory = nvml.Memory_v2{Total: 150754820096, Reserved: 644939776, Free: 150109880320 - 4<<20, Used: 4 << 20}
 

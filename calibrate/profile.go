@@ -55,7 +55,7 @@ func ProfileFromInventory(inv *Inventory, i int) (hw.GPU, error) {
 	return g, nil
 }
 
-// contextPrior is the context size assumed for an unknown GPU: REFERENCE.md, "CUDA context per
+// contextPrior is the context size assumed for an unknown GPU: docs/sources.md, "CUDA context per
 // process: measured on H200: JAX 528 MiB".
 const contextPrior = 528 << 20
 

@@ -2,7 +2,7 @@
 //
 // # Profiles
 //
-// LookupGPU returns a built-in profile by the names of DESIGN.md (GPUNames: v100-16gb,
+// LookupGPU returns a built-in profile by the names of docs/design.md (GPUNames: v100-16gb,
 // v100-32gb, a100-40gb, a100-80gb, h100-80gb, h200, t4, l4, a10, rtx3090, rtx4090, and the
 // Pascal cards gtx1080ti and p100-16gb) or, for "@path", a profile file. Every built-in number
 // cites its spec sheet or whitepaper in gpu.go. Profile files are YAML with the yaml tags of

@@ -99,7 +99,7 @@ func (g GPU) FastFP16() bool { return g.HasTensorCores() && g.PeakFP16 > g.PeakF
 //	[GP102]  NVIDIA GeForce GTX 1080 Ti spec page and "Pascal GP102" tuning guide (FP16 at 1/64)
 //	[P100]   NVIDIA Tesla P100 datasheet (SXM2) and "Pascal GP100" whitepaper, table 1
 //	[SMI]    nvidia-smi "Total" memory as reported in public logs of each card; H200 measured
-//	         here (REFERENCE.md: NVML total 150,754,820,096 B)
+//	         here (docs/sources.md: NVML total 150,754,820,096 B)
 //	[CTX]    context model: contextBytes below
 //	[LAUNCH] fitted on the H200: see DefaultEfficiency and testdata/h200
 //
@@ -175,7 +175,7 @@ var builtin = []GPU{
 		PeakFP32:     66.9 * TFLOPS, PeakTF32: 494.7 * TFLOPS, // [H200] = [H100]
 		PeakFP16: 989.4 * TFLOPS, PeakBF16: 989.4 * TFLOPS, // [H200] = [H100]
 		PeakFP16Vector: 133.8 * TFLOPS, PeakBF16Vector: 133.8 * TFLOPS, // [H100]
-		L2Bytes:         60 * MiB,   // PyTorch reported 60 MB of L2 here (KINDS.md)
+		L2Bytes:         60 * MiB,   // PyTorch reported 60 MB of L2 here (docs/sources.md)
 		NVLinkBandwidth: 450 * GBps, // [H200] 900 GB/s total
 		PCIeBandwidth:   63 * GBps,  // Gen5 x16
 	},
@@ -274,9 +274,9 @@ var builtin = []GPU{
 }
 
 // contextBytes models the CUDA context of one TF process: 300 MiB with CUDA's lazy module
-// loading (public reports collected in REFERENCE.md) plus a per-SM part chosen so that the
+// loading (public reports collected in docs/sources.md) plus a per-SM part chosen so that the
 // H200 gets the 528 MiB measured with JAX (same XLA/TF runtime) on the H200 here
-// (REFERENCE.md: "CUDA context per process: measured on H200: JAX 528 MiB"); REFERENCE.md
+// (docs/sources.md: "CUDA context per process: measured on H200: JAX 528 MiB"); docs/sources.md
 // notes that the context grows with the SM count.
 func contextBytes(sms int) int64 {
 	const base = 300 * MiB

@@ -23,8 +23,8 @@ type Host struct {
 // builtinHosts are host profiles matching the usual servers of the GPUs above.
 var builtinHosts = []Host{
 	{
-		// The H200 machine lent here: 16 cores, 128 GiB (KINDS.md, nvidia-h200); PCIe Gen5 x16
-		// at 63 GB/s per direction, of which 55 GB/s pinned H2D was measured (REFERENCE.md).
+		// The H200 machine lent here: 16 cores, 128 GiB (docs/sources.md); PCIe Gen5 x16
+		// at 63 GB/s per direction, of which 55 GB/s pinned H2D was measured (docs/sources.md).
 		Name: "h200-vm", Cores: 16, MemoryBytes: 128 * GiB, PCIeBandwidth: 63 * GBps,
 		// NVMe Gen4 sequential read, 7 GB/s (typical datasheet figure).
 		DiskBandwidth: 7 * GBps,

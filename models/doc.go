@@ -68,9 +68,8 @@
 // modified after Get or FromKerasJSON returns it, so goroutines may plan from one Model at
 // once.
 //
-// Names: the op kinds that docs/contracts.md calls Cast and Optimizer are KindCast and
-// KindOptimizer here (Role Cast and Phase Optimizer hold the plain names); the precision
-// constants are PrecisionFloat32, MixedFloat16 and MixedBFloat16 (DType Float32 holds the
+// Names: the op kinds Cast and Optimizer are KindCast and KindOptimizer here (Role Cast and
+// Phase Optimizer hold the plain names); the precision constants are PrecisionFloat32, MixedFloat16 and MixedBFloat16 (DType Float32 holds the
 // plain name). OpKind.String gives the kind names hw prices ("matmul", "conv",
 // "elementwise", ..., "h2d" for the input copy; "recurrent" has no hw kind: price it as matmul).
 package models

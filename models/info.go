@@ -1,7 +1,7 @@
 package models
 
 // Info is a model's one-line description, with the JSON keys of `gpusim list models -o json`
-// (DESIGN.md): name, params, trainable_params, flops_per_sample (forward, multiply-add = 2
+// (docs/design.md): name, params, trainable_params, flops_per_sample (forward, multiply-add = 2
 // FLOPs) and activation_bytes_per_sample (float32 activations kept for backward, per sample).
 type Info struct {
 	Name                     string  `json:"name"`

@@ -107,7 +107,46 @@ func (m *Model) plan(o PlanOptions) (*Plan, error) {
 	pl.forward()
 	pl.backward()
 	pl.optimizer()
+	if o.XLA {
+		pl.markRecompute()
+	}
 	return pl.p, nil
+}
+
+// markRecompute sets Tensor.Recompute on the kept forward outputs of cheap fusions, in forward
+// order, skipping any whose fusion reads a value already marked (a chain is recomputed one
+// instruction at a time from values that stay live; the residual add of a ResNet block reads
+// the block before's output, so at most every other block output is dropped).
+func (pl *planner) markRecompute() {
+	marked := make([]bool, len(pl.bufs))
+	for i := range pl.pn {
+		p := &pl.pn[i]
+		if p.n == nil || p.n.input || p.isLoss || p.buf < 0 || (p.n != nil && p.n.alias) {
+			continue
+		}
+		b := &pl.bufs[p.buf]
+		if b.root != i || !b.material || b.saver < 0 || b.tensor < 0 {
+			continue
+		}
+		// The fusion's members: this op and the fused ops before it in its group.
+		ok := true
+		for j := i; j >= 0 && pl.pn[j].group == p.group; j-- {
+			q := &pl.pn[j]
+			if !q.isCast && (q.n == nil || !(q.n.ew || q.n.kind == Norm)) {
+				ok = false
+				break
+			}
+			for _, x := range q.in {
+				if pl.pn[x].group != p.group && marked[pl.pn[x].buf] {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			marked[p.buf] = true
+			pl.p.Tensors[b.tensor].Recompute = true
+		}
+	}
 }
 
 // expand lists the ops in forward order with their dtypes, inserting the casts TF runs where a

@@ -60,6 +60,11 @@ const (
 	Workspace              // cuDNN scratch memory, alive during one op
 	Cast                   // a cast copy (weights cast to the compute type, activations crossing a dtype boundary)
 	Input                  // the input batch (features or labels)
+	// Temp is XLA's temporary buffer: buffer assignment packs every temporary of the compiled
+	// step (activations, gradients, scratch), sharing offsets between values whose live ranges
+	// do not overlap, into one allocation (xla/service/buffer_assignment.cc); the runtime asks
+	// the allocator for it once per execution.
+	Temp
 )
 
 func (r Role) String() string {
@@ -78,6 +83,8 @@ func (r Role) String() string {
 		return "cast"
 	case Input:
 		return "input"
+	case Temp:
+		return "temp"
 	}
 	return fmt.Sprintf("Role(%d)", int(r))
 }
@@ -148,6 +155,12 @@ type Tensor struct {
 	// DnnScratchAllocator::AllocateBytes in tensorflow/core/kernels/conv_ops_gpu.h). The
 	// product of the dims times DType.Size() is Bytes (times 1 for a workspace).
 	Shape []int64
+	// Recompute marks, in an XLA plan, a forward value kept for backward that XLA's
+	// rematerialization may drop and recompute from operands that stay live: the output of a
+	// cheap op (element-wise, normalization, cast, or a fusion of them) none of whose operands
+	// is itself marked (HloRematerialization recomputes one instruction at a time:
+	// block_size_limit 1 in gpu_compiler.cc).
+	Recompute bool
 }
 
 // Op is one step of the plan: a TF op (or an XLA fusion) with its cost and the tensors it

@@ -193,7 +193,7 @@ const (
 )
 
 // DefaultConfig returns an ImageNet pipeline on the H200 machine lent to this project
-// (16 cores, 128 GiB: KINDS.md, nvidia-h200) with TF's defaults: sequential map, no
+// (16 cores, 128 GiB: docs/sources.md) with TF's defaults: sequential map, no
 // prefetch, no cache, pageable memory (tf.data allocates its outputs with the plain CPU
 // allocator: tensorflow/tensorflow#44836, #43905). The dataset is ILSVRC-2012's 1,281,167
 // JPEGs of 108 KB on average (ILSVRC2012_img_train.tar is 138 GB) read from NVMe at 7 GB/s
@@ -222,55 +222,64 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first bad field, named as the scenario key "input.<field>".
+// FieldError is a bad value of one Config field, named by its Go path ("Host.Cores").
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Validate reports the first bad field as a *FieldError.
 func (c Config) Validate() error {
 	bad := func(field string, format string, a ...any) error {
-		return fmt.Errorf("input.%s: %s", field, fmt.Sprintf(format, a...))
+		return &FieldError{Field: field, Err: fmt.Errorf(format, a...)}
 	}
 	switch {
 	case c.Records <= 0:
-		return bad("records", "%d: want > 0", c.Records)
+		return bad("Records", "%d: want > 0", c.Records)
 	case c.RecordBytes < 0:
-		return bad("record_bytes", "%d: want >= 0", c.RecordBytes)
+		return bad("RecordBytes", "%d: want >= 0", c.RecordBytes)
 	case c.ElementBytes < 0:
-		return bad("element_bytes", "%d: want >= 0", c.ElementBytes)
+		return bad("ElementBytes", "%d: want >= 0", c.ElementBytes)
 	case c.Batch <= 0:
-		return bad("batch", "%d: want > 0", c.Batch)
+		return bad("Batch", "%d: want > 0", c.Batch)
 	case c.ShuffleBuffer < 0:
-		return bad("shuffle_buffer", "%d: want >= 0", c.ShuffleBuffer)
+		return bad("ShuffleBuffer", "%d: want >= 0", c.ShuffleBuffer)
 	case c.ParallelCalls < Autotune:
-		return bad("map.parallel_calls", "%d: want >= 0 or autotune", c.ParallelCalls)
+		return bad("ParallelCalls", "%d: want >= 0 or autotune", c.ParallelCalls)
 	case c.Prefetch < Autotune:
-		return bad("prefetch", "%d: want >= 0 or autotune", c.Prefetch)
+		return bad("Prefetch", "%d: want >= 0 or autotune", c.Prefetch)
 	case c.Replicas < 0:
-		return bad("replicas", "%d: want >= 0", c.Replicas)
+		return bad("Replicas", "%d: want >= 0", c.Replicas)
 	case c.Host.Cores <= 0:
-		return bad("host.cores", "%d: want > 0", c.Host.Cores)
+		return bad("Host.Cores", "%d: want > 0", c.Host.Cores)
 	case c.Host.BusyCores < 0 || c.Host.BusyCores >= c.Host.Cores:
-		return bad("host.busy_cores", "%d: want 0 <= busy_cores < cores (%d)", c.Host.BusyCores, c.Host.Cores)
+		return bad("Host.BusyCores", "%d: want 0 <= busy_cores < cores (%d)", c.Host.BusyCores, c.Host.Cores)
 	case c.Host.MemoryBytes <= 0:
-		return bad("host.memory_bytes", "%d: want > 0", c.Host.MemoryBytes)
+		return bad("Host.MemoryBytes", "%d: want > 0", c.Host.MemoryBytes)
 	}
 	for _, f := range []struct {
 		name string
 		v    float64
 	}{
-		{"storage_bandwidth", c.StorageBandwidth}, {"read_latency", c.ReadLatency},
-		{"cache_file_bandwidth", c.CacheFileBandwidth}, {"h2d_bandwidth", c.H2DBandwidth},
-		{"h2d_latency", c.H2DLatency}, {"pageable_bandwidth", c.PageableBandwidth},
-		{"pageable_latency", c.PageableLatency}, {"deliver_overhead", c.DeliverOverhead},
+		{"StorageBandwidth", c.StorageBandwidth}, {"ReadLatency", c.ReadLatency},
+		{"CacheFileBandwidth", c.CacheFileBandwidth}, {"H2DBandwidth", c.H2DBandwidth},
+		{"H2DLatency", c.H2DLatency}, {"PageableBandwidth", c.PageableBandwidth},
+		{"PageableLatency", c.PageableLatency}, {"DeliverOverhead", c.DeliverOverhead},
 	} {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return bad(f.name, "%v: want a finite value >= 0", f.v)
 		}
 	}
 	if err := c.MapCost.validate(); err != nil {
-		return bad("map.cost", "%v", err)
+		return bad("MapCost", "%v", err)
 	}
 	switch c.Cache {
 	case "", "none", "memory", "file":
 	default:
-		return bad("cache", "%q: want none, memory or file", c.Cache)
+		return bad("Cache", "%q: want none, memory or file", c.Cache)
 	}
 	return nil
 }

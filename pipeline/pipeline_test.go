@@ -410,19 +410,21 @@ func TestLevelSeriesIsDownsampled(t *testing.T) {
 	}
 }
 
+// Validate names the bad field by its Go path (train prefixes Input.Pipeline, scenarios maps
+// it to the key).
 func TestValidateNamesTheField(t *testing.T) {
 	for _, tc := range []struct {
 		mut  func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.Records = 0 }, "input.records"},
-		{func(c *Config) { c.Batch = -1 }, "input.batch"},
-		{func(c *Config) { c.ParallelCalls = -3 }, "input.map.parallel_calls"},
-		{func(c *Config) { c.Prefetch = -2 }, "input.prefetch"},
-		{func(c *Config) { c.Cache = "disk" }, "input.cache"},
-		{func(c *Config) { c.MapCost.Kind = "gamma" }, "input.map.cost"},
-		{func(c *Config) { c.StorageBandwidth = math.NaN() }, "input.storage_bandwidth"},
-		{func(c *Config) { c.Host.BusyCores = 16 }, "input.host.busy_cores"},
+		{func(c *Config) { c.Records = 0 }, "Records"},
+		{func(c *Config) { c.Batch = -1 }, "Batch"},
+		{func(c *Config) { c.ParallelCalls = -3 }, "ParallelCalls"},
+		{func(c *Config) { c.Prefetch = -2 }, "Prefetch"},
+		{func(c *Config) { c.Cache = "disk" }, "Cache"},
+		{func(c *Config) { c.MapCost.Kind = "gamma" }, "MapCost"},
+		{func(c *Config) { c.StorageBandwidth = math.NaN() }, "StorageBandwidth"},
+		{func(c *Config) { c.Host.BusyCores = 16 }, "Host.BusyCores"},
 	} {
 		c := DefaultConfig()
 		tc.mut(&c)

@@ -64,7 +64,7 @@ type RunParam struct{ Key, Value string }
 
 // RunMetric is one measured number of a Run.
 type RunMetric struct {
-	// Key is the JSON and CSV name, as DESIGN.md's JSON keys spell it ("step_time_s").
+	// Key is the JSON and CSV name, as docs/design.md's JSON keys spell it ("step_time_s").
 	Key string
 	// Name is the row heading in text and HTML ("step time"); Key when empty.
 	Name string

@@ -26,7 +26,7 @@
 //     the one that helps most as --set overrides.
 //
 // then nvidia-smi's memory at the end, other processes, notes, and an OOM with TF's message and
-// the head of the allocator's log. The JSON object (ResultJSON) starts with DESIGN.md's
+// the head of the allocator's log. The JSON object (ResultJSON) starts with docs/design.md's
 // contract keys (scenario, oom, oom_message, step_time_s, throughput_samples_per_s,
 // gpu_utilization, input_stall_fraction, allreduce_time_s, skipped_steps, devices) and adds,
 // among others, input (pipeline statistics), epochs, gpu_utilization_samples and diagnosis

@@ -57,7 +57,7 @@ func TestWriteHTML(t *testing.T) {
 }
 
 // chromiumFlags are the flags that let Debian's Chromium run headless here as root, without
-// reaching for the network (see the machine notes in .library/env/machines/go.md).
+// reaching for the network.
 var chromiumFlags = []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 	"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
 	"--enable-logging=stderr", "--v=0"}

@@ -28,7 +28,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Metric keys the plots look up in Run.Metrics (DESIGN.md's JSON keys).
+// Metric keys the plots look up in Run.Metrics (docs/design.md's JSON keys).
 const (
 	MetricStepTime     = "step_time_s"
 	MetricThroughput   = "throughput_samples_per_s"

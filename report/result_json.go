@@ -11,7 +11,7 @@ import (
 	"github.com/gpusim/gpusim/analysis"
 )
 
-// ResultJSON is the -o json object of gpusim run. The first keys are DESIGN.md's contract;
+// ResultJSON is the -o json object of gpusim run. The first keys are docs/design.md's contract;
 // the rest may grow.
 type ResultJSON struct {
 	Scenario              string       `json:"scenario"`
@@ -61,6 +61,8 @@ type ResultJSON struct {
 type DeviceJSON struct {
 	Name                  string           `json:"name"`
 	PeakBytesInUse        int64            `json:"peak_bytes_in_use"`
+	FirstStepPeakBytes    int64            `json:"first_step_peak_bytes"`
+	SteadyPeakBytes       int64            `json:"steady_peak_bytes"`
 	PeakPoolBytes         int64            `json:"peak_pool_bytes"`
 	BytesLimit            int64            `json:"bytes_limit"`
 	Allocator             string           `json:"allocator"`
@@ -155,7 +157,7 @@ func NewResultJSON(res *analysis.Result) ResultJSON {
 			Allocator: o.Allocator, RequestBytes: o.Requested, TimeS: o.Time, Fragmentation: finite(o.Fragmentation), Log: o.Log}
 	}
 	for _, d := range res.Devices {
-		dj := DeviceJSON{Name: d.Name, PeakBytesInUse: d.PeakBytesInUse, PeakPoolBytes: d.PeakPoolBytes,
+		dj := DeviceJSON{Name: d.Name, PeakBytesInUse: d.PeakBytesInUse, FirstStepPeakBytes: d.FirstStepPeakBytes, SteadyPeakBytes: d.SteadyPeakBytes, PeakPoolBytes: d.PeakPoolBytes,
 			BytesLimit: d.BytesLimit, Allocator: d.Allocator, Idle: d.Idle, Physical: d.Physical, BytesInUse: d.BytesInUse, PoolBytes: d.PoolBytes,
 			LargestFreeBlockBytes: d.LargestFreeBlock, BusyFraction: reportedBusy(res.Result, d),
 			PoolGrowthDropped: d.GrowthDropped, PoolGrowth: []PoolChangeJSON{}, Timeline: []MemPointJSON{}}

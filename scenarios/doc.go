@@ -1,5 +1,5 @@
 // Package scenarios reads gpusim's scenario files: YAML documents whose keys are the stable
-// scenario keys of DESIGN.md (model, batch, precision, tf32, xla, optimizer, steps, seed,
+// scenario keys of docs/design.md (model, batch, precision, tf32, xla, optimizer, steps, seed,
 // hardware.gpu, hardware.count, cuda_visible_devices, strategy.name, strategy.num_packs,
 // accumulation_steps, steps_per_execution, memory.mode/growth/growth_after_limit/limit_mib/fraction/allocator/gc, input.prefetch,
 // input.map.parallel_calls, input.cache, env, processes) plus name, description and
@@ -16,7 +16,12 @@
 // ("bad.yaml:1: yaml syntax: did not find expected ',' or ']'", with yaml.v3's line: see
 // syntaxError for when it is not the offending one). memory.growth_after_limit orders the
 // calls: set_memory_growth after set_logical_device_configuration, which TF rejects
-// (ValueError, a train.FieldError on that key when the run starts).
+// (ValueError, a train.FieldError on Memory.GrowthAfterLimit when the run starts).
+//
+// scenarios is the only package that knows key names: train's errors name Go field paths
+// (train.FieldError: "Memory.LimitMiB", "Processes[0].UsedBytes"), Key maps a path to its key
+// and Scenario.RunError turns a run's error into a *Error naming the file:line (or --set)
+// that set the key.
 //
 // The built-in library is embedded from builtin/*.yaml: adding a built-in scenario is adding
 // one YAML file there (Names lists them, Builtin loads one, Resolve takes a path or a name).

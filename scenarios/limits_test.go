@@ -69,7 +69,7 @@ func TestAccumulationBlamesAccumulation(t *testing.T) {
 	}
 	_, err = train.Run(context.Background(), s.Config)
 	var fe *train.FieldError
-	if !errors.As(err, &fe) || fe.Field != "accumulation_steps" {
+	if !errors.As(err, &fe) || fe.Field != "AccumulationSteps" {
 		t.Errorf("accumulation_steps=1000 with batch 64: %v, want a FieldError on accumulation_steps", err)
 	}
 }

@@ -92,7 +92,7 @@ func TestPitfallScenariosShowWhatTheySay(t *testing.T) {
 			t.Fatal(err)
 		}
 		var fe *train.FieldError
-		if _, err := train.Run(context.Background(), s.Config); !errors.As(err, &fe) || fe.Field != "memory.growth_after_limit" ||
+		if _, err := train.Run(context.Background(), s.Config); !errors.As(err, &fe) || fe.Field != "Memory.GrowthAfterLimit" ||
 			!strings.Contains(err.Error(), "ValueError: Cannot set memory growth on device when virtual devices configured") {
 			t.Errorf("growth-and-limit, growth after the limit: err %v, want TF's ValueError on memory.growth_after_limit", err)
 		}

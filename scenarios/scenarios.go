@@ -327,7 +327,7 @@ func (s *Scenario) Set(kv string) error {
 		if err := train.CheckCatalog(&probe); err != nil {
 			var fe *train.FieldError
 			if errors.As(err, &fe) {
-				return &Error{Place: place, Field: fe.Field, Err: fe.Err}
+				return &Error{Place: place, Field: Key(fe.Field), Err: fe.Err}
 			}
 			return &Error{Place: place, Field: k, Err: err}
 		}
@@ -370,25 +370,8 @@ func (s *Scenario) check(file string) error {
 			errs = append(errs, &Error{Place: s.Source, Err: e})
 			continue
 		}
-		place := s.origin[fe.Field]
-		for f := fe.Field; place == "" && f != ""; {
-			// A key set through its parent (memory via --set memory.x, processes[0]) is
-			// reported where the parent was set.
-			i := strings.LastIndexAny(f, "[.")
-			if i <= 0 {
-				break
-			}
-			f = f[:i]
-			place = s.origin[f]
-		}
-		if place == "" {
-			place = file
-			if place == "" {
-				place = s.Source
-			}
-			place += " (default)"
-		}
-		errs = append(errs, &Error{Place: place, Field: fe.Field, Err: fe.Err})
+		key := Key(fe.Field)
+		errs = append(errs, &Error{Place: s.place(key, file), Field: key, Err: fe.Err})
 	}
 	return errors.Join(errs...)
 }

@@ -49,7 +49,7 @@ func TestDefaultScenarioIsDefaultConfig(t *testing.T) {
 	}
 }
 
-// TestStableKeys sets every stable key of DESIGN.md through YAML and through --set and checks
+// TestStableKeys sets every stable key of docs/design.md through YAML and through --set and checks
 // the configuration field it lands in.
 func TestStableKeys(t *testing.T) {
 	for _, tc := range []struct {
@@ -326,5 +326,36 @@ func TestExplicitInputKeptOverHostProfile(t *testing.T) {
 	}
 	if pc.StorageBandwidth != 7e9 || pc.Host.Cores != 16 || pc.Host.MemoryBytes != 1024<<30 {
 		t.Errorf("--set profile after the file: bandwidth %g, cores %d, memory %d; want 7e9, 16 (set), 1 TiB (profile)", pc.StorageBandwidth, pc.Host.Cores, pc.Host.MemoryBytes)
+	}
+}
+
+// Key maps train's Go field paths to scenario keys, and every key it names is in the schema.
+func TestKeyOfFieldPaths(t *testing.T) {
+	for path, want := range map[string]string{
+		"Batch":                           "batch",
+		"GPU":                             "hardware.gpu",
+		"Memory":                          "memory",
+		"Memory.LimitMiB":                 "memory.limit_mib",
+		"Memory.GrowthAfterLimit":         "memory.growth_after_limit",
+		"Processes[2]":                    "processes[2]",
+		"Processes[0].UsedBytes":          "processes[0].used_mib",
+		"Processes[1].Memory.Mode":        "processes[1].memory.mode",
+		"Input.Pipeline.Host.BusyCores":   "input.host.busy_cores",
+		"Input.Pipeline.StorageBandwidth": "input.storage_bandwidth",
+		"Nope.Field":                      "Nope.Field",
+	} {
+		if got := Key(path); got != want {
+			t.Errorf("Key(%q) = %q, want %q", path, got, want)
+		}
+	}
+	for path, key := range configKeys {
+		if lookup(key) == nil && !isPrefix(key) {
+			t.Errorf("configKeys[%q] = %q: not a scenario key", path, key)
+		}
+	}
+	for _, k := range memoryFieldKeys {
+		if lookup("memory."+k) == nil {
+			t.Errorf("memory key %q: not a scenario key", k)
+		}
 	}
 }

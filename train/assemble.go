@@ -41,6 +41,7 @@ func (r *runner) result() *Result {
 			BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
 			Growth: rep.growth, GrowthDropped: rep.dropped, Timeline: rep.sampler.timeline(),
 			AccumulatorBytes: rep.accumBytes, AllReduceStartBytes: rep.arStartBytes, AllReducePeakBytes: rep.arPeakBytes,
+			FirstStepPeakBytes: rep.firstPeak, SteadyPeakBytes: rep.steadyPeak,
 		}
 		switch {
 		case r.stepTimes.len() >= 2:

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// BenchmarkRun simulates ResNet-50 on one GPU for 1,000 steps (DESIGN.md budget: well under a
+// BenchmarkRun simulates ResNet-50 on one GPU for 1,000 steps (docs/design.md budget: well under a
 // second; target < 0.2 s) and reports simulated steps per second of wall time.
 func BenchmarkRun(b *testing.B) {
 	c := DefaultConfig()
@@ -25,7 +25,7 @@ func BenchmarkRun(b *testing.B) {
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
 }
 
-// BenchmarkRunMirrored8 is DESIGN.md's other budget: ResNet-50 on 8 GPUs with
+// BenchmarkRunMirrored8 is docs/design.md's other budget: ResNet-50 on 8 GPUs with
 // MirroredStrategy for 1,000 steps in under 1 s.
 func BenchmarkRunMirrored8(b *testing.B) {
 	c := DefaultConfig()

@@ -252,8 +252,9 @@ func DefaultConfig() Config {
 	}
 }
 
-// FieldError is a bad value of one configuration field, named as the scenario key names it
-// ("memory.limit_mib"), so that scenarios can point at the file line.
+// FieldError is a bad value of one configuration field, named by its Go path from Config
+// ("Memory.LimitMiB", "Processes[0].UsedBytes", "Input.Pipeline.Records"); scenarios maps the
+// path to its key and the file line that set it.
 type FieldError struct {
 	Field string
 	Err   error
@@ -294,50 +295,50 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.Model == "" {
-		add(fieldErr("model", "must be set"))
+		add(fieldErr("Model", "must be set"))
 	}
 	if c.Batch <= 0 {
-		add(fieldErr("batch", "must be positive, got %d", c.Batch))
+		add(fieldErr("Batch", "must be positive, got %d", c.Batch))
 	}
-	add(oneOf("precision", c.Precision, precisions))
+	add(oneOf("Precision", c.Precision, precisions))
 	if c.GPU == "" && c.GPUProfile == nil {
-		add(fieldErr("hardware.gpu", "must be set"))
+		add(fieldErr("GPU", "must be set"))
 	}
 	if c.XLADistinctShapes < 0 {
-		add(fieldErr("xla_distinct_shapes", "must not be negative, got %d", c.XLADistinctShapes))
+		add(fieldErr("XLADistinctShapes", "must not be negative, got %d", c.XLADistinctShapes))
 	}
 	if c.HostCores < 0 {
-		add(fieldErr("hardware.host.cores", "must not be negative, got %d", c.HostCores))
+		add(fieldErr("HostCores", "must not be negative, got %d", c.HostCores))
 	}
 	if c.GPUCount <= 0 {
-		add(fieldErr("hardware.count", "must be positive, got %d", c.GPUCount))
+		add(fieldErr("GPUCount", "must be positive, got %d", c.GPUCount))
 	}
-	add(oneOf("strategy.name", c.Strategy, strategies))
+	add(oneOf("Strategy", c.Strategy, strategies))
 	if c.NumPacks < 0 {
 		// NcclAllReduce: "NCCL all-reduce requires num_packs >= 0"; 0 reduces gradient by gradient.
-		add(fieldErr("strategy.num_packs", "must not be negative, got %d", c.NumPacks))
+		add(fieldErr("NumPacks", "must not be negative, got %d", c.NumPacks))
 	}
 	if c.CrossDeviceOps != "" {
-		add(oneOf("strategy.cross_device_ops", c.CrossDeviceOps, crossDeviceOps))
+		add(oneOf("CrossDeviceOps", c.CrossDeviceOps, crossDeviceOps))
 	}
 	if c.Device != "" && c.Strategy == "mirrored" {
-		add(fieldErr("tf.device", "MirroredStrategy runs each replica under its own device scope, so an enclosing tf.device does not choose its GPUs; choose them with tf.visible_devices or cuda_visible_devices"))
+		add(fieldErr("Device", "MirroredStrategy runs each replica under its own device scope, so an enclosing tf.device does not choose its GPUs; choose them with tf.visible_devices or cuda_visible_devices"))
 	}
 	if c.AccumulationSteps <= 0 {
-		add(fieldErr("accumulation_steps", "must be positive, got %d", c.AccumulationSteps))
+		add(fieldErr("AccumulationSteps", "must be positive, got %d", c.AccumulationSteps))
 	}
 	if c.StepsPerExecution <= 0 {
-		add(fieldErr("steps_per_execution", "must be positive, got %d", c.StepsPerExecution))
+		add(fieldErr("StepsPerExecution", "must be positive, got %d", c.StepsPerExecution))
 	}
-	add(c.Memory.validate("memory"))
+	add(c.Memory.validate("Memory"))
 	if in := c.Input; in != nil {
 		if in.Prefetch < Autotune {
-			add(fieldErr("input.prefetch", "must be a count or autotune, got %d", in.Prefetch))
+			add(fieldErr("Input.Prefetch", "must be a count or autotune, got %d", in.Prefetch))
 		}
 		if in.ParallelCalls < Autotune {
-			add(fieldErr("input.map.parallel_calls", "must be a count or autotune, got %d", in.ParallelCalls))
+			add(fieldErr("Input.ParallelCalls", "must be a count or autotune, got %d", in.ParallelCalls))
 		}
-		add(oneOf("input.cache", in.Cache, caches))
+		add(oneOf("Input.Cache", in.Cache, caches))
 		if in.Pipeline.Records != 0 {
 			h, err := hw.LookupHost(c.Host)
 			if c.Host == "" || err != nil {
@@ -345,35 +346,37 @@ func (c *Config) Validate() error {
 			}
 			pc := in.pipelineConfig(c.Batch, c.AccumulationSteps, c.HostCores, h)
 			if err := pc.Validate(); err != nil {
-				// pipeline names the key "input.<field>: ..."
-				field, msg, _ := strings.Cut(err.Error(), ": ")
-				add(fieldErr(field, "%s", msg))
+				var fe *pipeline.FieldError
+				if errors.As(err, &fe) {
+					err = &FieldError{Field: "Input.Pipeline." + fe.Field, Err: fe.Err}
+				}
+				add(err)
 			}
 		}
 	}
 	for i, p := range c.Processes {
-		f := fmt.Sprintf("processes[%d]", i)
-		add(p.Memory.validate(f + ".memory"))
+		f := fmt.Sprintf("Processes[%d]", i)
+		add(p.Memory.validate(f + ".Memory"))
 		if p.UsedBytes < 0 {
-			add(fieldErr(f+".used_mib", "must not be negative"))
+			add(fieldErr(f+".UsedBytes", "must not be negative"))
 		}
 		if p.Framework != "" && p.Framework != "tensorflow" && p.Framework != "jax" {
-			add(fieldErr(f+".framework", "%q is not one of tensorflow, jax", p.Framework))
+			add(fieldErr(f+".Framework", "%q is not one of tensorflow, jax", p.Framework))
 		}
 		for _, g := range p.GPUs {
 			if g < 0 || g >= c.GPUCount {
-				add(fieldErr(f+".gpus", "GPU %d does not exist (hardware.count is %d)", g, c.GPUCount))
+				add(fieldErr(f+".GPUs", "GPU %d does not exist (hardware.count is %d)", g, c.GPUCount))
 			}
 		}
 	}
 	if c.Steps <= 0 {
-		add(fieldErr("steps", "must be positive, got %d", c.Steps))
+		add(fieldErr("Steps", "must be positive, got %d", c.Steps))
 	}
 	if c.TraceSteps < 0 {
-		add(fieldErr("simulator.trace_steps", "must not be negative, got %d", c.TraceSteps))
+		add(fieldErr("TraceSteps", "must not be negative, got %d", c.TraceSteps))
 	}
 	if c.TimelinePoints < 2 {
-		add(fieldErr("simulator.timeline_points", "must be at least 2, got %d", c.TimelinePoints))
+		add(fieldErr("TimelinePoints", "must be at least 2, got %d", c.TimelinePoints))
 	}
 	return errors.Join(errs...)
 }
@@ -381,44 +384,47 @@ func (c *Config) Validate() error {
 func (m *Memory) validate(prefix string) error {
 	var errs []error
 	if m.Mode != "" {
-		if err := oneOf(prefix+".mode", m.Mode, modes); err != nil {
+		if err := oneOf(prefix+".Mode", m.Mode, modes); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if m.LimitMiB < 0 {
-		errs = append(errs, fieldErr(prefix+".limit_mib", "must not be negative, got %d", m.LimitMiB))
+		errs = append(errs, fieldErr(prefix+".LimitMiB", "must not be negative, got %d", m.LimitMiB))
 	}
 	for _, l := range m.LogicalMiB {
 		if l <= 0 {
-			errs = append(errs, fieldErr(prefix+".logical_devices_mib", "every memory_limit must be positive, got %d", l))
+			errs = append(errs, fieldErr(prefix+".LogicalMiB", "every memory_limit must be positive, got %d", l))
 			break
 		}
 	}
 	if len(m.LogicalMiB) > 0 && m.LimitMiB > 0 {
-		errs = append(errs, fieldErr(prefix+".logical_devices_mib", "set either limit_mib or logical_devices_mib"))
+		errs = append(errs, fieldErr(prefix+".LogicalMiB", "set either limit_mib or logical_devices_mib"))
 	}
 	if m.Fraction < 0 || m.Fraction > 1 {
 		// TF accepts fractions above 1 (unified memory); gpusim does not simulate that.
-		errs = append(errs, fieldErr(prefix+".fraction", "must be in [0, 1], got %g", m.Fraction))
+		errs = append(errs, fieldErr(prefix+".Fraction", "must be in [0, 1], got %g", m.Fraction))
 	}
 	if m.Allocator != "" {
-		if err := oneOf(prefix+".allocator", m.Allocator, allocators); err != nil {
+		if err := oneOf(prefix+".Allocator", m.Allocator, allocators); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	switch m.Mode {
 	case "growth":
 		if m.Growth != nil && !*m.Growth {
-			errs = append(errs, fieldErr(prefix+".mode", "growth contradicts %s.growth=false", prefix))
+			errs = append(errs, fieldErr(prefix+".Mode", "growth contradicts %s.growth=false", section(prefix)))
 		}
 	case "limit":
 		if m.LimitMiB == 0 && len(m.LogicalMiB) == 0 {
-			errs = append(errs, fieldErr(prefix+".mode", "limit needs %s.limit_mib", prefix))
+			errs = append(errs, fieldErr(prefix+".Mode", "limit needs %s.limit_mib", section(prefix)))
 		}
 	case "preallocate":
 		if m.Growth != nil && *m.Growth {
-			errs = append(errs, fieldErr(prefix+".mode", "preallocate contradicts %s.growth=true", prefix))
+			errs = append(errs, fieldErr(prefix+".Mode", "preallocate contradicts %s.growth=true", section(prefix)))
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// section is a Memory's Go path as a message names the section ("processes[0].memory").
+func section(path string) string { return strings.ToLower(path) }

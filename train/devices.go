@@ -32,9 +32,9 @@ func (r *runner) setupTFDevices(env map[string]string, memLimits []int64) (*tfDe
 	host := visibility.UniformHost(r.cfg.GPUCount, visibility.GPU{Name: g.Description, CCMajor: g.CCMajor, CCMinor: g.CCMinor, SMs: g.SMs, MemoryBytes: g.MemoryBytes})
 	ctx := visibility.NewContext(host, visibility.Options{Env: env})
 	d := &tfDevices{ctx: ctx}
-	cvdField := "env"
+	cvdField := "Env"
 	if r.cfg.CUDAVisibleDevices != nil {
-		cvdField = "cuda_visible_devices"
+		cvdField = "CUDAVisibleDevices"
 	}
 	phys := ctx.PhysicalDevices()
 	if len(phys) == 0 {
@@ -50,14 +50,14 @@ func (r *runner) setupTFDevices(env map[string]string, memLimits []int64) (*tfDe
 	}
 	if v := r.cfg.VisibleDevices; v != nil {
 		if err := ctx.SetVisibleDevices(v); err != nil {
-			return nil, &FieldError{Field: "tf.visible_devices", Err: err}
+			return nil, &FieldError{Field: "VisibleDevices", Err: err}
 		}
 		visible = v
 	}
 	if len(memLimits) > 0 {
 		for _, i := range visible {
 			if err := ctx.SetLogicalDeviceConfiguration(i, memLimits); err != nil {
-				return nil, &FieldError{Field: "memory.logical_devices_mib", Err: err}
+				return nil, &FieldError{Field: "Memory.LogicalMiB", Err: err}
 			}
 		}
 	}
@@ -67,19 +67,19 @@ func (r *runner) setupTFDevices(env map[string]string, memLimits []int64) (*tfDe
 		r.notes = append(r.notes, "devices: "+n)
 	}
 	if len(d.logical) == 0 {
-		field, why := "tf.visible_devices", "set_visible_devices left no GPU"
+		field, why := "VisibleDevices", "set_visible_devices left no GPU"
 		if r.cfg.VisibleDevices == nil || len(r.cfg.VisibleDevices) > 0 {
-			field, why = "hardware.gpu", "TF ignored every visible GPU"
+			field, why = "GPU", "TF ignored every visible GPU"
 		}
 		return nil, &FieldError{Field: field, Err: fmt.Errorf("%s: TensorFlow would run on the CPU, which gpusim does not simulate", why)}
 	}
 	if r.cfg.Device != "" {
 		p, err := ctx.Place(visibility.Op{Name: "model", Device: r.cfg.Device}, r.cfg.SoftPlacement, visibility.DefaultHostLink())
 		if err != nil {
-			return nil, &FieldError{Field: "tf.device", Err: err}
+			return nil, &FieldError{Field: "Device", Err: err}
 		}
 		if p.Logical < 0 {
-			return nil, &FieldError{Field: "tf.device", Err: fmt.Errorf("%s puts the model on the CPU, which gpusim does not simulate", r.cfg.Device)}
+			return nil, &FieldError{Field: "Device", Err: fmt.Errorf("%s puts the model on the CPU, which gpusim does not simulate", r.cfg.Device)}
 		}
 		d.place = p.Logical
 		r.notes = append(r.notes, "tf.device: "+p.Reason)
@@ -125,7 +125,7 @@ func (d *tfDevices) crossDeviceOps(explicit string) (impl, warning string, err e
 		return impl, warning, nil
 	}
 	if explicit == collective.ImplNCCL && len(d.logical) > len(d.used) {
-		return "", "", &FieldError{Field: "strategy.cross_device_ops", Err: fmt.Errorf("NCCL error: duplicate GPU detected: %d logical GPUs on %d physical GPUs (NCCL runs one rank per GPU; virtual devices need reduction_to_one_device)", len(d.logical), len(d.used))}
+		return "", "", &FieldError{Field: "CrossDeviceOps", Err: fmt.Errorf("NCCL error: duplicate GPU detected: %d logical GPUs on %d physical GPUs (NCCL runs one rank per GPU; virtual devices need reduction_to_one_device)", len(d.logical), len(d.used))}
 	}
 	return explicit, "", nil
 }
@@ -143,7 +143,7 @@ func bridgedNVLink(g hw.GPU) bool {
 func (r *runner) replicaGPUs(d *tfDevices, logical int) ([]int, error) {
 	if r.cfg.Strategy != "mirrored" {
 		if r.cfg.StrategyDevices != nil {
-			return nil, &FieldError{Field: "strategy.devices", Err: fmt.Errorf("only MirroredStrategy takes a device list (strategy.name is %q)", r.cfg.Strategy)}
+			return nil, &FieldError{Field: "StrategyDevices", Err: fmt.Errorf("only MirroredStrategy takes a device list (strategy.name is %q)", r.cfg.Strategy)}
 		}
 		return []int{d.place}, nil
 	}
@@ -156,16 +156,16 @@ func (r *runner) replicaGPUs(d *tfDevices, logical int) ([]int, error) {
 	}
 	if len(r.cfg.StrategyDevices) == 0 {
 		// mirrored_strategy.py _initialize_strategy: assert devices, "Must specify at least one device."
-		return nil, &FieldError{Field: "strategy.devices", Err: fmt.Errorf("must specify at least one device")}
+		return nil, &FieldError{Field: "StrategyDevices", Err: fmt.Errorf("must specify at least one device")}
 	}
 	seen := map[int]bool{}
 	for _, i := range r.cfg.StrategyDevices {
 		if i < 0 || i >= logical {
-			return nil, &FieldError{Field: "strategy.devices", Err: fmt.Errorf("/gpu:%d does not exist: the process has %d logical GPU(s) after CUDA_VISIBLE_DEVICES and set_visible_devices", i, logical)}
+			return nil, &FieldError{Field: "StrategyDevices", Err: fmt.Errorf("/gpu:%d does not exist: the process has %d logical GPU(s) after CUDA_VISIBLE_DEVICES and set_visible_devices", i, logical)}
 		}
 		if seen[i] {
 			// mirrored_strategy.py _initialize_strategy asserts the devices are distinct.
-			return nil, &FieldError{Field: "strategy.devices", Err: fmt.Errorf("no duplicates allowed in `devices` argument: /gpu:%d twice", i)}
+			return nil, &FieldError{Field: "StrategyDevices", Err: fmt.Errorf("no duplicates allowed in `devices` argument: /gpu:%d twice", i)}
 		}
 		seen[i] = true
 	}

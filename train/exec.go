@@ -56,7 +56,7 @@ func (r *runner) startStep() {
 	r.stepStart = r.eng.Now()
 	r.done, r.atBarrier = 0, 0
 	r.skipThis = r.skip(r.step)
-	r.droppedAtStart = r.spansDropped
+	r.stepOps = 0
 	for _, rep := range r.replicas {
 		rep.micro = 0
 		rep.optimizing = false
@@ -238,6 +238,7 @@ func (r *runner) opEnd(rep *replica) {
 	} else {
 		r.spansDropped++
 	}
+	r.stepOps++
 	rep.kinds[op.cost.kind] += now - rep.mark
 	rep.cat[op.cost.cat] += now - rep.mark
 	rep.mark = now
@@ -502,6 +503,11 @@ func (r *runner) recordMem(rep *replica, request int64) {
 	s := rep.alloc.Stats()
 	now := r.eng.Now()
 	rep.sampler.record(now, s.BytesInUse, s.PoolBytes)
+	if r.step <= 1 {
+		rep.firstPeak = max(rep.firstPeak, s.BytesInUse)
+	} else {
+		rep.steadyPeak = max(rep.steadyPeak, s.BytesInUse)
+	}
 	if r.step >= 1 && r.step <= len(rep.profiles) {
 		rep.profiles[r.step-1].record(now-r.stepStart, s.BytesInUse, s.PoolBytes)
 	}

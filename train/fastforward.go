@@ -30,8 +30,11 @@ type stateAppender interface {
 //     (tsl bfc_allocator.cc FreeAndMaybeCoalesce), so the state is "the persistent chunks at
 //     their addresses, every gap one free chunk, in the same regions": the same at the end of
 //     k-1 and k when nothing above changed.
+//
+// Steps up to Config.TraceSteps keep every op span, so the replay starts after them: step k
+// may be the last traced step (its copies drop the op spans it kept).
 func (r *runner) canFastForward() bool {
-	if !r.ffPossible || r.skip(r.step) || r.skip(r.step-1) || r.step <= r.cfg.TraceSteps || r.compilesAfter(r.step) {
+	if !r.ffPossible || r.skip(r.step) || r.skip(r.step-1) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step) {
 		return false
 	}
 	// The last two steps took the same time, split the same way.
@@ -79,7 +82,8 @@ func (r *runner) fastForward() {
 	kinds, _ := r.kindBDs.last()
 	ar, _ := r.arTimes.last()
 	stepDur := r.eng.Now() - r.stepStart
-	dropped := r.spansDropped - r.droppedAtStart
+	// A replayed step is past Config.TraceSteps: it drops the op spans the step kept or dropped.
+	dropped := r.stepOps
 	start := r.eng.Now()
 	first := r.step + 1
 	count := 0

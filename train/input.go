@@ -49,7 +49,7 @@ func InputPipeline(cfg Config, replicas int) (pipeline.Config, error) {
 	if cfg.Host != "" {
 		var err error
 		if h, err = hw.LookupHost(cfg.Host); err != nil {
-			return pipeline.Config{}, &FieldError{Field: "hardware.host", Err: err}
+			return pipeline.Config{}, &FieldError{Field: "Host", Err: err}
 		}
 	}
 	pc := cfg.Input.pipelineConfig(cfg.Batch, cfg.AccumulationSteps, cfg.HostCores, h)

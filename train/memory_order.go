@@ -33,7 +33,7 @@ func growthDroppedNote(m Memory) string {
 func memoryErrorField(m Memory, err error) string {
 	var ce *allocator.ConfigError
 	if m.GrowthAfterLimit && errors.As(err, &ce) && strings.Contains(ce.Msg, "virtual devices configured") {
-		return "memory.growth_after_limit"
+		return "Memory.GrowthAfterLimit"
 	}
-	return "memory"
+	return "Memory"
 }

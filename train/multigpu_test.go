@@ -55,32 +55,32 @@ func TestVisibilityRulesThroughRun(t *testing.T) {
 		{
 			name:     "set_visible_devices([]) leaves no GPU",
 			f:        func(c *Config) { c.VisibleDevices = []int{} },
-			errField: "tf.visible_devices", errText: "left no GPU",
+			errField: "VisibleDevices", errText: "left no GPU",
 		},
 		{
 			name:     "CUDA_VISIBLE_DEVICES empty shows no GPU",
 			f:        func(c *Config) { c.CUDAVisibleDevices = ptr("") },
-			errField: "cuda_visible_devices", errText: "CUDA shows no GPU",
+			errField: "CUDAVisibleDevices", errText: "CUDA shows no GPU",
 		},
 		{
 			name:     "CUDA_VISIBLE_DEVICES=0,0 shows no GPU",
 			f:        func(c *Config) { c.CUDAVisibleDevices = ptr("0,0") },
-			errField: "cuda_visible_devices", errText: "repeats a device",
+			errField: "CUDAVisibleDevices", errText: "repeats a device",
 		},
 		{
 			name:     "set_visible_devices with a device CUDA hides",
 			f:        func(c *Config) { c.CUDAVisibleDevices, c.VisibleDevices = ptr("2,3"), []int{2} },
-			errField: "tf.visible_devices", errText: "ValueError: Unrecognized device",
+			errField: "VisibleDevices", errText: "ValueError: Unrecognized device",
 		},
 		{
 			name:     "GPU:5 without soft placement",
 			f:        func(c *Config) { soft := false; c.Device, c.SoftPlacement = "/GPU:5", &soft },
-			errField: "tf.device", errText: "InvalidArgumentError: Could not satisfy device specification",
+			errField: "Device", errText: "InvalidArgumentError: Could not satisfy device specification",
 		},
 		{
 			name:     "tf.device under MirroredStrategy",
 			f:        func(c *Config) { c.Strategy, c.Device = "mirrored", "/GPU:1" },
-			errField: "tf.device", errText: "MirroredStrategy",
+			errField: "Device", errText: "MirroredStrategy",
 		},
 	} {
 		c := cfgWith(func(c *Config) { c.GPUCount, c.Batch, c.Steps = 4, 64, 2 })
@@ -409,7 +409,7 @@ func TestExplicitCrossDeviceOps(t *testing.T) {
 		c.Strategy, c.Memory.LogicalMiB, c.CrossDeviceOps = "mirrored", []int64{8192, 8192}, collective.ImplNCCL
 	}))
 	var fe *FieldError
-	if !errors.As(err, &fe) || fe.Field != "strategy.cross_device_ops" || !strings.Contains(err.Error(), "duplicate GPU") {
+	if !errors.As(err, &fe) || fe.Field != "CrossDeviceOps" || !strings.Contains(err.Error(), "duplicate GPU") {
 		t.Errorf("NCCL over virtual GPUs: error %v, want a strategy.cross_device_ops duplicate-GPU error", err)
 	}
 }
@@ -460,7 +460,7 @@ func TestStrategyDevices(t *testing.T) {
 	for _, bad := range [][]int{{}, {0, 0}, {4}} {
 		_, err := Run(context.Background(), cfgWith(func(c *Config) { c.GPUCount, c.Strategy, c.StrategyDevices = 4, "mirrored", bad }))
 		var fe *FieldError
-		if !errors.As(err, &fe) || fe.Field != "strategy.devices" {
+		if !errors.As(err, &fe) || fe.Field != "StrategyDevices" {
 			t.Errorf("strategy.devices=%v: error %v, want one on strategy.devices", bad, err)
 		}
 	}

@@ -85,7 +85,7 @@ func TestGrowthAndLimitOrder(t *testing.T) {
 	} {
 		_, err := Run(context.Background(), cfgWith(tc.f))
 		var fe *FieldError
-		if !errors.As(err, &fe) || fe.Field != "memory.growth_after_limit" || !strings.Contains(err.Error(), tc.want) {
+		if !errors.As(err, &fe) || fe.Field != "Memory.GrowthAfterLimit" || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want a FieldError on memory.growth_after_limit with %q", tc.name, err, tc.want)
 		}
 	}

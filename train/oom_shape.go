@@ -27,7 +27,7 @@ func tensorShape(t models.Tensor) string {
 // DT_UINT8 (DnnScratchAllocator::AllocateBytes, tensorflow/core/kernels/conv_ops_gpu.h);
 // everything else has its dtype.
 func tensorDType(t models.Tensor) string {
-	if t.Role == models.Workspace {
+	if t.Role == models.Workspace || t.Role == models.Temp {
 		return "uint8"
 	}
 	return tfDType(t.DType)

@@ -8,7 +8,7 @@ import (
 )
 
 // Result is what a run measured. Times are seconds of virtual time, memory is bytes. Report
-// renders it; the JSON keys of DESIGN.md come from these fields.
+// renders it; the JSON keys of docs/design.md come from these fields.
 type Result struct {
 	// Scenario is Config.Name.
 	Scenario string
@@ -206,6 +206,10 @@ type Device struct {
 	Idle bool
 	// PeakBytesInUse, PeakPoolBytes and BytesLimit are the allocator's statistics at the end.
 	PeakBytesInUse, PeakPoolBytes, BytesLimit int64
+	// FirstStepPeakBytes is the most in use up to the end of step 1 (variables, the first
+	// step's one-time allocations), SteadyPeakBytes the most in use in the steps after (0 when the run
+	// ended in step 1). PeakBytesInUse is the larger: what a max-batch search must fit.
+	FirstStepPeakBytes, SteadyPeakBytes int64
 	// BytesInUse and PoolBytes are the values at the end of the run.
 	BytesInUse, PoolBytes int64
 	// LargestFreeBlock is the largest free chunk at the end.

@@ -77,7 +77,7 @@ func runCapped(ctx context.Context, cfg Config, maxEvents uint64) (*Result, erro
 
 // MaxEvents caps the events one run simulates, so that a configuration too large to simulate
 // ends with an error instead of running for hours: about a minute of simulation at the
-// engine's tens of millions of events per second (DESIGN.md's budget), far above a 1M-step
+// engine's tens of millions of events per second (docs/design.md's budget), far above a 1M-step
 // ResNet-50 run on 8 GPUs with fast-forward.
 const MaxEvents = 1 << 30
 
@@ -101,15 +101,15 @@ func CheckCatalog(cfg *Config) error {
 	var errs []error
 	if cfg.Model != "" {
 		if err := models.Known(cfg.Model); err != nil {
-			errs = append(errs, &FieldError{Field: "model", Err: err})
+			errs = append(errs, &FieldError{Field: "Model", Err: err})
 		}
 	}
 	if _, err := models.LookupOptimizer(cfg.Optimizer); err != nil {
-		errs = append(errs, &FieldError{Field: "optimizer", Err: err})
+		errs = append(errs, &FieldError{Field: "Optimizer", Err: err})
 	}
 	if cfg.GPU != "" && cfg.GPUProfile == nil {
 		if _, err := hw.LookupGPU(cfg.GPU); err != nil {
-			errs = append(errs, &FieldError{Field: "hardware.gpu", Err: err})
+			errs = append(errs, &FieldError{Field: "GPU", Err: err})
 		}
 	}
 	return errors.Join(errs...)
@@ -162,12 +162,15 @@ type replica struct {
 
 	sampler  *sampler
 	profiles [2]*sampler // memory within steps 1 and 2, relative to the step's start
-	growth   []PoolChange
-	dropped  int
-	lastPool int64
-	trace    []memEvent         // this step's memory changes, for fast-forward replay
-	extra    []allocator.Handle // all-reduce output buffers, freed at the end of the step
-	packBufs []allocator.Handle // live all-reduce buffers by index into runner.packBufs (-1: none)
+	// firstPeak is the most in use up to the end of step 1 (variables, autotuning scratch
+	// and the first step), steadyPeak the most in use after it.
+	firstPeak, steadyPeak int64
+	growth                []PoolChange
+	dropped               int
+	lastPool              int64
+	trace                 []memEvent         // this step's memory changes, for fast-forward replay
+	extra                 []allocator.Handle // all-reduce output buffers, freed at the end of the step
+	packBufs              []allocator.Handle // live all-reduce buffers by index into runner.packBufs (-1: none)
 	// multi-GPU memory: the copy-based reduction's buffer on the reducing replica, bytes in use
 	// when the all-reduce started and at its peak (latest update), the gradient accumulators
 	reduceExtra    allocator.Handle
@@ -236,6 +239,7 @@ type runner struct {
 	batches         map[int]*batch
 	skips           []bool // per step (0-based): the loss scale optimizer skips the update
 	xla             xlaState
+	xlaTemp         *xlaTemp // buffer assignment of the first plan (nil without XLA)
 	skipped         int
 	skipThis        bool
 	inputWait       sim.Time // summed over replicas
@@ -250,7 +254,7 @@ type runner struct {
 	spans           []Span
 	ffPossible      bool // fast-forward is on and every allocator can show its state
 	spansDropped    int
-	droppedAtStart  int      // spansDropped when the step started
+	stepOps         int      // ops the replicas ran in the step so far (op spans a step keeps or drops)
 	arStart         sim.Time // when the step's all-reduce started
 	util            []UtilPoint
 }
@@ -269,13 +273,13 @@ func newRunner(cfg Config) (*runner, error) {
 	} else {
 		g, err := hw.LookupGPU(cfg.GPU)
 		if err != nil {
-			return nil, &FieldError{Field: "hardware.gpu", Err: err}
+			return nil, &FieldError{Field: "GPU", Err: err}
 		}
 		gpu = g
 	}
 	model, err := models.Get(cfg.Model)
 	if err != nil {
-		return nil, &FieldError{Field: "model", Err: err}
+		return nil, &FieldError{Field: "Model", Err: err}
 	}
 	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[int]*batch{}}
 	if err := r.setupDevices(); err != nil {
@@ -507,16 +511,16 @@ func (r *runner) setupPlans() error {
 			if mb == 0 {
 				// Name the key that pushes the product over the batch: the accumulation when
 				// each replica has a sample of its own.
-				field := "batch"
+				field := "Batch"
 				if replicaBatches[i] > 0 && r.cfg.AccumulationSteps > 1 {
-					field = "accumulation_steps"
+					field = "AccumulationSteps"
 				}
 				return &FieldError{Field: field, Err: fmt.Errorf("batch %d is smaller than replicas (%d) x accumulation_steps (%d)", r.cfg.Batch, len(r.replicas), r.cfg.AccumulationSteps)}
 			}
 			p, ok := cache[mb]
 			if !ok {
 				var err error
-				if p, err = r.makePlan(mb); err != nil {
+				if p, err = r.makePlan(mb, rep.alloc.Stats().BytesLimit); err != nil {
 					return err
 				}
 				cache[mb] = p
@@ -599,11 +603,21 @@ func (r *runner) setupAllReduce() error {
 	return nil
 }
 
-func (r *runner) makePlan(batch int) (*plan, error) {
+// makePlan builds and prices the step of one micro-batch; limit is the replica's allocator
+// limit (XLA's rematerialization aims below it).
+func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, Optimizer: r.cfg.Optimizer,
 		BatchNormSpatialPersistent: envTrue(r.cfg.Env["TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"])})
 	if err != nil {
-		return nil, &FieldError{Field: "model", Err: err}
+		return nil, &FieldError{Field: "Model", Err: err}
+	}
+	if r.cfg.XLA {
+		var x *xlaTemp
+		mp, x = xlaAssign(mp, limit, len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1)
+		if note := xlaMemoryNote(x); note != "" && r.xlaTemp == nil {
+			r.notes = append(r.notes, note)
+			r.xlaTemp = x
+		}
 	}
 	p := &plan{Plan: mp, batch: batch, costs: make([]opCost, len(mp.Ops)), optStart: len(mp.Ops), isPers: make([]bool, len(mp.Tensors))}
 	for _, i := range mp.Persistent {

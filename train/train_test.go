@@ -180,9 +180,9 @@ func TestCUDAVisibleDevices(t *testing.T) {
 		{nil, 4, ""},
 		{ptr("2,3"), 2, ""},
 		{ptr("1,x,0"), 1, ""}, // CUDA stops at the first invalid entry
-		{ptr(""), 0, "cuda_visible_devices"},
-		{ptr("5"), 0, "cuda_visible_devices"},
-		{ptr("0,0"), 0, "cuda_visible_devices"}, // a repeated device empties the list
+		{ptr(""), 0, "CUDAVisibleDevices"},
+		{ptr("5"), 0, "CUDAVisibleDevices"},
+		{ptr("0,0"), 0, "CUDAVisibleDevices"}, // a repeated device empties the list
 	} {
 		c := cfgWith(func(c *Config) {
 			c.GPUCount, c.Strategy, c.Batch, c.Steps, c.CUDAVisibleDevices = 4, "mirrored", 64, 2, tc.env
@@ -312,12 +312,12 @@ func TestBadConfig(t *testing.T) {
 		f     func(c *Config)
 		field string
 	}{
-		{"negative batch", func(c *Config) { c.Batch = -1 }, "batch"},
-		{"unknown gpu", func(c *Config) { c.GPU = "k80-nope" }, "hardware.gpu"},
-		{"unknown model", func(c *Config) { c.Model = "resnet51" }, "model"},
-		{"precision", func(c *Config) { c.Precision = "fp8" }, "precision"},
-		{"batch below replicas", func(c *Config) { c.GPUCount, c.Strategy, c.Batch = 4, "mirrored", 3 }, "batch"},
-		{"mode contradicts growth", func(c *Config) { f := false; c.Memory.Mode, c.Memory.Growth = "growth", &f }, "memory.mode"},
+		{"negative batch", func(c *Config) { c.Batch = -1 }, "Batch"},
+		{"unknown gpu", func(c *Config) { c.GPU = "k80-nope" }, "GPU"},
+		{"unknown model", func(c *Config) { c.Model = "resnet51" }, "Model"},
+		{"precision", func(c *Config) { c.Precision = "fp8" }, "Precision"},
+		{"batch below replicas", func(c *Config) { c.GPUCount, c.Strategy, c.Batch = 4, "mirrored", 3 }, "Batch"},
+		{"mode contradicts growth", func(c *Config) { f := false; c.Memory.Mode, c.Memory.Growth = "growth", &f }, "Memory.Mode"},
 	} {
 		_, err := Run(context.Background(), cfgWith(tc.f))
 		if err == nil {

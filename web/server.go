@@ -215,14 +215,9 @@ func (s *Server) run(ctx context.Context, name string, sets []string) (*runRespo
 	sess := analysis.NewSession(s.simulate)
 	res, err := sess.Run(ctx, sc.Config)
 	if err != nil {
-		var fe *train.FieldError
-		if errors.As(err, &fe) {
+		if se, ok := sc.RunError(err); ok {
 			// TF rejects the configuration: named as gpusim run names it.
-			place := sc.Origin(fe.Field)
-			if place == "" {
-				place = sc.Source
-			}
-			return nil, badRequest{fmt.Errorf("%s: %s: %v", place, fe.Field, fe.Err)}
+			return nil, badRequest{se}
 		}
 		return nil, err
 	}

@@ -332,6 +332,13 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 	}
 	var summaries []traceSummary
 	for _, in := range inputs {
+		// The recording's allocator mode first (JAX's 75% pool, growth), the trace's own
+		// overrides after it so that they win.
+		var mode []string
+		if in.memErr == nil {
+			mode, _ = calibrate.AllocatorOverrides(in.memory)
+		}
+		in.overrides = append(mode, in.overrides...)
 		pred, err := sim.Predictor(in.overrides)
 		if err != nil {
 			return asUsage(fmt.Errorf("%s: %w", in.name, err))

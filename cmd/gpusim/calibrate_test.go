@@ -16,7 +16,7 @@ import (
 )
 
 // fakeGPUs is a calibrate.Reader answering like one idle H200 (figures of the H200 here,
-// REFERENCE.md: NVML total 150,754,820,096 B, 644,939,776 B reserved).
+// docs/sources.md: NVML total 150,754,820,096 B, 644,939,776 B reserved).
 type fakeGPUs struct{ closed bool }
 
 func (f *fakeGPUs) Inventory() (*calibrate.Inventory, error) {
@@ -292,5 +292,40 @@ func TestCalibrateUsageExamples(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("ran %d examples, want 2 (inventory and fit)", n)
+	}
+}
+
+// TestCalibrateFitJAXPlateau: fit on a JAX recording simulates JAX's allocator (its 75% pool,
+// read off the memory curve), so the memory plateau is within 5% before any fitting.
+func TestCalibrateFitJAXPlateau(t *testing.T) {
+	td := filepath.Join("..", "..", "calibrate", "testdata") + string(filepath.Separator)
+	var out bytes.Buffer
+	args := []string{"fit", td + "jax-prealloc.json.gz", "--scenario", td + "jax-h200.yaml", "--max-runs", "20", "-o", "json"}
+	if err := runCalibrate(context.Background(), &out, &out, args, openFake(&fakeGPUs{})); err != nil {
+		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	var fit struct {
+		Traces []struct {
+			Overrides []string `json:"overrides"`
+		} `json:"traces"`
+		Fit calibrate.FitResult `json:"fit"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &fit); err != nil {
+		t.Fatal(err)
+	}
+	if len(fit.Traces) != 1 || len(fit.Traces[0].Overrides) == 0 || fit.Traces[0].Overrides[0] != "memory.fraction=0.75" {
+		t.Errorf("overrides %+v, want memory.fraction=0.75 first", fit.Traces)
+	}
+	found := false
+	for _, r := range fit.Fit.Residuals {
+		if r.Quantity == "memory_bytes" {
+			found = true
+			if math.Abs(r.RelErrBefore()) > 0.05 {
+				t.Errorf("memory plateau %.0f MiB simulated vs %.0f MiB recorded (%+.1f%%), want within 5%%", r.Before/(1<<20), r.Observed/(1<<20), 100*r.RelErrBefore())
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no memory residual in %+v", fit.Fit.Residuals)
 	}
 }

@@ -143,18 +143,13 @@ func (c *capacityFlags) parse(name string, fs *pflag.FlagSet, stdout io.Writer, 
 
 // capacityError turns a train.Run error into bad input (exit 2) naming the scenario place.
 func capacityError(name string, sc *scenarios.Scenario, err error) error {
-	var fe *train.FieldError
-	if errors.As(err, &fe) {
-		place := sc.Origin(fe.Field)
-		if place == "" {
-			place = sc.Source
-		}
+	if se, ok := sc.RunError(err); ok {
 		at := ""
 		var te *analysis.TrialError
 		if errors.As(err, &te) {
 			at = fmt.Sprintf(" (at %s %d)", te.What, te.Value)
 		}
-		return usagef("capacity %s: %s: %s: %v%s", name, place, fe.Field, fe.Err, at)
+		return usagef("capacity %s: %s: %s: %v%s", name, se.Place, se.Field, se.Err, at)
 	}
 	return fmt.Errorf("capacity %s %s: %w", name, sc.Name, err)
 }

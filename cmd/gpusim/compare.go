@@ -29,6 +29,7 @@ func init() {
 const compareUsage = `Usage:
   gpusim compare [SCENARIO] --vary KEY=V1,V2,... [--vary ...] [flags]
   gpusim compare SCENARIO.yaml SCENARIO.yaml ... [--vary ...] [flags]
+  gpusim compare ... --shard K/N > PART.json; gpusim compare merge PART.json... [flags]
 
 Simulates every configuration (the cartesian product of the --vary lists, for each scenario)
 in parallel and prints one column per configuration, one row per metric, with the change
@@ -39,6 +40,9 @@ Examples:
   gpusim compare memory-modes --vary memory.mode=preallocate,growth,limit --plot plots
   gpusim compare --vary precision=float32,mixed_float16 --vary batch=64,128 -o csv
   gpusim compare --vary hardware.count=1,2,4,8 --set strategy.name=mirrored --plot plots --html report.html
+  gpusim compare --vary batch=32,64,128 --shard 0/2 > part-0.json   # on one machine
+  gpusim compare --vary batch=32,64,128 --shard 1/2 > part-1.json   # on another
+  gpusim compare merge part-0.json part-1.json -o csv               # the unsharded table
 
 Flags:
 `
@@ -84,6 +88,9 @@ func prepareScenario(c compareConfig, sess *analysis.Session) (func(context.Cont
 }
 
 func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, prepare comparePrepare, terminal bool) error {
+	if len(args) > 0 && args[0] == "merge" {
+		return compareMerge(stdout, stderr, args[1:])
+	}
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
@@ -94,6 +101,7 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 		htmlFile string
 		jobs     int
 		progress string
+		shardArg string
 	)
 	fs.StringArrayVar(&varies, "vary", nil, "`KEY=V1,V2,...`: a scenario key and its values (repeatable; cartesian product)")
 	fs.StringArrayVar(&sets, "set", nil, "`KEY=VALUE` override applied to every configuration (repeatable)")
@@ -102,6 +110,7 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 	fs.StringVar(&htmlFile, "html", "", "write a self-contained HTML report to `FILE`")
 	fs.IntVarP(&jobs, "jobs", "j", runtime.GOMAXPROCS(0), "configurations simulated at once")
 	fs.StringVar(&progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
+	fs.StringVar(&shardArg, "shard", "", "simulate only shard `K/N` of the configurations (0-based; N alone or auto: from the Slurm or Kubernetes environment) and write it as a part for 'gpusim compare merge'")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
 		return usagef("compare: %v", err)
@@ -135,6 +144,19 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 	if len(configs) < 2 {
 		return usagef("compare: one configuration: give --vary KEY=V1,V2 or several scenarios (gpusim run simulates one)")
 	}
+	var shard *analysis.Shard
+	if fs.Changed("shard") {
+		s, err := analysis.ParseShard(shardArg, os.Getenv)
+		if err != nil {
+			return usagef("compare: --shard: %v", err)
+		}
+		for _, f := range []string{"output", "plot", "html"} {
+			if fs.Changed(f) {
+				return usagef("compare: --shard writes a part; give --%s to 'gpusim compare merge'", f)
+			}
+		}
+		shard = &s
+	}
 	// Load and check everything first: a typo in the last configuration fails at once.
 	runs := make([]func(context.Context) (report.Run, error), len(configs))
 	sess := analysis.NewSession(nil)
@@ -143,15 +165,32 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 			return fmt.Errorf("compare: %s: %w", c.Label, err)
 		}
 	}
-	results, err := analysis.Sweep(ctx, len(runs), jobs, func(ctx context.Context, i int) (report.Run, error) { return runs[i](ctx) },
-		compareProgress(stderr, terminal, len(runs)))
+	idx := make([]int, len(runs))
+	for i := range idx {
+		idx[i] = i
+	}
+	if shard != nil {
+		idx = shard.Indices(len(runs))
+	}
+	results, err := analysis.Sweep(ctx, len(idx), jobs, func(ctx context.Context, i int) (report.Run, error) { return runs[idx[i]](ctx) },
+		compareProgress(stderr, terminal, len(idx)))
 	var se *analysis.SweepError
 	if errors.As(err, &se) {
-		return fmt.Errorf("compare: %s: %w", configs[se.Index].Label, se.Err)
+		return fmt.Errorf("compare: %s: %w", configs[idx[se.Index]].Label, se.Err)
 	}
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
+	if shard != nil {
+		return writeComparePart(stdout, *shard, compareWithoutShard(args), configs, idx, results)
+	}
+	return compareRender(stdout, stderr, results, format, plotDir, htmlFile, "gpusim compare "+strings.Join(args, " "))
+}
+
+// compareRender writes the comparison of results: the table in format on stdout, the plots
+// into plotDir and the HTML report (showing command) into htmlFile when given.
+func compareRender(stdout, stderr io.Writer, results []report.Run, format, plotDir, htmlFile, command string) error {
+	var err error
 	tab := report.Compare(results)
 	var out bytes.Buffer
 	switch format {
@@ -177,7 +216,7 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 	}
 	if htmlFile != "" {
 		var page bytes.Buffer
-		opts := report.HTMLOptions{Title: "gpusim comparison", Command: "gpusim compare " + strings.Join(args, " ")}
+		opts := report.HTMLOptions{Title: "gpusim comparison", Command: command}
 		if err := report.WriteHTML(&page, results, opts); err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}

@@ -223,12 +223,14 @@ func TestCompareExamples(t *testing.T) {
 			continue
 		}
 		n++
+		line, _, _ = strings.Cut(line, "#")
+		line, redirect, _ := strings.Cut(line, ">")
 		args := strings.Fields(strings.TrimPrefix(line, "gpusim compare "))
-		if slices.Contains(args, "SCENARIO.yaml") || slices.Contains(args, "[SCENARIO]") {
+		if slices.Contains(args, "SCENARIO.yaml") || slices.Contains(args, "[SCENARIO]") || slices.Contains(args, "...") {
 			continue // the synopsis, not an example
 		}
 		for i := range args {
-			if i > 0 && (args[i-1] == "--plot" || args[i-1] == "--html") {
+			if i > 0 && (args[i-1] == "--plot" || args[i-1] == "--html") || strings.HasSuffix(args[i], ".json") {
 				args[i] = filepath.Join(dir, args[i])
 			}
 		}
@@ -236,6 +238,15 @@ func TestCompareExamples(t *testing.T) {
 			var out, errb bytes.Buffer
 			if err := compareMain(context.Background(), &out, &errb, args, prepareScenario, false); err != nil {
 				t.Fatalf("gpusim compare %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+			}
+			if redirect = strings.TrimSpace(redirect); redirect != "" {
+				if !strings.Contains(out.String(), comparePartFormat) {
+					t.Errorf("a shard wrote no part:\n%s", out.String())
+				}
+				if err := os.WriteFile(filepath.Join(dir, redirect), out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
 			}
 			if !strings.Contains(out.String(), "result") && !strings.Contains(out.String(), "configuration,") {
 				t.Errorf("no table:\n%s", out.String())

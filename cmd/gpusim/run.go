@@ -113,14 +113,9 @@ func runWith(ctx context.Context, stdout, stderr io.Writer, args []string, simul
 	sess := analysis.NewSession(simulate)
 	res, err := sess.Run(ctx, sc.Config)
 	if err != nil {
-		var fe *train.FieldError
-		if errors.As(err, &fe) {
+		if se, ok := sc.RunError(err); ok {
 			// TF rejects the configuration: bad input, named like a scenario error.
-			place := sc.Origin(fe.Field)
-			if place == "" {
-				place = sc.Source
-			}
-			return usagef("%s: %s: %v", place, fe.Field, fe.Err)
+			return usageError{se}
 		}
 		return fmt.Errorf("run %s: %w", sc.Name, err)
 	}

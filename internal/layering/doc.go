@@ -1,10 +1,10 @@
-// Package layering holds the test that enforces the layers of DESIGN.md ("Layout: one-way
+// Package layering holds the test that enforces the layers of docs/design.md ("Layout: one-way
 // layers"): every package imports only packages on a lower row, so the table is checked,
 // not hoped for. Rows is the table; the test reads the import graph with go list.
 package layering
 
 // Rows maps each package of the module (its path below the module, or a prefix ending in
-// "/" for a tree) to its row of DESIGN.md's table. A package in a row package's tree
+// "/" for a tree) to its row of docs/design.md's table. A package in a row package's tree
 // (train/visibility under train) is on that row and may be imported by its parent.
 var Rows = map[string]int{
 	"sim":        0,

@@ -49,7 +49,7 @@ func violations(graph map[string][]string) []string {
 			ri, treeI, okI := row(imp)
 			switch {
 			case !okI:
-				out = append(out, fmt.Sprintf("%s (row %d) imports %s, which has no row in DESIGN.md's table", pkg, r, imp))
+				out = append(out, fmt.Sprintf("%s (row %d) imports %s, which has no row in docs/design.md's table", pkg, r, imp))
 			case treeI == tree:
 			case ri >= r:
 				out = append(out, fmt.Sprintf("%s (row %d) imports %s (row %d): imports must go down a row", pkg, r, imp, ri))
@@ -121,7 +121,7 @@ func touchSources(t *testing.T) {
 	}
 }
 
-// TestImportsGoDown fails on any import that goes up (or across) a row of DESIGN.md's table.
+// TestImportsGoDown fails on any import that goes up (or across) a row of docs/design.md's table.
 func TestImportsGoDown(t *testing.T) {
 	graph := importGraph(t)
 	if _, ok := graph["train"]; !ok || len(graph) < 10 {
@@ -129,7 +129,7 @@ func TestImportsGoDown(t *testing.T) {
 	}
 	for pkg := range graph {
 		if _, _, ok := row(pkg); !ok && !strings.HasPrefix(pkg, "tools/") {
-			t.Errorf("package %s has no row in DESIGN.md's table (layering.Rows)", pkg)
+			t.Errorf("package %s has no row in docs/design.md's table (layering.Rows)", pkg)
 		}
 	}
 	for _, v := range violations(graph) {

@@ -46,7 +46,11 @@ STEP_COLS = ["model", "precision", "batch", "phase", "image", "params", "status"
              "first_step_s", "fit_warm_s", "host_fed_ms", "host_fed_steps",
              "host_dispatch_median_ms", "device_fed_ms", "device_fed_steps",
              "device_sync_median_ms", "device_sync_p10_ms", "device_sync_p90_ms",
-             "wall_s", "error"]
+             "wall_s", "error",
+             # The columns analysis.ReadMeasurements reads (as testdata/h200/jax/steps.csv):
+             # phase A rows only (B and M rows are memory data; M's steps ran side by side).
+             "prec", "size", "optimizer", "step_s", "pipelined_step_s", "fit_step_s"]
+PREC = {"float32": "tf32", "mixed_bfloat16": "bf16", "mixed_float16": "fp16"}
 MEM_COLS = ["model", "precision", "batch", "phase", "point"] + STAT_KEYS + MA_KEYS + [
     "trainable_bytes", "non_trainable_bytes", "optimizer_bytes", "metrics_bytes"]
 
@@ -287,6 +291,12 @@ def record(out, res, phase_override=None):
         base["phase"] = phase_override
     row = dict(res)
     row.update(base)
+    row.update(prec=PREC.get(row["precision"], ""), size=row.get("image", ""), optimizer="momentum")
+    if row["phase"] == "A" and row.get("status") == "ok":
+        # XLA runs float32 dots and convolutions as TF32 on Hopper (default matmul precision).
+        row.update(step_s=round(row["device_sync_median_ms"] / 1e3, 6),
+                   pipelined_step_s=round(row["device_fed_ms"] / 1e3, 6),
+                   fit_step_s=round(row["host_fed_ms"] / 1e3, 6))
     append(os.path.join(out, "steps.csv"), STEP_COLS, row)
     for m in res.get("mem", []):
         r = dict(base)
@@ -311,12 +321,15 @@ def plan(jobs, budget, out, fraction, batches):
             elif not ok and left() > 120:
                 maxbatch(out, fraction, [min(batches) - step * (i + 1) for i in range(5)], left)
             continue
-        if job == "dump":
-            # One fresh compile of ResNet-50 FP32 b128 with XLA's dumps on (buffer assignment,
-            # memory-usage report); the caller packs the files.
+        if job.startswith("dump"):
+            # One fresh compile (dump, or dump=MODEL:BATCH; ResNet-50 FP32 b128 by default) with
+            # XLA's dumps on (buffer assignment, memory-usage report) into /tmp/xdump/MODEL;
+            # the caller packs the files.
+            model, batch = (job.split("=")[1].split(":") if "=" in job else ("resnet50", 128))
             env = dict(os.environ)
-            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_dump_to=/tmp/xdump").strip()
-            res = run_child(["resnet50", "float32", 128, "M"], out, int(min(150, left() - 5)),
+            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_dump_to=/tmp/xdump/" +
+                                model).strip()
+            res = run_child([model, "float32", int(batch), "M"], out, int(min(150, left() - 5)),
                             env=env, tag="dump")
             record(out, res, phase_override="dump")
             print("dump", res.get("status"), res.get("wall_s"), flush=True)

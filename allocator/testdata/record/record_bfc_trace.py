@@ -1,7 +1,8 @@
 """Record an allocation trace against a real BFC allocator on a real GPU.
 
-A copy of ../shared/tools/record_bfc_trace.py (same output format, same random stream for the
-plain random mode), extended for gpusim's allocator tests:
+The project's trace recorder (same output format, same random stream for the plain random
+mode as the script that recorded probe-growth, probe-prealloc and growth-tiny-a), extended for
+gpusim's allocator tests:
 
   python3 record_bfc_trace.py NAME NOPS MAXLOG2 [FILL [MAXOOM]]
 
