@@ -299,19 +299,9 @@ func (g *graph) w(name string, shape []int, trainable, cast, keep bool) int {
 	return g.addWeight(g.pending, name, shape, trainable, cast, keep)
 }
 
+// apply checks what no layer accepts (no inputs, channels_first, Keras 1 configs) and hands
+// the call to the builder registered for class (builders).
 func (g *graph) apply(class, name string, c cfg, ins []int) (int, error) {
-	need := func(n int) error {
-		if len(ins) != n {
-			return fmt.Errorf("takes %d input(s), got %d", n, len(ins))
-		}
-		return nil
-	}
-	atLeast := func(n int) error {
-		if len(ins) < n {
-			return fmt.Errorf("takes at least %d inputs, got %d", n, len(ins))
-		}
-		return nil
-	}
 	if len(ins) == 0 {
 		return 0, errors.New("no inputs")
 	}
@@ -332,517 +322,55 @@ func (g *graph) apply(class, name string, c cfg, ins []int) (int, error) {
 	}
 	x := ins[0]
 	s := g.shape(x)
-	switch class {
-	case "Dense":
-		if err := need(1); err != nil {
-			return 0, err
-		}
-		units, err := c.int("units", 0)
-		if err != nil {
-			return 0, err
-		}
-		if units <= 0 || len(s) == 0 {
-			return 0, fmt.Errorf("units %d on input shape %v", units, s)
-		}
-		useBias, err := c.bool("use_bias", true)
-		if err != nil {
-			return 0, err
-		}
-		fn, err := c.activation("activation")
-		if err != nil {
-			return 0, err
-		}
-		k := g.w("kernel", []int{s[len(s)-1], units}, true, true, true)
-		y := g.matmul(name, x, units, k)
-		if useBias {
-			y = g.bias(name, y, g.w("bias", []int{units}, true, true, false))
-		}
-		return g.act(name, fn, y)
-
-	case "Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D", "DepthwiseConv1D", "SeparableConv1D",
-		"Conv1DTranspose", "Conv2DTranspose":
-		if err := need(1); err != nil {
-			return 0, err
-		}
-		return g.applyConv(class, name, c, x)
-
-	case "BatchNormalization", "LayerNormalization":
-		if err := need(1); err != nil {
-			return 0, err
-		}
-		if len(s) == 0 {
-			return 0, errors.New("scalar input")
-		}
-		ch, err := axisChannels(c, s)
-		if err != nil {
-			return 0, err
-		}
-		center, err := c.bool("center", true)
-		if err != nil {
-			return 0, err
-		}
-		scale, err := c.bool("scale", true)
-		if err != nil {
-			return 0, err
-		}
-		var ws []int
-		if scale {
-			ws = append(ws, g.w("gamma", []int{ch}, true, false, false))
-		}
-		if center {
-			ws = append(ws, g.w("beta", []int{ch}, true, false, false))
-		}
-		if class == "LayerNormalization" {
-			return g.layerNorm(name, x, ws), nil
-		}
-		g.w("moving_mean", []int{ch}, false, false, false)
-		g.w("moving_variance", []int{ch}, false, false, false)
-		return g.batchNorm(name, x, ws), nil
-
-	case "Activation":
-		fn, err := c.activation("activation")
-		if err != nil {
-			return 0, err
-		}
-		return g.act(name, fn, x)
-	case "ReLU":
-		mv, err := c.float("max_value", 0)
-		if err != nil {
-			return 0, err
-		}
-		if mv > 0 {
-			return g.act(name, "relu_max_value", x)
-		}
-		return g.act(name, "relu", x)
-	case "LeakyReLU":
-		return g.act(name, "leaky_relu", x)
-	case "ELU":
-		return g.act(name, "elu", x)
-	case "Softmax":
-		return g.act(name, "softmax", x)
-
-	case "Dropout", "SpatialDropout1D", "SpatialDropout2D":
-		rate, err := c.float("rate", 0)
-		if err != nil {
-			return 0, err
-		}
-		if rate <= 0 {
-			return g.identity(name, x), nil
-		}
-		mask := prod(s)
-		if v, ok := c.get("noise_shape"); ok {
-			ns, ok := v.([]any)
-			if !ok {
-				if ni, ok2 := v.([]int); ok2 {
-					ns = anyInts(ni)
-				} else {
-					return 0, fmt.Errorf("field \"noise_shape\": %v is not a list", v)
-				}
-			}
-			if len(ns) != len(s)+1 {
-				return 0, fmt.Errorf("field \"noise_shape\": rank %d, input rank %d", len(ns), len(s)+1)
-			}
-			mask = 1
-			for i, d := range ns[1:] {
-				if d == nil {
-					mask *= int64(s[i])
-					continue
-				}
-				v, err := toInt(d)
-				if err != nil {
-					return 0, fmt.Errorf("field \"noise_shape\": %w", err)
-				}
-				mask *= int64(v)
-			}
-		}
-		if class == "SpatialDropout2D" && len(s) == 3 {
-			mask = int64(s[2])
-		}
-		if class == "SpatialDropout1D" && len(s) == 2 {
-			mask = int64(s[1])
-		}
-		return g.dropout(name, x, mask), nil
-
-	case "MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D":
-		if err := need(1); err != nil {
-			return 0, err
-		}
-		rank := 2
-		if class[len(class)-2] == '1' {
-			rank = 1
-		}
-		if len(s) != rank+1 {
-			return 0, fmt.Errorf("input shape %v: want rank %d", s, rank+2)
-		}
-		ps, err := c.ints("pool_size", rank, 2)
-		if err != nil {
-			return 0, err
-		}
-		st, err := c.ints("strides", rank, 0)
-		if err != nil {
-			return 0, err
-		}
-		pad, err := c.str("padding", "valid")
-		if err != nil {
-			return 0, err
-		}
-		out := clone(s)
-		for i := 0; i < rank; i++ {
-			if st[i] <= 0 {
-				st[i] = ps[i]
-			}
-			if ps[i] <= 0 {
-				return 0, fmt.Errorf("pool_size %v", ps)
-			}
-			out[i] = convOut(s[i], ps[i], st[i], 1, pad)
-			if out[i] <= 0 {
-				return 0, fmt.Errorf("pool_size %v larger than input %v", ps, s)
-			}
-		}
-		return g.pool(name, x, out, int(prod(ps)), class[0] == 'M'), nil
-
-	case "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D":
-		if err := need(1); err != nil {
-			return 0, err
-		}
-		if len(s) < 2 {
-			return 0, fmt.Errorf("input shape %v: want spatial dims", s)
-		}
-		keep, err := c.bool("keepdims", false)
-		if err != nil {
-			return 0, err
-		}
-		ch := s[len(s)-1]
-		var out []int
-		if keep {
-			out = make([]int, len(s))
-			for i := range out {
-				out[i] = 1
-			}
-			out[len(out)-1] = ch
-		} else {
-			out = []int{ch}
-		}
-		e := float64(prod(s))
-		n := node{name: name + "/Mean", kind: Reduction, in: []int{x}, shape: out, flops: e, dxFLOPs: e}
-		if class[6] == 'M' {
-			n.name = name + "/Max"
-			n.saveIn, n.saveOut = 1, true
-		}
-		return g.addNode(n), nil
-
-	case "Flatten":
-		return g.reshape(name, x, []int{int(prod(s))}), nil
-	case "Reshape":
-		ts, err := c.ints("target_shape", 0, 0)
-		if err != nil {
-			return 0, err
-		}
-		total := prod(s)
-		known, unknown := int64(1), -1
-		for i, d := range ts {
-			switch {
-			case d == -1 && unknown < 0:
-				unknown = i
-			case d <= 0:
-				return 0, fmt.Errorf("target_shape %v", ts)
-			default:
-				known *= int64(d)
-			}
-		}
-		if unknown >= 0 {
-			if known == 0 || total%known != 0 {
-				return 0, fmt.Errorf("cannot reshape %v to %v", s, ts)
-			}
-			ts[unknown] = int(total / known)
-		} else if known != total {
-			return 0, fmt.Errorf("cannot reshape %v (%d elements) to %v", s, total, ts)
-		}
-		return g.reshape(name, x, ts), nil
-
-	case "Add", "Subtract", "Average", "Maximum", "Minimum", "Multiply":
-		if err := atLeast(2); err != nil {
-			return 0, err
-		}
-		for _, y := range ins[1:] {
-			if !broadcastable(s, g.shape(y)) {
-				return 0, fmt.Errorf("input shapes %v and %v differ", s, g.shape(y))
-			}
-		}
-		out := ins[0]
-		for _, y := range ins[1:] {
-			if prod(g.shape(y)) > prod(g.shape(out)) {
-				out = y
-			}
-		}
-		os := clone(g.shape(out))
-		e := float64(prod(os))
-		n := node{name: name + "/" + class, kind: Elementwise, in: clone(ins), shape: os,
-			flops: e * float64(len(ins)-1), dxFLOPs: e * float64(len(ins)), ew: true}
-		switch class {
-		case "Add":
-			// AddGrad hands dy to every input unchanged when shapes agree (math_grad.py _AddGrad).
-			if allSame(g, ins) {
-				n.bwdShareDy = true
-				n.dxFLOPs = 0
-			}
-		case "Multiply", "Maximum", "Minimum":
-			n.saveIn = 1<<uint(len(ins)) - 1
-		}
-		return g.addNode(n), nil
-
-	case "Concatenate":
-		if err := atLeast(2); err != nil {
-			return 0, err
-		}
-		axis, err := c.int("axis", -1)
-		if err != nil {
-			return 0, err
-		}
-		if axis < 0 {
-			axis += len(s) + 1
-		}
-		if axis < 1 || axis > len(s) {
-			return 0, fmt.Errorf("axis %d out of range for shape %v", axis, s)
-		}
-		out := clone(s)
-		out[axis-1] = 0
-		for _, y := range ins {
-			ys := g.shape(y)
-			if len(ys) != len(s) {
-				return 0, fmt.Errorf("input shapes %v and %v differ in rank", s, ys)
-			}
-			for i := range ys {
-				if i != axis-1 && ys[i] != s[i] {
-					return 0, fmt.Errorf("input shapes %v and %v differ off axis %d", s, ys, axis)
-				}
-			}
-			out[axis-1] += ys[axis-1]
-		}
-		// ConcatV2 copies its inputs; its gradient slices dy once per input.
-		return g.addNode(node{name: name + "/ConcatV2", kind: Copy, in: clone(ins), shape: out, kB: len(ins)}), nil
-
-	case "ZeroPadding1D", "ZeroPadding2D":
-		pad, err := readPadding(c, len(s)-1)
-		if err != nil {
-			return 0, err
-		}
-		out := clone(s)
-		for i := 0; i < len(s)-1; i++ {
-			out[i] += pad[2*i] + pad[2*i+1]
-		}
-		return g.addNode(node{name: name + "/Pad", kind: Copy, in: []int{x}, shape: out}), nil
-
-	case "Rescaling":
-		return g.ewNode(name+"/Rescaling", []int{x}, 2, 0), nil
-	case "Normalization":
-		ch, err := axisChannels(c, s)
-		if err != nil {
-			return 0, err
-		}
-		// keras Normalization.build: adapt_mean, adapt_variance and count are non-trainable
-		// weights when mean/variance are not given in the config.
-		if _, given := c.get("mean"); !given {
-			g.w("mean", []int{ch}, false, false, false)
-			g.w("variance", []int{ch}, false, false, false)
-			g.w("count", nil, false, false, false)
-		}
-		return g.ewNode(name+"/Normalization", []int{x}, 2, 0), nil
-
-	case "Embedding":
-		if err := need(1); err != nil {
-			return 0, err
-		}
-		vocab, err := c.int("input_dim", 0)
-		if err != nil {
-			return 0, err
-		}
-		dim, err := c.int("output_dim", 0)
-		if err != nil {
-			return 0, err
-		}
-		if vocab <= 0 || dim <= 0 {
-			return 0, fmt.Errorf("input_dim %d, output_dim %d", vocab, dim)
-		}
-		w := g.w("embeddings", []int{vocab, dim}, true, false, false)
-		out := append(clone(s), dim)
-		return g.addNode(node{name: name + "/Gather", kind: Embedding, in: []int{x}, shape: out,
-			dwFLOPs: float64(prod(out)), weights: []int{w}, f32: true, noGradIn: 1, saveIn: 1}), nil
-
-	case "LSTM", "GRU", "SimpleRNN":
-		if err := need(1); err != nil {
-			return 0, err
-		}
-		return g.applyRNN(class, name, c, x, "")
-	case "Bidirectional":
-		if err := need(1); err != nil {
-			return 0, err
-		}
-		inner, ok := c["layer"].(map[string]any)
-		if !ok {
-			return 0, errors.New("field \"layer\": missing wrapped layer")
-		}
-		ic, _ := inner["class_name"].(string)
-		icfg, _ := inner["config"].(map[string]any)
-		if ic != "LSTM" && ic != "GRU" && ic != "SimpleRNN" {
-			return 0, fmt.Errorf("wraps unsupported layer class %q", ic)
-		}
-		mm, err := c.str("merge_mode", "concat")
-		if err != nil {
-			return 0, err
-		}
-		return g.applyRNN(ic, name, cfg(icfg), x, mm)
-
-	case "MultiHeadAttention":
-		return g.applyMHA(name, c, ins)
-
-	// Image augmentation and preprocessing layers (keras.layers.Random*, Resizing,
-	// CenterCrop): no weights, no gradient to their input (they follow the model input).
-	// FLOPs per output element: a flip is a copy; a rotation, zoom or translation is one
-	// ImageProjectiveTransformV3 with bilinear interpolation, 4 taps of a multiply-add (8);
-	// contrast is a per-channel mean and a scale about it (4); brightness an add and a clip
-	// (3); a bilinear resize 8 and a crop a copy. Estimates, not measurements.
-	case "RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast", "RandomBrightness",
-		"RandomCrop", "CenterCrop", "Resizing":
-		if err := need(1); err != nil {
-			return 0, err
-		}
-		if len(s) != 3 {
-			return 0, fmt.Errorf("input shape %v: want (height, width, channels)", s)
-		}
-		out := clone(s)
-		if class == "RandomCrop" || class == "CenterCrop" || class == "Resizing" {
-			h, err := c.int("height", 0)
-			if err != nil {
-				return 0, err
-			}
-			w, err := c.int("width", 0)
-			if err != nil {
-				return 0, err
-			}
-			if h <= 0 || w <= 0 || (class != "Resizing" && (h > s[0] || w > s[1])) {
-				return 0, fmt.Errorf("height %d, width %d on input %v", h, w, s)
-			}
-			out[0], out[1] = h, w
-		}
-		per := map[string]float64{"RandomRotation": 8, "RandomZoom": 8, "RandomTranslation": 8, "RandomContrast": 4,
-			"RandomBrightness": 3, "Resizing": 8}[class]
-		kind := Elementwise
-		if per == 0 {
-			kind = Copy
-		}
-		return g.addNode(node{name: name + "/" + class, kind: kind, in: []int{x}, shape: out,
-			flops: per * float64(prod(out)), noGradIn: 1}), nil
-
-	case "TFOpLambda", "SlicingOpLambda":
-		return g.applyTFOp(class, name, c, ins)
-
-	case "UpSampling1D", "UpSampling2D":
-		if err := need(1); err != nil {
-			return 0, err
-		}
-		rank := int(class[len(class)-2] - '0')
-		if len(s) != rank+1 {
-			return 0, fmt.Errorf("input shape %v: want rank %d", s, rank+2)
-		}
-		key := "size"
-		def := 2
-		f, err := c.ints(key, rank, def)
-		if err != nil {
-			return 0, err
-		}
-		interp, err := c.str("interpolation", "nearest")
-		if err != nil {
-			return 0, err
-		}
-		out := clone(s)
-		for i := 0; i < rank; i++ {
-			if f[i] <= 0 {
-				return 0, fmt.Errorf("size %v", f)
-			}
-			out[i] *= f[i]
-		}
-		// keras UpSampling2D: tf.image.resize (ResizeNearestNeighbor or ResizeBilinear;
-		// keras/src/backend/tensorflow/image.py resize); UpSampling1D: tf.repeat. The
-		// gradient sums dy over each window: a read of dy and a write of dx.
-		e := float64(prod(out))
-		fl := e
-		if interp == "bilinear" {
-			fl = 4 * e
-		}
-		return g.addNode(node{name: name + "/Resize", kind: Elementwise, in: []int{x}, shape: out, flops: fl, dxFLOPs: fl}), nil
-
-	// Layers of keras_hub (formerly keras_nlp) and gpusim's own helpers used by the zoo's
-	// transformer models.
-	case "PositionEmbedding":
-		if len(s) < 2 {
-			return 0, fmt.Errorf("input shape %v: want (sequence, features)", s)
-		}
-		seq, err := c.int("sequence_length", s[0])
-		if err != nil {
-			return 0, err
-		}
-		if seq < s[0] {
-			return 0, fmt.Errorf("sequence_length %d shorter than the input's %d", seq, s[0])
-		}
-		w := g.w("embeddings", []int{seq, s[len(s)-1]}, true, false, false)
-		// keras_hub PositionEmbedding returns the table broadcast to the input's shape.
-		return g.addNode(node{name: name + "/BroadcastTo", kind: Copy, in: []int{x}, shape: clone(s),
-			dwFLOPs: float64(prod(s)), weights: []int{w}, noGradIn: 1}), nil
-	case "ClassToken":
-		if len(s) != 2 {
-			return 0, fmt.Errorf("input shape %v: want (tokens, features)", s)
-		}
-		w := g.w("cls", []int{1, 1, s[1]}, true, false, false)
-		return g.addNode(node{name: name + "/ConcatV2", kind: Copy, in: []int{x}, shape: []int{s[0] + 1, s[1]},
-			dwFLOPs: float64(s[1]), weights: []int{w}}), nil
-	case "TokenSlice":
-		if len(s) != 2 {
-			return 0, fmt.Errorf("input shape %v: want (tokens, features)", s)
-		}
-		n, err := c.int("tokens", 1)
-		if err != nil {
-			return 0, err
-		}
-		if n < 1 || n > s[0] {
-			return 0, fmt.Errorf("tokens %d out of range for shape %v", n, s)
-		}
-		out := []int{n, s[1]}
-		if n == 1 {
-			out = []int{s[1]}
-		}
-		return g.addNode(node{name: name + "/StridedSlice", kind: Copy, in: []int{x}, shape: out}), nil
-	case "TiedLogits":
-		// Logits against a (tied) embedding table: x @ E^T (+ bias), keras_hub
-		// ReversibleEmbedding(reverse=True) and MaskedLMHead.
-		src, err := c.str("embedding", "")
-		if err != nil {
-			return 0, err
-		}
-		var table = -1
-		for i, w := range g.weights {
-			if w.name == src+"/embeddings" {
-				table = i
-			}
-		}
-		if table < 0 {
-			return 0, fmt.Errorf("field \"embedding\": no embedding layer %q", src)
-		}
-		vocab := g.weights[table].shape[0]
-		if g.weights[table].shape[1] != s[len(s)-1] {
-			return 0, fmt.Errorf("input features %d, embedding width %d", s[len(s)-1], g.weights[table].shape[1])
-		}
-		y := g.matmul(name, x, vocab, table)
-		useBias, err := c.bool("use_bias", false)
-		if err != nil {
-			return 0, err
-		}
-		if useBias {
-			y = g.bias(name, y, g.w("bias", []int{vocab}, true, true, false))
-		}
-		return y, nil
+	b, ok := builders[class]
+	if !ok {
+		return 0, errUnsupported
 	}
-	return 0, errUnsupported
+	return b(g, &layerCall{class: class, name: name, c: c, ins: ins, x: x, s: s})
+}
+
+// builder applies one Keras layer class to a call: it adds the layer's nodes and weights to g
+// and returns its output node. Builders live by family in layers_*.go and register the class
+// names they take, so adding a layer is adding a function.
+type builder func(g *graph, l *layerCall) (int, error)
+
+// builders maps a Keras class name to its builder (filled by register in the init functions
+// of layers_*.go, never changed after).
+var builders = map[string]builder{}
+
+func register(b builder, classes ...string) {
+	for _, c := range classes {
+		if _, dup := builders[c]; dup {
+			panic("models: layer class registered twice: " + c)
+		}
+		builders[c] = b
+	}
+}
+
+// layerCall is one application of a layer: its class, name, config and input nodes; x is the
+// first input and s its per-sample shape.
+type layerCall struct {
+	class, name string
+	c           cfg
+	ins         []int
+	x           int
+	s           []int
+}
+
+// need fails unless the layer got n inputs.
+func (l *layerCall) need(n int) error {
+	if len(l.ins) != n {
+		return fmt.Errorf("takes %d input(s), got %d", n, len(l.ins))
+	}
+	return nil
+}
+
+// atLeast fails unless the layer got n inputs or more.
+func (l *layerCall) atLeast(n int) error {
+	if len(l.ins) < n {
+		return fmt.Errorf("takes at least %d inputs, got %d", n, len(l.ins))
+	}
+	return nil
 }
 
 var errUnsupported = errors.New("unsupported layer class")

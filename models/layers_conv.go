@@ -1,0 +1,150 @@
+package models
+
+// Builders of the convolution, pooling, padding and upsampling layers.
+
+import (
+	"fmt"
+)
+
+func init() {
+	register(buildConv, "Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D", "DepthwiseConv1D", "SeparableConv1D", "Conv1DTranspose", "Conv2DTranspose")
+	register(buildPooling, "MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D")
+	register(buildGlobalPooling, "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D")
+	register(buildZeroPadding, "ZeroPadding1D", "ZeroPadding2D")
+	register(buildUpSampling, "UpSampling1D", "UpSampling2D")
+}
+
+// buildConv applies Conv1D, Conv2D, Conv3D, DepthwiseConv2D, SeparableConv2D, DepthwiseConv1D, SeparableConv1D, Conv1DTranspose, Conv2DTranspose.
+func buildConv(g *graph, l *layerCall) (int, error) {
+	class, name, c, x := l.class, l.name, l.c, l.x
+	if err := l.need(1); err != nil {
+		return 0, err
+	}
+	return g.applyConv(class, name, c, x)
+}
+
+// buildPooling applies MaxPooling1D, MaxPooling2D, AveragePooling1D, AveragePooling2D.
+func buildPooling(g *graph, l *layerCall) (int, error) {
+	class, name, c, x, s := l.class, l.name, l.c, l.x, l.s
+	if err := l.need(1); err != nil {
+		return 0, err
+	}
+	rank := 2
+	if class[len(class)-2] == '1' {
+		rank = 1
+	}
+	if len(s) != rank+1 {
+		return 0, fmt.Errorf("input shape %v: want rank %d", s, rank+2)
+	}
+	ps, err := c.ints("pool_size", rank, 2)
+	if err != nil {
+		return 0, err
+	}
+	st, err := c.ints("strides", rank, 0)
+	if err != nil {
+		return 0, err
+	}
+	pad, err := c.str("padding", "valid")
+	if err != nil {
+		return 0, err
+	}
+	out := clone(s)
+	for i := 0; i < rank; i++ {
+		if st[i] <= 0 {
+			st[i] = ps[i]
+		}
+		if ps[i] <= 0 {
+			return 0, fmt.Errorf("pool_size %v", ps)
+		}
+		out[i] = convOut(s[i], ps[i], st[i], 1, pad)
+		if out[i] <= 0 {
+			return 0, fmt.Errorf("pool_size %v larger than input %v", ps, s)
+		}
+	}
+	return g.pool(name, x, out, int(prod(ps)), class[0] == 'M'), nil
+}
+
+// buildGlobalPooling applies GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D.
+func buildGlobalPooling(g *graph, l *layerCall) (int, error) {
+	class, name, c, x, s := l.class, l.name, l.c, l.x, l.s
+	if err := l.need(1); err != nil {
+		return 0, err
+	}
+	if len(s) < 2 {
+		return 0, fmt.Errorf("input shape %v: want spatial dims", s)
+	}
+	keep, err := c.bool("keepdims", false)
+	if err != nil {
+		return 0, err
+	}
+	ch := s[len(s)-1]
+	var out []int
+	if keep {
+		out = make([]int, len(s))
+		for i := range out {
+			out[i] = 1
+		}
+		out[len(out)-1] = ch
+	} else {
+		out = []int{ch}
+	}
+	e := float64(prod(s))
+	n := node{name: name + "/Mean", kind: Reduction, in: []int{x}, shape: out, flops: e, dxFLOPs: e}
+	if class[6] == 'M' {
+		n.name = name + "/Max"
+		n.saveIn, n.saveOut = 1, true
+	}
+	return g.addNode(n), nil
+}
+
+// buildZeroPadding applies ZeroPadding1D, ZeroPadding2D.
+func buildZeroPadding(g *graph, l *layerCall) (int, error) {
+	name, c, x, s := l.name, l.c, l.x, l.s
+	pad, err := readPadding(c, len(s)-1)
+	if err != nil {
+		return 0, err
+	}
+	out := clone(s)
+	for i := 0; i < len(s)-1; i++ {
+		out[i] += pad[2*i] + pad[2*i+1]
+	}
+	return g.addNode(node{name: name + "/Pad", kind: Copy, in: []int{x}, shape: out}), nil
+}
+
+// buildUpSampling applies UpSampling1D, UpSampling2D.
+func buildUpSampling(g *graph, l *layerCall) (int, error) {
+	class, name, c, x, s := l.class, l.name, l.c, l.x, l.s
+	if err := l.need(1); err != nil {
+		return 0, err
+	}
+	rank := int(class[len(class)-2] - '0')
+	if len(s) != rank+1 {
+		return 0, fmt.Errorf("input shape %v: want rank %d", s, rank+2)
+	}
+	key := "size"
+	def := 2
+	f, err := c.ints(key, rank, def)
+	if err != nil {
+		return 0, err
+	}
+	interp, err := c.str("interpolation", "nearest")
+	if err != nil {
+		return 0, err
+	}
+	out := clone(s)
+	for i := 0; i < rank; i++ {
+		if f[i] <= 0 {
+			return 0, fmt.Errorf("size %v", f)
+		}
+		out[i] *= f[i]
+	}
+	// keras UpSampling2D: tf.image.resize (ResizeNearestNeighbor or ResizeBilinear;
+	// keras/src/backend/tensorflow/image.py resize); UpSampling1D: tf.repeat. The
+	// gradient sums dy over each window: a read of dy and a write of dx.
+	e := float64(prod(out))
+	fl := e
+	if interp == "bilinear" {
+		fl = 4 * e
+	}
+	return g.addNode(node{name: name + "/Resize", kind: Elementwise, in: []int{x}, shape: out, flops: fl, dxFLOPs: fl}), nil
+}
