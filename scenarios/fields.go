@@ -36,6 +36,7 @@ var configKeys = map[string]string{
 	"SoftPlacement":       "tf.soft_placement",
 	"AccumulationSteps":   "accumulation_steps",
 	"StepsPerExecution":   "steps_per_execution",
+	"FitFromArrays":       "fit_from_arrays",
 	"Env":                 "env",
 	"Processes":           "processes",
 	"TimelinePoints":      "simulator.timeline_points",

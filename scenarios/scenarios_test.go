@@ -72,6 +72,7 @@ func TestStableKeys(t *testing.T) {
 		{"strategy.num_packs", "2", func(c *train.Config) bool { return c.NumPacks == 2 }},
 		{"accumulation_steps", "4", func(c *train.Config) bool { return c.AccumulationSteps == 4 }},
 		{"steps_per_execution", "8", func(c *train.Config) bool { return c.StepsPerExecution == 8 }},
+		{"fit_from_arrays", "true", func(c *train.Config) bool { return c.FitFromArrays }},
 		{"memory.growth", "true", func(c *train.Config) bool { return c.Memory.Growth != nil && *c.Memory.Growth }},
 		{"memory.limit_mib", "4096", func(c *train.Config) bool { return c.Memory.LimitMiB == 4096 }},
 		{"memory.growth_after_limit", "true", func(c *train.Config) bool { return c.Memory.GrowthAfterLimit }},

@@ -58,6 +58,7 @@ var schema = []field{
 	{"tf.device", "string", "tf.device scope around the model (default strategy), e.g. /GPU:1", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Device) }},
 	{"tf.soft_placement", "bool", "tf.config.set_soft_device_placement (TF 2 default true)", func(c *train.Config, n *yaml.Node) error { return boolPtr(n, &c.SoftPlacement) }},
 	{"accumulation_steps", "int", "micro-batches per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.AccumulationSteps) }},
+	{"fit_from_arrays", "bool", "model.fit on in-memory numpy arrays (without an input section): the host gathers and copies each batch, one ahead of the step", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FitFromArrays) }},
 	{"steps_per_execution", "int", "model.compile(steps_per_execution): steps per call of Keras's train function (the per-step host cost is paid once per call)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.StepsPerExecution) }},
 	{"memory.mode", "string", "preallocate | growth | limit", memorySetter("mode")},
 	{"memory.growth", "bool", "set_memory_growth", memorySetter("growth")},

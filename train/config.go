@@ -84,6 +84,10 @@ type System struct {
 	// of its train function, so the host's per-step cost outside the ops (the GPU profile's
 	// StepOverhead: the Python loop, callbacks, the iterator) is paid once per N steps.
 	StepsPerExecution int
+	// FitFromArrays is model.fit(x, y) on in-memory (numpy) arrays with Input nil: the host
+	// gathers each batch and copies it to the GPU, one batch ahead of the step (arrays.go).
+	// False with Input nil is data already on the GPU.
+	FitFromArrays bool
 	// Memory holds the memory options of the training process.
 	Memory Memory
 	// Input is the tf.data input pipeline; nil means the batches are already on the GPU

@@ -294,6 +294,9 @@ func newRunner(cfg Config) (*runner, error) {
 	if r.input, err = newInput(r.eng, cfg, len(r.replicas)); err != nil {
 		return nil, err
 	}
+	if cfg.FitFromArrays && r.input == nil {
+		r.input = newArrayFeed(r.eng, r.model, cfg.Batch/max(cfg.AccumulationSteps, 1))
+	}
 	r.ffPossible = cfg.FastForward && r.input == nil
 	for _, rep := range r.replicas {
 		if !fastForwardable(rep.alloc) {
