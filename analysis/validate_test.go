@@ -101,3 +101,42 @@ func TestReadDLEErrors(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+// TestValidateFitHoldOut: the refit without a model predicts that model's rows with the
+// refitted run and reports the other models' PyTorch rows as the fit's.
+func TestValidateFitHoldOut(t *testing.T) {
+	row := func(model string, step float64) Measurement {
+		return Measurement{Source: SourcePyTorch, Model: model, GPU: "h200", GPUs: 1, Batch: 100, Label: "tf32",
+			Precision: "float32", TF32: true, StepTime: true, Value: step, Version: "v", Optimizer: "momentum"}
+	}
+	// fakeRun gives 100 samples/s: a 1 s step at batch 100.
+	ms := []Measurement{row("resnet50", 1), row("vgg16:image=160", 0.8)}
+	slow := func(ctx context.Context, c train.Config) (*train.Result, error) {
+		r, err := fakeRun(ctx, c)
+		r.StepTime *= 1.5
+		return r, err
+	}
+	var asked []string
+	v, err := Validate(context.Background(), ms, ValidateOptions{Run: fakeRun, FitHoldOut: &FitHoldOut{
+		Models: []string{"resnet50", "vgg16"},
+		Refit: func(_ context.Context, without string) (RunFunc, string, error) {
+			asked = append(asked, without)
+			return slow, "refit", nil
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 2 {
+		t.Errorf("Refit called for %v, want resnet50 and vgg16", asked)
+	}
+	for _, h := range v.HoldOuts {
+		// Held: 1.5 s against 1 s (resnet50, +50%) or 0.8 s (vgg16, +87.5%); fit: the other row.
+		want := map[string][2]float64{"resnet50": {0.5, 0.875}, "vgg16": {0.875, 0.5}}[h.Held]
+		if h.By != "fit-model" || h.Set != SourcePyTorch || !near(h.HeldMAE, want[0]) || !near(h.FitMAE, want[1]) {
+			t.Errorf("hold-out %+v, want held MAE %.3f, fit MAE %.3f", h, want[0], want[1])
+		}
+	}
+	if g, ok := v.Group(SourcePyTorch, "leave-one-model-out-refit", "mean of folds"); !ok || g.N != 2 || !near(g.MAE, 0.6875) {
+		t.Errorf("refit summary = %+v (%v), want 2 folds, MAE 0.6875", g, ok)
+	}
+}
