@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"sync"
 	"testing"
 
@@ -34,8 +33,8 @@ func (c *countingRun) run(ctx context.Context, cfg train.Config) (*train.Result,
 }
 
 // gpusim run mirrored-4xa100 simulates the run, its one-GPU baseline and its float32 baseline,
-// each once, and prints what it printed when train.Run ran itself again for each comparison
-// (testdata/run-mirrored-4xa100.txt).
+// each once, and prints what gpusim run prints (testdata/scenarios/run.txt holds it: what it
+// printed when train.Run ran itself again for each comparison).
 func TestRunSimulatesEachConfigOnce(t *testing.T) {
 	var c countingRun
 	var out, errb bytes.Buffer
@@ -50,11 +49,8 @@ func TestRunSimulatesEachConfigOnce(t *testing.T) {
 	if len(c.names) != 3 {
 		t.Errorf("simulations %q, want 3: the run, one GPU and float32", c.names)
 	}
-	want, err := os.ReadFile("testdata/run-mirrored-4xa100.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != string(want) {
-		t.Errorf("output differs from testdata/run-mirrored-4xa100.txt:\n%s", out.String())
+	want, _, code := runCLI(t, "run", "mirrored-4xa100")
+	if code != 0 || out.String() != want {
+		t.Errorf("output differs from gpusim run mirrored-4xa100 (exit %d):\n%s", code, out.String())
 	}
 }

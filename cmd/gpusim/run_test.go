@@ -9,11 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
-// update rewrites the golden files under testdata/ (go test ./cmd/gpusim -run Golden -update).
+// update rewrites the golden and data-driven files under testdata/ (go test ./cmd/gpusim -run
+// 'Golden|ScenarioData' -update).
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 // runCLI runs gpusim with args and returns stdout, stderr and the exit code main would use.
@@ -96,29 +95,6 @@ func TestRunBatch32Fits(t *testing.T) {
 	m := runJSON(t, "run", "--set", "model=resnet50", "--set", "batch=32", "--set", "hardware.gpu=t4", "--set", "steps=3")
 	if m["oom"] != false {
 		t.Errorf("batch 32 on a T4: oom = %v (%v), want false", m["oom"], m["oom_message"])
-	}
-}
-
-func TestRunGolden(t *testing.T) {
-	for _, name := range []string{"default", "growth-fragmentation", "mirrored-4xa100"} {
-		out, errs, code := runCLI(t, "run", name)
-		if code != 0 {
-			t.Fatalf("gpusim run %s: exit %d: %s", name, code, errs)
-		}
-		golden := filepath.Join("testdata", "run-"+name+".txt")
-		if *update {
-			if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run with -update to create it)", err)
-		}
-		if diff := cmp.Diff(string(want), out); diff != "" {
-			t.Errorf("gpusim run %s differs from %s (-want +got):\n%s", name, golden, diff)
-		}
 	}
 }
 
