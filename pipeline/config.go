@@ -70,6 +70,11 @@ func (d Dist) Sample(r *rand.Rand) float64 {
 		}
 		// Parameters of the underlying normal from the mean and variance of the lognormal.
 		s2 := math.Log1p(d.Stddev * d.Stddev / (d.Mean * d.Mean))
+		if math.IsInf(s2, 1) {
+			// A mean so far below the spread (1e-303 s against milliseconds) that the
+			// variance overflows: the median, mean/sqrt(1+cv^2), is 0 in float64.
+			return 0
+		}
 		mu := math.Log(d.Mean) - s2/2
 		return math.Exp(mu + math.Sqrt(s2)*r.NormFloat64())
 	case "exponential":
