@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/gpusim/gpusim/sim"
@@ -9,6 +10,12 @@ import (
 // result assembles the Result from the runner's state after the engine stopped.
 func (r *runner) result() *Result {
 	cfg := r.cfg
+	if r.oom == nil {
+		r.notes = append(r.notes, r.lossNotes...)
+	} else if done := r.stepTimes.n; done > 0 && r.skipped > 0 {
+		// The schedule's notes speak of steps the OOM left unrun; say what did happen.
+		r.notes = append(r.notes, fmt.Sprintf("%d of the %d steps completed before the OOM were skipped by loss scaling", r.skipped, done))
+	}
 	res := &Result{
 		Scenario: cfg.Name, Model: cfg.Model, GPU: r.gpu.Name, Precision: cfg.Precision,
 		Replicas: len(r.replicas), GPUs: r.visible, GlobalBatch: cfg.Batch, AccumulationSteps: cfg.AccumulationSteps,

@@ -46,7 +46,7 @@ func (r *runner) setupLossScale() error {
 	for i, st := range res.Steps {
 		r.skips[i] = !st.Applied
 	}
-	r.notes = append(r.notes, res.Warnings...)
+	r.lossNotes = res.Warnings // for the whole run: result keeps them if the run completed
 	return nil
 }
 

@@ -74,3 +74,19 @@ func TestFastForwardStopsAtSimulatedTimeCap(t *testing.T) {
 		t.Errorf("error %q names step %d, want about %d", err, step, want)
 	}
 }
+
+// A mixed_float16 run that runs out of memory in step 1 says nothing about skipped steps: the
+// loss scale's schedule covered steps that never ran ("4.0% of steps skipped" next to 0).
+func TestOOMRunHasNoScheduleNotes(t *testing.T) {
+	res := mustRun(t, cfgWith(func(c *Config) {
+		c.Precision, c.GPU, c.Batch, c.Steps = "mixed_float16", "t4", 4096, 100
+	}))
+	if res.OOM == nil {
+		t.Fatal("resnet50 at batch 4096 on a T4 fits; the test wants an OOM")
+	}
+	for _, n := range res.Notes {
+		if strings.Contains(n, "skipped by loss scaling") && res.SkippedSteps == 0 {
+			t.Errorf("OOM run with 0 skipped steps notes %q", n)
+		}
+	}
+}

@@ -225,6 +225,7 @@ type runner struct {
 	atBarrier int
 	oom       *OOM
 	abort     error // why the engine was interrupted: ctx done, or MaxEvents reached
+	lossNotes []string // the loss scale's notes on all cfg.Steps updates (setupLossScale)
 
 	// Per completed step, run-length encoded (steprecord.go): step time, the breakdown and the
 	// op time by kind summed over replicas; all-reduce times per all-reduce started.
