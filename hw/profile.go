@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 
+	"github.com/gpusim/gpusim/internal/limitread"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -23,12 +23,15 @@ import (
 //
 // Errors name the file, line and key.
 func LoadProfile(path string) (GPU, error) {
-	data, err := os.ReadFile(path)
+	data, err := limitread.ReadFile(path, maxProfileBytes)
 	if err != nil {
 		return GPU{}, fmt.Errorf("load gpu profile: %w", err)
 	}
 	return ParseProfile(path, data)
 }
+
+// maxProfileBytes bounds a profile file: a profile is a few kilobytes of YAML.
+const maxProfileBytes = 4 << 20
 
 // ParseProfile parses profile data; name is used in error messages.
 func ParseProfile(name string, data []byte) (GPU, error) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/gpusim/gpusim/internal/limitread"
 )
 
 // maxModelFile bounds what LoadFile reads: a model config is kilobytes to a few megabytes
@@ -21,12 +23,9 @@ func LoadFile(path string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi.Size() > maxModelFile {
-		return nil, fmt.Errorf("%s: %d bytes, more than a model config holds (at most %d)", path, fi.Size(), maxModelFile)
-	}
 	key := fmt.Sprintf("@%s|%d|%d", path, fi.Size(), fi.ModTime().UnixNano())
 	return memoNew(key, ModelOptions{}, func() (*Model, error) {
-		data, err := os.ReadFile(path)
+		data, err := limitread.ReadFile(path, maxModelFile)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpusim/gpusim/internal/limitread"
 	"github.com/gpusim/gpusim/train"
 	"go.yaml.in/yaml/v3"
 )
@@ -92,9 +93,12 @@ func Builtin(name string) (*Scenario, error) {
 	return Parse("builtin:"+name, data)
 }
 
+// maxScenarioBytes bounds a scenario file: they are a few hundred bytes of YAML.
+const maxScenarioBytes = 4 << 20
+
 // Load reads a scenario file.
 func Load(file string) (*Scenario, error) {
-	data, err := os.ReadFile(file)
+	data, err := limitread.ReadFile(file, maxScenarioBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
