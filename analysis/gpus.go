@@ -26,6 +26,8 @@ type GPUsOptions struct {
 	Jobs int
 	// Run simulates one configuration (nil = train.Run).
 	Run RunFunc
+	// Training, when DatasetSize > 0, gives every trial its time to train.
+	Training Training
 }
 
 // GPUTrial is one simulated GPU count.
@@ -50,6 +52,9 @@ type GPUTrial struct {
 	OOM           *OOM    `json:"oom,omitempty"`
 	// Reaches says Throughput >= the target.
 	Reaches bool `json:"reaches"`
+	// TrainSeconds is the time to train GPUsOptions.Training at StepTime (0 when not asked
+	// or after an OOM).
+	TrainSeconds float64 `json:"train_seconds,omitempty"`
 }
 
 // GPUsReport is the answer of GPUs.
@@ -70,6 +75,11 @@ type GPUsReport struct {
 	Reason string `json:"reason,omitempty"`
 	// Trials is every count simulated, in increasing GPUs.
 	Trials []GPUTrial `json:"trials"`
+	// Input is where the batches come from (InputAssumption): synthetic input is an
+	// assumption the answer rests on.
+	Input string `json:"input"`
+	// Training is the job whose time to train each trial reports (absent when not asked).
+	Training *Training `json:"training,omitempty"`
 }
 
 // GPUs finds the fewest GPUs (hardware.count with strategy.name=mirrored) whose simulated
@@ -100,7 +110,14 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 	if o.Steps < 0 {
 		return nil, fmt.Errorf("capacity: steps %d: want at least 0", o.Steps)
 	}
-	rep := &GPUsReport{Target: o.Throughput, Scaling: "weak", MaxGPUs: o.MaxGPUs}
+	if o.Training.DatasetSize < 0 || o.Training.Epochs < 0 || (o.Training.DatasetSize > 0) != (o.Training.Epochs > 0) {
+		return nil, fmt.Errorf("capacity: dataset size %d, epochs %d: give both, positive", o.Training.DatasetSize, o.Training.Epochs)
+	}
+	rep := &GPUsReport{Target: o.Throughput, Scaling: "weak", MaxGPUs: o.MaxGPUs, Input: InputAssumption(base)}
+	if o.Training.DatasetSize > 0 {
+		tr := o.Training
+		rep.Training = &tr
+	}
 	switch {
 	case o.GlobalBatch > 0:
 		rep.Scaling, rep.Batch = "strong", o.GlobalBatch
@@ -138,6 +155,9 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 			t.Throughput, t.StepTime = 0, 0
 		}
 		t.Reaches = t.OOM == nil && t.Throughput >= o.Throughput
+		if rep.Training != nil && t.OOM == nil {
+			t.TrainSeconds = rep.Training.Seconds(t.GlobalBatch, t.StepTime)
+		}
 		return t, nil
 	}
 	try := func(counts []int, phase string) ([]GPUTrial, error) {

@@ -29,13 +29,14 @@ var capacityExamples = []string{
 	"gpusim capacity max-batch --set model=mlp --max 4096 --multiple 64",
 	"gpusim capacity gpus resnet50-a100 --throughput 10000",
 	"gpusim capacity gpus resnet50-a100 --throughput 10000 --global-batch 1024 --max-gpus 16",
+	"gpusim capacity gpus resnet50-a100 --throughput 10000 --dataset-size 1281167 --epochs 90",
 }
 
 func capacityUsage() string {
 	var b strings.Builder
 	b.WriteString(`Usage:
   gpusim capacity max-batch [SCENARIO] [--set key=value]... [--min 1] [--max 65536] [--multiple 8] [--steps 3] [-o text|json]
-  gpusim capacity gpus [SCENARIO] --throughput N [--max-gpus 64] [--per-gpu-batch B | --global-batch B] [-o text|json]
+  gpusim capacity gpus [SCENARIO] --throughput N [--max-gpus 64] [--per-gpu-batch B | --global-batch B] [--dataset-size N [--epochs E]] [-o text|json]
 
 max-batch finds the largest global batch (a multiple of --multiple) for which the scenario does
 not run out of memory: it doubles the batch from --min until one OOMs, bisects between the last
@@ -55,7 +56,11 @@ each GPU keeps its batch (weak scaling: --per-gpu-batch, default the scenario's 
 listed with its throughput and scaling efficiency. When the target is out of reach the report
 says why: input bound (tf.data cannot feed more), all-reduce bound, throughput falling with more
 GPUs, OOM, or simply more GPUs needed than --max-gpus. Counts above 8 are one host on NVSwitch as
-gpusim models it (no inter-node network).
+gpusim models it (no inter-node network). The report states where the batches come from: a
+scenario without an input section has synthetic input (batches already on the GPU), so its
+throughput is an upper bound that no tf.data pipeline lowers. --dataset-size (samples per
+epoch) and --epochs add each count's time to train: epochs x ceil(dataset / global batch)
+steps at the median simulated step (no compile, evaluation or checkpoints).
 
 SCENARIO is a YAML file or a built-in name (gpusim list scenarios); none means the built-in
 "default". --set overrides a scenario key (gpusim run --help lists them); the searched keys
@@ -221,6 +226,8 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 	fs.IntVar(&o.MaxGPUs, "max-gpus", o.MaxGPUs, "most GPUs tried")
 	fs.IntVar(&o.PerGPUBatch, "per-gpu-batch", 0, "batch of each GPU, fixed (weak scaling; default the scenario's batch per GPU)")
 	fs.IntVar(&o.GlobalBatch, "global-batch", 0, "global batch, fixed and split over the GPUs (strong scaling)")
+	fs.IntVar(&o.Training.DatasetSize, "dataset-size", 0, "samples per epoch: report each count's time to train (ImageNet-1k: 1281167)")
+	fs.IntVar(&o.Training.Epochs, "epochs", 1, "epochs of --dataset-size to train")
 	sc, done, err := c.parse("gpus", fs, stdout, args, "batch", "hardware.count", "strategy.name")
 	if done || err != nil {
 		return err
@@ -240,6 +247,20 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 		return usagef("capacity gpus: --global-batch %d: want at least 1", o.GlobalBatch)
 	case c.steps < 0:
 		return usagef("capacity gpus: --steps %d: want at least 0", c.steps)
+	}
+	switch {
+	case fs.Changed("epochs") && !fs.Changed("dataset-size"):
+		return usagef("capacity gpus: --epochs needs --dataset-size (the samples per epoch)")
+	case fs.Changed("dataset-size") && o.Training.DatasetSize < 1:
+		return usagef("capacity gpus: --dataset-size %d: too small (at least 1)", o.Training.DatasetSize)
+	case o.Training.Epochs < 1 || o.Training.Epochs > maxEpochs:
+		return usagef("capacity gpus: --epochs %d: want 1 to %d", o.Training.Epochs, maxEpochs)
+	}
+	if err := scenarios.CheckInt("input.records", int64(o.Training.DatasetSize)); fs.Changed("dataset-size") && err != nil {
+		return usagef("capacity gpus: --dataset-size (an input.records): %v", err)
+	}
+	if !fs.Changed("dataset-size") {
+		o.Training = analysis.Training{}
 	}
 	if err := scenarios.CheckInt("hardware.count", int64(o.MaxGPUs)); err != nil {
 		return usagef("capacity gpus: --max-gpus (a hardware.count): %v", err)
@@ -273,6 +294,21 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 		}{sc.Name, capacitySetup(sc.Config), rep})
 	}
 	return writeGPUsText(stdout, sc, rep)
+}
+
+// maxEpochs bounds --epochs: far past any real training (ImageNet schedules run 90 to a few
+// hundred epochs).
+const maxEpochs = 1_000_000
+
+// fmtTrainTime prints a time to train in seconds and in hours or days.
+func fmtTrainTime(s float64) string {
+	switch {
+	case s >= 2*86400:
+		return fmt.Sprintf("%s (%.1f days)", fmtSeconds(s), s/86400)
+	case s >= 3600:
+		return fmt.Sprintf("%s (%.1f h)", fmtSeconds(s), s/3600)
+	}
+	return fmtSeconds(s)
 }
 
 func writeCapacityJSON(w io.Writer, v any) error {
@@ -382,20 +418,29 @@ func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *analysis.GPUsReport
 	fmt.Fprintf(&b, "gpusim capacity gpus: %s\n", sc.Name)
 	fmt.Fprintf(&b, "  %s, MirroredStrategy\n", capacitySetup(sc.Config))
 	if rep.Scaling == "weak" {
-		fmt.Fprintf(&b, "  weak scaling: batch %d per GPU; target %.0f samples/s; at most %d GPUs\n\n", rep.Batch, rep.Target, rep.MaxGPUs)
+		fmt.Fprintf(&b, "  weak scaling: batch %d per GPU; target %.0f samples/s; at most %d GPUs\n", rep.Batch, rep.Target, rep.MaxGPUs)
 	} else {
-		fmt.Fprintf(&b, "  strong scaling: global batch %d; target %.0f samples/s; at most %d GPUs\n\n", rep.Batch, rep.Target, rep.MaxGPUs)
+		fmt.Fprintf(&b, "  strong scaling: global batch %d; target %.0f samples/s; at most %d GPUs\n", rep.Batch, rep.Target, rep.MaxGPUs)
 	}
+	fmt.Fprintf(&b, "  input: %s\n\n", rep.Input)
 	if f := rep.Fit; f != nil {
 		fmt.Fprintf(&b, "GPUs needed      %d\n", rep.GPUs)
 		fmt.Fprintf(&b, "  throughput     %.0f samples/s (global batch %d, step %s)\n", f.Throughput, f.GlobalBatch, fmtSeconds(f.StepTime))
 		fmt.Fprintf(&b, "  scaling eff.   %.1f%% (all-reduce %s per step)\n", 100*f.Efficiency, fmtSeconds(f.AllReduceTime))
+		if tr := rep.Training; tr != nil {
+			fmt.Fprintf(&b, "  time to train  %s: %d epochs x %d steps of %d samples (%d per epoch) at the median step\n",
+				fmtTrainTime(f.TrainSeconds), tr.Epochs, tr.StepsPerEpoch(f.GlobalBatch), f.GlobalBatch, tr.DatasetSize)
+		}
 	} else {
 		fmt.Fprintf(&b, "unreachable      %s\n", rep.Reason)
 	}
 	b.WriteString("\ncounts tried\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  GPUs\tphase\tglobal batch\tper GPU\tsamples/s\tefficiency\tall-reduce\tinput stall\tbound\tpeak in use")
+	head := "  GPUs\tphase\tglobal batch\tper GPU\tsamples/s\tefficiency\tall-reduce\tinput stall\tbound\tpeak in use"
+	if rep.Training != nil {
+		head += "\ttime to train"
+	}
+	fmt.Fprintln(tw, head)
 	for _, t := range rep.Trials {
 		tp, eff := fmt.Sprintf("%.0f", t.Throughput), fmt.Sprintf("%.1f%%", 100*t.Efficiency)
 		if t.OOM != nil {
@@ -405,8 +450,16 @@ func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *analysis.GPUsReport
 		if t.Reaches {
 			mark = " *"
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%s%s\t%s\t%s\t%.1f%%\t%s\t%s\n", t.GPUs, t.Phase, t.GlobalBatch, t.ReplicaBatch,
+		row := fmt.Sprintf("  %d\t%s\t%d\t%d\t%s%s\t%s\t%s\t%.1f%%\t%s\t%s", t.GPUs, t.Phase, t.GlobalBatch, t.ReplicaBatch,
 			tp, mark, eff, fmtSeconds(t.AllReduceTime), 100*t.InputStall, t.Bound, fmtBytes(t.PeakBytes))
+		if rep.Training != nil {
+			tt := "-"
+			if t.TrainSeconds > 0 {
+				tt = fmtTrainTime(t.TrainSeconds)
+			}
+			row += "\t" + tt
+		}
+		fmt.Fprintln(tw, row)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -128,5 +129,52 @@ func TestCapacityFlagsShareKeyRanges(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// capacity gpus says what input it assumed and, given a dataset and epochs, each count's time
+// to train: epochs x ceil(dataset / global batch) x the median step.
+func TestCapacityGPUsTimeToTrain(t *testing.T) {
+	out, stderr, code := allocRun(t, "capacity", "gpus", "--set", "model=mlp", "--throughput", "1e12", "--max-gpus", "2",
+		"--steps", "3", "--dataset-size", "1281167", "--epochs", "90", "-o", "json")
+	if code != 0 {
+		t.Fatalf("capacity gpus: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Input    string `json:"input"`
+		Training struct {
+			DatasetSize int `json:"dataset_size"`
+			Epochs      int `json:"epochs"`
+		} `json:"training"`
+		Trials []struct {
+			GlobalBatch  int     `json:"global_batch"`
+			StepTime     float64 `json:"step_time_s"`
+			TrainSeconds float64 `json:"train_seconds"`
+		} `json:"trials"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(rep.Input, "synthetic") {
+		t.Errorf("input = %q, want the synthetic-input assumption stated", rep.Input)
+	}
+	if rep.Training.DatasetSize != 1281167 || rep.Training.Epochs != 90 || len(rep.Trials) == 0 {
+		t.Fatalf("report %+v, want the training job and trials", rep)
+	}
+	for _, tr := range rep.Trials {
+		steps := (1281167 + tr.GlobalBatch - 1) / tr.GlobalBatch
+		if want := 90 * float64(steps) * tr.StepTime; math.Abs(tr.TrainSeconds-want) > 1e-9*want || want == 0 {
+			t.Errorf("batch %d: train_seconds %v, want 90 x %d x %v = %v", tr.GlobalBatch, tr.TrainSeconds, steps, tr.StepTime, want)
+		}
+	}
+	text, _, _ := allocRun(t, "capacity", "gpus", "--set", "model=mlp", "--throughput", "1", "--max-gpus", "2",
+		"--steps", "3", "--dataset-size", "1281167", "--epochs", "90")
+	for _, want := range []string{"input: synthetic", "time to train  ", "90 epochs x "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
+	}
+	if _, stderr, code := allocRun(t, "capacity", "gpus", "--throughput", "1", "--epochs", "3"); code != 2 || !strings.Contains(stderr, "--epochs needs --dataset-size") {
+		t.Errorf("--epochs alone: exit %d, %q", code, stderr)
 	}
 }
