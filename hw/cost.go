@@ -212,7 +212,7 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 			if w.Grad && c.Path == PathTF32 {
 				rate *= NCHWBackwardRate
 			}
-			c.Algo, c.Compute, convMemory = g.convAlgorithm(w, rate)
+			c.Algo, c.Compute, convMemory = g.convAlgorithm(w, c.Path, rate)
 		case (w.Kind == KindMatMul || w.Kind == KindAttention) && w.Shape.M > 0:
 			c.Compute = w.FLOPs / (rate * g.shapeEfficiency(w.Shape, c.Path))
 		default:

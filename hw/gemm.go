@@ -44,7 +44,18 @@ func tileRate(m, n int64) float64 { return 1 / (1 + tileReuse*(1/float64(m)+1/fl
 var (
 	largestTCRate   = tileRate(256, 128)
 	largestSIMTRate = tileRate(128, 128)
+	// Each tile's rate relative to the largest of its family, computed once.
+	tensorCoreRel = tileRels(tensorCoreTiles[:], largestTCRate)
+	simtRel       = tileRels(simtTiles[:], largestSIMTRate)
 )
+
+func tileRels(ts [][2]int64, top float64) []float64 {
+	r := make([]float64, len(ts))
+	for i, t := range ts {
+		r[i] = tileRate(t[0], t[1]) / top
+	}
+	return r
+}
 
 // alignment is how many elements the Tensor Core kernels need N and K (a convolution: the
 // input and output channels) to be multiples of: 8 for FP16/BF16, 4 for TF32 (cuBLAS
@@ -97,13 +108,13 @@ func (g *GPU) shapeEfficiency(s Shape, path string) float64 {
 			pad = unalignedRate(path)
 		}
 	}
-	tiles, top := simtTiles[:], largestSIMTRate
+	tiles, rel := simtTiles[:], simtRel
 	if path == PathFP16TC || path == PathBF16TC || path == PathTF32 {
-		tiles, top = tensorCoreTiles[:], largestTCRate
+		tiles, rel = tensorCoreTiles[:], tensorCoreRel
 	}
 	sms := float64(g.SMs)
 	best := 0.0
-	for _, t := range tiles {
+	for ti, t := range tiles {
 		ct := float64(batch * ceilDiv64(s.M, t[0]) * ceilDiv64(n, t[1]))
 		// Split K while the tiles fill less than one wave and each slice keeps at least 256
 		// of K (four k-steps of 64 per block).
@@ -115,7 +126,7 @@ func (g *GPU) shapeEfficiency(s Shape, path string) float64 {
 		waves := math.Ceil(blocks / sms)
 		// Useful work: the real M x N inside the padded tiles.
 		fill := float64(batch*s.M*n) / (ct * float64(t[0]*t[1]))
-		eff := tileRate(t[0], t[1]) / top * blocks / (waves * sms) * fill
+		eff := rel[ti] * blocks / (waves * sms) * fill
 		if eff > best {
 			best = eff
 		}
@@ -154,15 +165,14 @@ const (
 // spatial size under the input's and large workspaces). A grouped convolution with one
 // channel per group (depthwise) is not a GEMM: cuDNN and TF's DepthwiseConv2dNative run
 // direct kernels bound by memory (DepthwiseMemory).
-func (g *GPU) convAlgorithm(w Work, rate float64) (algo string, compute, memory float64) {
+func (g *GPU) convAlgorithm(w Work, p string, rate float64) (algo string, compute, memory float64) {
 	s := w.Shape
 	if s.InC == 1 && s.Batch > 1 {
 		return AlgoDepthwise, w.FLOPs / g.vectorRate(dtypeOf(w)), w.Bytes / (g.MemBandwidth * DepthwiseMemory)
 	}
 	algo = AlgoImplicitGEMM
-	compute = w.FLOPs / (rate * g.shapeEfficiency(s, g.path(w)))
+	compute = w.FLOPs / (rate * g.shapeEfficiency(s, p))
 	memory = w.Bytes / g.byteRate(w)
-	p := g.path(w)
 	if (p == PathFP32 || p == PathPseudoHalf) && s.FilterH == 3 && s.FilterW == 3 && s.Stride == 1 && max(s.Batch, 1) == 1 {
 		// Winograd: the batched GEMM over the 16 transform positions has M = batch x output
 		// tiles (a quarter of the output pixels), the same N and K = input channels.

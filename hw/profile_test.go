@@ -75,3 +75,21 @@ func BenchmarkCost(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
+
+// BenchmarkCostShaped prices convolutions with their GEMM shape (tile search, Winograd
+// candidate on the FP32 path, NCHW transposes on TF32): the per-op cost of the shape
+// mechanisms against BenchmarkCost's shapeless Work.
+func BenchmarkCostShaped(b *testing.B) {
+	g, _ := LookupGPU("a100-40gb")
+	s := Shape{M: 256 * 56 * 56, N: 64, K: 64 * 9, Batch: 1, FilterH: 3, FilterW: 3, Stride: 1, InC: 64}
+	ws := []Work{
+		{Kind: KindConv, FLOPs: 1e10, Bytes: 1e8, Kernels: 2, DType: Float16, Shape: s},
+		{Kind: KindConv, FLOPs: 1e10, Bytes: 1e8, Kernels: 2, DType: Float32, Shape: s},
+		{Kind: KindConv, FLOPs: 1e10, Bytes: 1e8, Kernels: 2, DType: Float32, TF32: true, Grad: true, Shape: s},
+		{Kind: KindMatMul, FLOPs: 1e10, Bytes: 1e8, Kernels: 1, DType: Float16, Shape: Shape{M: 4096, N: 1024, K: 1024}},
+	}
+	for i := 0; i < b.N; i++ {
+		g.Cost(ws[i%len(ws)])
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
