@@ -43,19 +43,6 @@ type ValidateOptions struct {
 	// Refit, when not nil, refits the cost model on training measurements and returns the
 	// RunFunc that predicts with the refitted constants, and a line naming what it fitted.
 	Refit func(ctx context.Context, training []Measurement) (RunFunc, string, error)
-	// FitHoldOut, when not nil, refits the constants the cost model fits on the H200
-	// recordings without one model at a time and predicts that model's rows of every H200 set.
-	FitHoldOut *FitHoldOut
-}
-
-// FitHoldOut is a leave-one-model-out over the data the cost model's constants are fitted on
-// (hw.DefaultEfficiency: the H200 recordings).
-type FitHoldOut struct {
-	// Models are the zoo names the fit data holds ("resnet50", "bert-base", ...).
-	Models []string
-	// Refit fits the constants without model's recordings and returns the RunFunc that
-	// predicts with them, and a line saying what was fitted on what.
-	Refit func(ctx context.Context, without string) (RunFunc, string, error)
 }
 
 // ValidationRow is one measurement and its prediction.
@@ -99,9 +86,8 @@ type Ratio struct {
 
 // HoldOut is one leave-one-out fold.
 type HoldOut struct {
-	// Set is the rows' set; By is "gpu", "model" (DLE folds) or "fit-model" (a refit without
-	// one model's recordings, FitHoldOut), Held the held-out value.
-	Set, By, Held string
+	// By is "gpu" or "model", Held the held-out value.
+	By, Held string
 	// Train and N are the training and held-out row counts; FitMAE the error on the training
 	// rows and HeldMAE on the held-out ones, both with the constants of this fold.
 	Train, N        int
@@ -166,68 +152,7 @@ func Validate(ctx context.Context, ms []Measurement, o ValidateOptions) (*Valida
 	if err := v.holdOuts(ctx, ms, o); err != nil {
 		return nil, err
 	}
-	if o.FitHoldOut != nil {
-		if err := v.fitHoldOuts(ctx, ms, o); err != nil {
-			return nil, err
-		}
-	}
 	return v, nil
-}
-
-// baseModel is a zoo spec without its options ("bert-base:seq=128" -> "bert-base").
-func baseModel(spec string) string {
-	name, _, _ := strings.Cut(spec, ":")
-	return name
-}
-
-// fitHoldOuts runs FitHoldOut: per held-out model, every H200 row is predicted with the
-// constants fitted without it; FitMAE is over the PyTorch rows of the other models (the fit's
-// own step times), HeldMAE over the held-out model's rows of each set.
-func (v *Validation) fitHoldOuts(ctx context.Context, ms []Measurement, o ValidateOptions) error {
-	var idx []int
-	for i, m := range ms {
-		if m.Source != SourceDLE {
-			idx = append(idx, i)
-		}
-	}
-	sub := pickM(ms, idx)
-	held := map[string][]float64{}
-	for _, model := range o.FitHoldOut.Models {
-		run, note, err := o.FitHoldOut.Refit(ctx, model)
-		if err != nil {
-			return fmt.Errorf("refit without %s: %w", model, err)
-		}
-		v.Notes = append(v.Notes, fmt.Sprintf("refit without %s: %s", model, note))
-		rows, err := predict(ctx, sub, o, run)
-		if err != nil {
-			return err
-		}
-		var train []ValidationRow
-		bySet := map[string][]ValidationRow{}
-		for _, r := range rows {
-			switch {
-			case baseModel(r.Model) == model:
-				bySet[r.Set()] = append(bySet[r.Set()], r)
-			case r.Source == SourcePyTorch:
-				train = append(train, r)
-			}
-		}
-		for _, set := range sortedKeys(bySet) {
-			h := HoldOut{Set: set, By: "fit-model", Held: model, Train: len(train), N: len(bySet[set]),
-				FitMAE: mae(train), HeldMAE: mae(bySet[set])}
-			v.HoldOuts = append(v.HoldOuts, h)
-			held[set] = append(held[set], h.HeldMAE)
-		}
-	}
-	for _, set := range sortedKeys(held) {
-		g := GroupError{Set: set, By: "leave-one-model-out-refit", Key: "mean of folds", N: len(held[set])}
-		for _, h := range held[set] {
-			g.MAE += h / float64(len(held[set]))
-			g.Max = max(g.Max, h)
-		}
-		v.HoldOutSum = append(v.HoldOutSum, g)
-	}
-	return nil
 }
 
 // predict runs ms on o.Jobs goroutines; rows keep ms's order.
@@ -422,10 +347,11 @@ func (v *Validation) holdOuts(ctx context.Context, ms []Measurement, o ValidateO
 			idx = append(idx, i)
 		}
 	}
-	if o.Refit == nil && len(idx) > 0 {
+	if o.Refit == nil {
 		v.Notes = append(v.Notes, "hold-outs: no cost-model constant is fitted on the DLE tables "+
-			"(hw.DefaultEfficiency is fitted on the H200 recordings, testdata/h200), so every DLE figure "+
-			"is already out of sample and each held-out figure is the plain prediction")
+			"(hw.DefaultEfficiency's factors are read from H200 micro-benchmarks and kernel times, "+
+			"testdata/h200), so every DLE figure is already out of sample and each held-out figure "+
+			"is the plain prediction: the spread over folds is how far an unseen GPU or model may be off")
 	}
 	for _, by := range []string{"gpu", "model"} {
 		key := func(m Measurement) string {
@@ -465,15 +391,12 @@ func (v *Validation) holdOuts(ctx context.Context, ms []Measurement, o ValidateO
 					return err
 				}
 			}
-			f := HoldOut{Set: "dle 1-GPU", By: by, Held: val, Train: len(trainIdx), N: len(heldIdx),
+			f := HoldOut{By: by, Held: val, Train: len(trainIdx), N: len(heldIdx),
 				FitMAE: mae(trainRows), HeldMAE: mae(heldRows)}
 			v.HoldOuts = append(v.HoldOuts, f)
 			held = append(held, f.HeldMAE)
 		}
 		g := errStats("dle 1-GPU", "leave-one-"+by+"-out", "mean of folds", nil, 0)
-		if len(held) == 0 {
-			continue
-		}
 		g.N = len(held)
 		for _, h := range held {
 			g.MAE += h / float64(len(held))

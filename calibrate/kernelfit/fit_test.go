@@ -154,24 +154,3 @@ func h200Data(t testing.TB) *Measured {
 	}
 	return measured
 }
-
-func TestWithout(t *testing.T) {
-	m := h200Data(t)
-	w := m.Without("vgg16")
-	for _, s := range w.Steps {
-		if s.Model == "vgg16" {
-			t.Fatalf("Without(vgg16) kept step %v", s.Config)
-		}
-	}
-	for c := range w.Ops {
-		if c.Model == "vgg16" {
-			t.Fatalf("Without(vgg16) kept ops of %v", c)
-		}
-	}
-	if len(w.Steps) == 0 || len(w.Steps) >= len(m.Steps) || len(w.Micro) != len(m.Micro) {
-		t.Errorf("Without(vgg16): %d of %d steps, %d of %d micro rows", len(w.Steps), len(m.Steps), len(w.Micro), len(m.Micro))
-	}
-	if got := m.Models(); len(got) != 5 {
-		t.Errorf("Models() = %v, want the 5 recorded models", got)
-	}
-}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -14,9 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpusim/gpusim/analysis"
-	"github.com/gpusim/gpusim/calibrate/kernelfit"
-	"github.com/gpusim/gpusim/hw"
-	"github.com/gpusim/gpusim/train"
 )
 
 func init() {
@@ -31,7 +27,7 @@ var validateExamples = []string{
 }
 
 const validateUsage = `Usage:
-  gpusim validate [--data DIR] [--set NAME]... [--rows] [--refit] [-o text|json]
+  gpusim validate [--data DIR] [--set NAME]... [--rows] [-o text|json]
 
 Runs every real measurement the project ships through gpusim, as a user would write it, and
 prints predicted against measured:
@@ -53,10 +49,6 @@ why the others are not.
 
 --data is the repository's testdata directory (run from the repository root, or point at it).
 --set keeps the sets whose name starts with NAME (repeatable). --rows lists every row.
---refit adds a leave-one-model-out over the data the cost model is fitted on: hw.DefaultEfficiency
-is refitted (as tools/h200/fit fits it) on the H200 PyTorch recordings without each model, and
-that model's rows of every H200 set are predicted with it (about 10 s a model). No constant is
-fitted on the DLE tables, so their hold-outs are the plain predictions, as the output notes.
 
 Examples:
 `
@@ -69,7 +61,6 @@ func runValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 	sets := fs.StringArray("set", nil, "keep only the sets whose name starts with `NAME` (repeatable)")
 	rows := fs.Bool("rows", false, "list every row, not only the summaries")
 	jobs := fs.IntP("jobs", "j", runtime.GOMAXPROCS(0), "runs simulated at once (the answer does not depend on it)")
-	refit := fs.Bool("refit", false, "also refit hw.DefaultEfficiency on the H200 recordings without each model and predict that model's H200 rows (about 10 s a model)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
 		return usagef("validate: %v", err)
@@ -109,15 +100,7 @@ func runValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 		}
 		ms = kept
 	}
-	opts := analysis.ValidateOptions{Jobs: *jobs}
-	if *refit {
-		fh, err := refitHoldOut(filepath.Join(*data, "h200"))
-		if err != nil {
-			return asUsage(err)
-		}
-		opts.FitHoldOut = fh
-	}
-	v, err := analysis.Validate(ctx, ms, opts)
+	v, err := analysis.Validate(ctx, ms, analysis.ValidateOptions{Jobs: *jobs})
 	if err != nil {
 		return err
 	}
@@ -125,39 +108,6 @@ func runValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 		return writeValidateJSON(stdout, v)
 	}
 	return writeValidateText(stdout, v, *rows)
-}
-
-// refitHoldOut fits the efficiency factors as hw.DefaultEfficiency was fitted (kernelfit.Fit at
-// the Groups level on the H200 recordings laid out as TF lays them out), without one model at
-// a time, and simulates every GPU with the refitted factors.
-func refitHoldOut(dir string) (*analysis.FitHoldOut, error) {
-	m, err := kernelfit.ReadTFLayout(dir)
-	if err != nil {
-		return nil, err
-	}
-	h200, err := hw.LookupGPU("h200")
-	if err != nil {
-		return nil, err
-	}
-	return &analysis.FitHoldOut{Models: m.Models(), Refit: func(ctx context.Context, without string) (analysis.RunFunc, string, error) {
-		rep, err := kernelfit.Fit(h200, m.Without(without), kernelfit.Groups)
-		if err != nil {
-			return nil, "", err
-		}
-		e := rep.Efficiency
-		run := func(ctx context.Context, c train.Config) (*train.Result, error) {
-			g, err := hw.LookupGPU(c.GPU)
-			if err != nil {
-				return nil, err
-			}
-			g.Efficiency = e
-			c.GPUProfile = &g
-			return train.Run(ctx, c)
-		}
-		note := fmt.Sprintf("hw.DefaultEfficiency's factors refitted on the H200 PyTorch recordings of the other models (micro-benchmarks kept): fp32 %.3f, tf32 %.3f, half %.3f, conv fp32/tf32/half %.3f/%.3f/%.3f, memory %.3f",
-			e.FP32, e.TF32, e.Half, e.ConvFP32, e.ConvTF32, e.ConvHalf, e.Memory)
-		return run, note, nil
-	}}, nil
 }
 
 func pct(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
@@ -185,16 +135,12 @@ func writeValidateText(w io.Writer, v *analysis.Validation, rows bool) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SET\tHOLD-OUT\tHELD\tTRAIN ROWS\tHELD ROWS\tFIT MAE\tHELD MAE")
+	fmt.Fprintln(tw, "HOLD-OUT\tHELD\tTRAIN ROWS\tHELD ROWS\tFIT MAE\tHELD MAE")
 	for _, h := range v.HoldOuts {
-		kind := "leave-one-" + h.By + "-out"
-		if h.By == "fit-model" {
-			kind = "refit without model"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%.1f%%\t%.1f%%\n", h.Set, kind, h.Held, h.Train, h.N, 100*h.FitMAE, 100*h.HeldMAE)
+		fmt.Fprintf(tw, "leave-one-%s-out\t%s\t%d\t%d\t%.1f%%\t%.1f%%\n", h.By, h.Held, h.Train, h.N, 100*h.FitMAE, 100*h.HeldMAE)
 	}
 	for _, g := range v.HoldOutSum {
-		fmt.Fprintf(tw, "%s\t%s\tmean of %d folds\t\t\t\t%.1f%%\n", g.Set, g.By, g.N, 100*g.MAE)
+		fmt.Fprintf(tw, "%s\tmean of %d folds\t\t\t\t%.1f%%\n", g.By, g.N, 100*g.MAE)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -263,7 +209,6 @@ type groupJSON struct {
 }
 
 type holdOutJSON struct {
-	Set     string  `json:"set"`
 	By      string  `json:"by"`
 	Held    string  `json:"held"`
 	Train   int     `json:"train_rows"`
@@ -306,7 +251,7 @@ func writeValidateJSON(w io.Writer, v *analysis.Validation) error {
 	doc := validateJSON{Groups: toGroupJSON(v.Groups), Ratios: toGroupJSON(v.RatioSets), HoldOut: toGroupJSON(v.HoldOutSum),
 		HoldOuts: []holdOutJSON{}, Rows: []rowJSON{}, Notes: append([]string{}, v.Notes...)}
 	for _, h := range v.HoldOuts {
-		doc.HoldOuts = append(doc.HoldOuts, holdOutJSON{h.Set, h.By, h.Held, h.Train, h.N, h.FitMAE, h.HeldMAE})
+		doc.HoldOuts = append(doc.HoldOuts, holdOutJSON{h.By, h.Held, h.Train, h.N, h.FitMAE, h.HeldMAE})
 	}
 	for _, r := range v.Rows {
 		metric := "throughput_samples_per_s"

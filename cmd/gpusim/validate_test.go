@@ -43,19 +43,3 @@ func TestValidateBadUsage(t *testing.T) {
 		}
 	}
 }
-
-// TestValidateRefit runs the leave-one-model-out refit (five kernel fits) on the JAX rows.
-func TestValidateRefit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("five fits")
-	}
-	var out, errb bytes.Buffer
-	if err := run(context.Background(), &out, &errb, []string{"validate", "--data", "../../testdata", "--refit", "--set", "h200-jax"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"refit without model", "leave-one-model-out-refit", "note: refit without bert-base: hw.DefaultEfficiency's factors refitted"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("validate --refit output lacks %q:\n%s", want, out.String())
-		}
-	}
-}
