@@ -225,7 +225,7 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 		// Adam's div 1.8 us, BERT-base bf16 batch 16 bfloat16 copy 753 us / 248), not the
 		// 14 us a compute ramp would add. A Graph kernel on the vector path (one XLA-generated
 		// fusion) never pays it; an executor kernel pays it unless MatrixRampOnly (the ramp of
-		// DefaultEfficiency was fitted with it on every kernel of PyTorch eager).
+		// DefaultEfficiency charges it to executor kernels, each a TF op of its own).
 		if c.Path != PathVector || !(w.Graph || e.MatrixRampOnly) {
 			ramp := e.ComputeRamp
 			if w.Kind == KindConv && e.ConvRamp > 0 {

@@ -26,7 +26,7 @@
 // the GPU. The path (GPU.Path) is chosen as TF chooses it: float32 matmul/conv use TF32 Tensor
 // Cores on compute capability 8.0+ when Work.TF32 (TF's default), else FP32; float16 uses
 // Tensor Cores from 7.0 and, before that, FP32 math on half data at PseudoHalf of the FP32
-// rate (so FP16 runs slower than FP32 on Pascal: casts are added and nothing is faster);
+// rate (pseudo-half: on Pascal FP16 saves memory traffic, not math time);
 // bfloat16 uses Tensor Cores from 8.0. Element-wise kinds run at the vector rate of their dtype
 // and are nearly always memory-bound.
 //
@@ -64,18 +64,17 @@
 //
 // # Where the factors come from
 //
-// DefaultEfficiency is fitted (package calibrate/kernelfit, gonum/optimize Nelder-Mead) to
-// kernel times and micro-benchmarks measured on the H200 with PyTorch (testdata/h200 at the
-// repository root; scripts in tools/h200). The factors are fractions of each GPU's own peaks
-// and carry over to other GPUs, with one architectural correction: the FP32 path's
-// efficiencies are fitted on Hopper, whose 128 FP32 lanes per SM lose issue slots to every
-// non-FFMA instruction (the H200's 8192^3 SGEMM reaches H200SGEMMFill = 0.76 of peak); GPUs
-// with 64 FP32 lanes per SM (GPU.FP32LanesPerSM: GP100, Volta, Turing, GA100) divide them by
-// that fill. docs/speed.md gives the measured accuracy: step-time mean absolute error 12.4% on
-// 34 H200 configs (14.5% leave-one-model-out) on the measured op lists; the published NVIDIA
-// TF ResNet-50 figures are checked through train (TestResNet50PublishedThroughRun).
-// kernelfit.OpsBaseEfficiency, fitted on per-kernel times, sets Efficiency.MatrixRampOnly; it
-// is not the default (docs/speed.md, "Refit on per-kernel times").
+// DefaultEfficiency is read from the H200's micro-benchmarks and per-kernel times
+// (testdata/h200 at the repository root; its doc comment cites each value): the rates of large,
+// well-shaped kernels of each library and op kind. The shape mechanisms (gemm.go: tile and
+// wave quantization, split-K, Tensor Core alignment, Winograd, depthwise, NCHW transposes)
+// turn them into the rate of each op. The factors are fractions of each GPU's own peaks and
+// carry over to other GPUs, with one architectural correction: the FP32 path's efficiencies
+// are measured on Hopper, whose 128 FP32 lanes per SM lose issue slots to every non-FFMA
+// instruction (the H200's 8192^3 SGEMM reaches H200SGEMMFill = 0.76 of peak); GPUs with 64
+// FP32 lanes per SM (GPU.FP32LanesPerSM: GP100, Volta, Turing, GA100) divide them by that fill.
+// docs/speed.md gives the measured accuracy (gpusim validate). calibrate/kernelfit holds the
+// kernel-level fitting harness (OpsBaseEfficiency is its fit, not the default).
 //
 // # Example
 //

@@ -1,8 +1,8 @@
 package hw
 
 // Efficiency holds the cost model's factors: what fraction of the spec-sheet peaks real kernels
-// reach, and the fixed per-kernel costs. DefaultEfficiency gives the values fitted on the H200
-// (testdata/h200, `go run ./tools/h200/fit`); they are fractions of each GPU's own peaks, so
+// reach, and the fixed per-kernel costs. DefaultEfficiency gives the values measured on the H200
+// (testdata/h200: micro-benchmarks and per-kernel times); they are fractions of each GPU's own peaks, so
 // they carry over to other GPUs as a first approximation.
 type Efficiency struct {
 	// FP32, TF32 and Half are the asymptotic fractions of the path's peak that large GEMMs
@@ -38,7 +38,7 @@ type Efficiency struct {
 	// MatrixRampOnly charges ComputeRamp to matrix kernels only (GEMMs, convolutions,
 	// attention products): a kernel on the vector path (element-wise, cast, reduction, norm,
 	// optimizer) is memory-bound and pays MemoryRamp alone, as Graph kernels on the vector
-	// path always do. Off in DefaultEfficiency (fitted with the ramp on every kernel); on in
+	// path always do. Off in DefaultEfficiency (the ramp on every executor kernel); on in
 	// kernelfit.OpsBaseEfficiency (calibrate/kernelfit), fitted on per-kernel times.
 	MatrixRampOnly bool `yaml:"matrix_ramp_only,omitempty"`
 	// KernelGap is the device idle time between two dependent kernels of one stream.
