@@ -29,23 +29,26 @@ type stateAppender interface {
 //     end of every step all step tensors are freed and BFC coalesces free neighbours
 //     (tsl bfc_allocator.cc FreeAndMaybeCoalesce), so the state is "the persistent chunks at
 //     their addresses, every gap one free chunk, in the same regions": the same at the end of
-//     k-1 and k when nothing above changed.
+//     k-1 and k when nothing above changed. Step k+1 then starts where step k started and
+//     runs it again, whatever step k-1 took (the first step's XLA compile, say).
 //
 // Steps up to Config.TraceSteps keep every op span, so the replay starts after them: step k
 // may be the last traced step (its copies drop the op spans it kept).
 func (r *runner) canFastForward() bool {
-	if !r.ffPossible || r.skip(r.step) || r.skip(r.step-1) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step) {
+	// Step k is copied, so it must not compile either (XLA compiles in the first step).
+	if !r.ffPossible || r.skip(r.step) || r.skip(r.step-1) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step-1) {
 		return false
 	}
-	// The last two steps took the same time, split the same way.
 	_, sameTime := r.stepTimes.last()
 	_, sameSplit := r.breakdowns.last()
-	ok := sameTime >= 2 && sameSplit >= 2
+	ok := true
 	for _, rep := range r.replicas {
 		switch a := rep.alloc.(type) {
 		case stateAppender:
+			// Equal bytes and the same requests at the same times in both steps (the last
+			// two steps took the same time, split the same way).
 			rep.state, rep.prevState = a.AppendState(rep.prevState[:0]), rep.state
-			if !bytes.Equal(rep.state, rep.prevState) || !slices.Equal(rep.trace, rep.prevTrace) {
+			if !bytes.Equal(rep.state, rep.prevState) || !slices.Equal(rep.trace, rep.prevTrace) || sameTime < 2 || sameSplit < 2 {
 				ok = false
 			}
 		case *allocator.BFC:
@@ -57,8 +60,27 @@ func (r *runner) canFastForward() bool {
 		}
 		// prevTrace is now step k's memory trace, the one fastForward replays.
 		rep.trace, rep.prevTrace = rep.prevTrace, rep.trace
+		if cap(rep.trace) < len(rep.prevTrace) {
+			rep.trace = make([]memEvent, 0, len(rep.prevTrace))
+		}
 	}
 	return ok
+}
+
+// sizeTraces gives each replica's step trace room for the memory changes of one step (one per
+// tensor an op allocates, one per op that frees, the variables and slots), so that recording
+// it rarely grows the slice (the all-reduce's buffers may add a few).
+func (r *runner) sizeTraces() {
+	for _, rep := range r.replicas {
+		n := 16
+		for _, p := range rep.plans {
+			n += len(p.Persistent) + len(p.Slots) + len(p.Ops)
+			for _, op := range p.Ops {
+				n += len(op.Alloc)
+			}
+		}
+		rep.trace = make([]memEvent, 0, n)
+	}
 }
 
 // fastForwardable reports whether a can prove its state for canFastForward.

@@ -84,6 +84,9 @@ func TestBFCFastForwardMatchesFullSimulation(t *testing.T) {
 		"mirrored":     func(c *Config) { c.GPUCount, c.Strategy, c.Batch, c.NumPacks = 4, "mirrored", 96, 2 },
 		"accumulation": func(c *Config) { c.AccumulationSteps, c.Batch = 4, 128 },
 		"mixed":        func(c *Config) { c.Precision, c.Optimizer = "mixed_float16", "adam" },
+		"xla":          func(c *Config) { c.XLA, c.Optimizer = true, "rmsprop" },
+		"xla-shapes":   func(c *Config) { c.XLA, c.XLADistinctShapes = true, 3 },
+		"xla-growth":   func(c *Config) { c.XLA, c.Memory.Growth, c.Precision = true, &g, "mixed_float16" },
 		"near-limit":   func(c *Config) { c.GPU, c.Batch, c.Memory.Growth = "t4", 160, &g },
 		"virtual":      func(c *Config) { c.Strategy, c.Memory.LogicalMiB = "mirrored", []int64{12000, 12000} },
 		"jupyter": func(c *Config) {

@@ -304,6 +304,9 @@ func newRunner(cfg Config) (*runner, error) {
 			r.ffPossible = false
 		}
 	}
+	if r.ffPossible {
+		r.sizeTraces()
+	}
 	if err := r.setupLossScale(); err != nil {
 		return nil, err
 	}

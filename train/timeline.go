@@ -64,41 +64,39 @@ func (s *sampler) merge() {
 func (s *sampler) timeline() []MemPoint { return append([]MemPoint(nil), s.points...) }
 
 // stepTrace is one step's memory changes (offsets from its start, non-decreasing) with what
-// replaying it needs: the highest bytes in use of any range of them in O(1) (a sparse table:
-// level k holds the maximum of each run of 2^k changes).
+// replaying it needs: the highest bytes in use of any range of them, from the maxima of
+// blocks of traceBlock changes (a range scans at most two partial blocks and the whole
+// blocks between).
 type stepTrace struct {
-	ev   []memEvent
-	peak [][]int64
+	ev    []memEvent
+	block []int64 // block[b] is the highest inUse of ev[b*traceBlock : (b+1)*traceBlock]
 }
 
+const traceBlock = 32
+
 func newStepTrace(ev []memEvent) *stepTrace {
-	t := &stepTrace{ev: ev}
-	if len(ev) == 0 {
-		return t
-	}
-	lvl := make([]int64, len(ev))
+	t := &stepTrace{ev: ev, block: make([]int64, (len(ev)+traceBlock-1)/traceBlock)}
 	for i, e := range ev {
-		lvl[i] = e.inUse
-	}
-	t.peak = append(t.peak, lvl)
-	for w := 1; 2*w <= len(ev); w *= 2 {
-		prev := t.peak[len(t.peak)-1]
-		next := make([]int64, len(ev)-2*w+1)
-		for i := range next {
-			next[i] = max(prev[i], prev[i+w])
+		if b := i / traceBlock; i%traceBlock == 0 || e.inUse > t.block[b] {
+			t.block[b] = e.inUse
 		}
-		t.peak = append(t.peak, next)
 	}
 	return t
 }
 
 // maxInUse is the highest bytes in use among changes i..j-1 (i < j).
 func (t *stepTrace) maxInUse(i, j int) int64 {
-	k := 0
-	for 2<<k <= j-i {
-		k++
+	m := t.ev[i].inUse
+	for ; i < j && i%traceBlock != 0; i++ {
+		m = max(m, t.ev[i].inUse)
 	}
-	return max(t.peak[k][i], t.peak[k][j-(1<<k)])
+	for ; i+traceBlock <= j; i += traceBlock {
+		m = max(m, t.block[i/traceBlock])
+	}
+	for ; i < j; i++ {
+		m = max(m, t.ev[i].inUse)
+	}
+	return m
 }
 
 // replay records count copies of the step trace, copy j starting at start + j*period, leaving

@@ -51,7 +51,7 @@ func TestSamplerReplayMatchesRecord(t *testing.T) {
 
 func TestStepTraceMaxInUse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	ev := make([]memEvent, 37)
+	ev := make([]memEvent, 137)
 	for i := range ev {
 		ev[i].inUse = rng.Int64N(100)
 	}

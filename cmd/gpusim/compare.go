@@ -77,6 +77,9 @@ func prepareScenario(c compareConfig, sess *analysis.Session) (func(context.Cont
 		}
 	}
 	cfg := s.Config
+	// A comparison writes no trace (its table, figures and report read no op spans), so its
+	// runs record none: simulator.trace_steps would only cost time and memory here.
+	cfg.TraceSteps = 0
 	return func(ctx context.Context) (report.Run, error) {
 		res, err := sess.Run(ctx, cfg)
 		if err != nil {
