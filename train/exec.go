@@ -94,6 +94,10 @@ func (r *runner) startMicro(rep *replica) {
 			// it shows as launch time), amortized over steps_per_execution.
 			rep.hostT += sim.FromSeconds(r.gpu.StepOverhead / float64(r.cfg.StepsPerExecution))
 		}
+		if r.proven != nil {
+			r.replayGPUPart(rep, now)
+			return
+		}
 		r.nextOp(rep)
 	})
 }
@@ -462,6 +466,7 @@ func (r *runner) endStep(rep *replica) {
 		r.fastForward()
 		return
 	}
+	r.planGPUReplay()
 	r.step++
 	r.startStep()
 }
@@ -511,7 +516,7 @@ func (r *runner) recordMem(rep *replica, request int64) {
 	if r.step >= 1 && r.step <= len(rep.profiles) {
 		rep.profiles[r.step-1].record(now-r.stepStart, s.BytesInUse, s.PoolBytes)
 	}
-	if r.ffPossible {
+	if r.recordSteps {
 		rep.trace = append(rep.trace, memEvent{at: now - r.stepStart, inUse: s.BytesInUse, pool: s.PoolBytes})
 	}
 	if s.PoolBytes != rep.lastPool {

@@ -267,3 +267,77 @@ func (r *Result) visitUtilization(fn func(UtilPoint)) {
 		fn(r.Utilization[i])
 	}
 }
+
+// gpuPart is what a step of an input-fed run does once its batch has arrived, kept from a
+// step proven to repeat (the allocator proof of canFastForward): its time by category and by
+// op kind, the GPU's busy time and kernels and the memory changes (offsets from the batch's
+// arrival), the ops it ran.
+type gpuPart struct {
+	cat   [numCats]sim.Time // the input wait excluded
+	kinds kindTimes
+	dur   sim.Time // from the batch's arrival to the step's end
+	busy  sim.Time
+	ivs   []busySpan
+	trace *stepTrace
+	ops   int
+}
+
+// planGPUReplay decides, at the end of step k of a run fed by tf.data, whether step k+1's
+// GPU part is a copy of step k's. Everything after the batch arrives is the same when the
+// allocator starts the step in the same state (the proof of canFastForward: classic BFC, no
+// persistent tensor added, no region taken or returned, no failed request in step k), no
+// step from k on compiles and neither step is skipped by the loss scale: the input pipeline
+// only decides when the step starts. A replayed step leaves the allocator untouched, so the
+// proof carries over to the steps after it.
+func (r *runner) planGPUReplay() {
+	replayed := r.stepReplayed
+	r.stepReplayed = false
+	if !r.replayInput || r.skip(r.step+1) || r.compilesAfter(r.step) {
+		r.proven = nil
+		return
+	}
+	if replayed && r.proven != nil {
+		return
+	}
+	r.proven = nil
+	rep := r.replicas[0]
+	a, ok := rep.alloc.(*allocator.BFC)
+	if r.skip(r.step) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step-1) || !ok || a.Options().Variant != allocator.Classic ||
+		!rep.slotsAtStart || rep.poolChanges != rep.poolChangesAtStart || rep.failures != rep.failuresAtStart {
+		return
+	}
+	wait := rep.cat[catInput]
+	g := &gpuPart{cat: rep.cat, kinds: rep.kinds, dur: r.eng.Now() - r.stepStart - wait, busy: rep.busy - rep.busyAtStart, ops: r.stepOps}
+	g.cat[catInput] = 0
+	for _, iv := range rep.stepBusyIvs {
+		g.ivs = append(g.ivs, busySpan{Start: iv.Start - wait, End: iv.End - wait})
+	}
+	ev := make([]memEvent, len(rep.trace))
+	for i, m := range rep.trace {
+		ev[i] = memEvent{at: m.at - wait, inUse: m.inUse, pool: m.pool}
+	}
+	g.trace = newStepTrace(ev)
+	r.proven = g
+}
+
+// replayGPUPart runs the proven GPU part for rep, whose batch arrived at a: the busy time,
+// kernels and memory changes at their offsets, the op spans dropped, the step's end at
+// a + dur.
+func (r *runner) replayGPUPart(rep *replica, a sim.Time) {
+	g := r.proven
+	if r.tooLong(a + g.dur) {
+		return
+	}
+	wait := rep.cat[catInput]
+	rep.cat = g.cat
+	rep.cat[catInput] = wait
+	rep.kinds = g.kinds
+	rep.busy += g.busy
+	rep.meter.AddPeriodic(a, g.dur, 1, g.ivs)
+	rep.sampler.replay(a, g.dur, 1, g.trace)
+	r.spansDropped += g.ops
+	r.stepReplayed = true
+	r.ffSteps++
+	rep.mark = a + g.dur
+	r.eng.At(a+g.dur, func() { r.endStep(rep) })
+}

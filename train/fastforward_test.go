@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gpusim/gpusim/allocator"
+	"github.com/gpusim/gpusim/pipeline"
 )
 
 // keyedAlloc gives an allocator a state key built from its statistics, so that the
@@ -141,6 +142,42 @@ func TestFastForwardLongRunMatchesFullSimulation(t *testing.T) {
 		opts := cmpopts.IgnoreFields(Result{}, "FastForwarded", "Events")
 		if diff := cmp.Diff(expandReplayed(full), expandReplayed(ff), opts); diff != "" {
 			t.Errorf("%s: fast-forwarded result differs from the full simulation (-full +ff):\n%s", name, diff)
+		}
+	}
+}
+
+// TestInputReplayMatchesFullSimulation checks the replay of a step's GPU part after its
+// batch (runs fed by tf.data) against simulating every op: input-bound, GPU-bound with a
+// prefetching pipeline, a cache filling in the first epoch, memory growth, and mixed
+// precision with its loss-scale skips, which are simulated again.
+func TestInputReplayMatchesFullSimulation(t *testing.T) {
+	g := true
+	for name, f := range map[string]func(in *Input, c *Config){
+		"sequential": nil,
+		"autotune":   func(in *Input, c *Config) { in.Prefetch, in.ParallelCalls = Autotune, Autotune },
+		"cache":      func(in *Input, c *Config) { in.Cache, in.Pipeline.Records = "memory", 640 },
+		"growth":     func(in *Input, c *Config) { in.Prefetch, c.Memory.Growth = 2, &g },
+		"mixed":      func(in *Input, c *Config) { in.ParallelCalls, c.Precision = 4, "mixed_float16" },
+		"xla":        func(in *Input, c *Config) { in.ParallelCalls, c.XLA = Autotune, true },
+	} {
+		c := cfgWith(func(c *Config) {
+			in := Input{Cache: "none", Pipeline: pipeline.DefaultConfig()}
+			if f != nil {
+				f(&in, c)
+			}
+			c.Input = &in
+		})
+		c.Steps = 150
+		c.FastForward = false
+		full := mustRun(t, c)
+		c.FastForward = true
+		ff := mustRun(t, c)
+		if ff.FastForwarded < 100 {
+			t.Errorf("%s: %d of %d steps replayed, want most", name, ff.FastForwarded, c.Steps)
+		}
+		opts := cmpopts.IgnoreFields(Result{}, "FastForwarded", "Events")
+		if diff := cmp.Diff(expandReplayed(full), expandReplayed(ff), opts); diff != "" {
+			t.Errorf("%s: replayed result differs from the full simulation (-full +replay):\n%s", name, diff)
 		}
 	}
 }

@@ -66,7 +66,7 @@ func (r *runner) addBusy(rep *replica, start, end sim.Time) {
 		return
 	}
 	rep.meter.Add(start, end)
-	if r.ffPossible {
+	if r.recordSteps {
 		rep.stepBusyIvs = append(rep.stepBusyIvs, busySpan{Start: start - r.stepStart, End: end - r.stepStart})
 	}
 }

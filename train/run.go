@@ -254,6 +254,10 @@ type runner struct {
 	end             sim.Time              // when the last step ended or the OOM happened
 	spans           []Span
 	ffPossible      bool // fast-forward is on and every allocator can show its state
+	recordSteps     bool // each step's memory changes and kernels are kept for a replay
+	replayInput     bool // the GPU's part of a step may be replayed after its batch arrives
+	proven          *gpuPart // the GPU's part of the next step, when it repeats the last one
+	stepReplayed    bool     // the current step's GPU part is a replay
 	spansDropped    int
 	stepOps         int      // ops the replicas ran in the step so far (op spans a step keeps or drops)
 	arStart         sim.Time // when the step's all-reduce started
@@ -298,13 +302,19 @@ func newRunner(cfg Config) (*runner, error) {
 	if cfg.FitFromArrays && r.input == nil {
 		r.input = newArrayFeed(r.eng, r.model, cfg.Batch/max(cfg.AccumulationSteps, 1))
 	}
-	r.ffPossible = cfg.FastForward && r.input == nil
+	r.recordSteps = cfg.FastForward
 	for _, rep := range r.replicas {
 		if !fastForwardable(rep.alloc) {
-			r.ffPossible = false
+			r.recordSteps = false
 		}
 	}
-	if r.ffPossible {
+	// With an input pipeline the steps differ by their wait for a batch; the GPU's part of a
+	// step (after the batch) may still be replayed (replayInput), for one replica without
+	// accumulation (one wait per step, at its start).
+	r.replayInput = r.recordSteps && r.input != nil && len(r.replicas) == 1 && cfg.AccumulationSteps == 1
+	r.recordSteps = r.recordSteps && (r.input == nil || r.replayInput)
+	r.ffPossible = r.recordSteps && r.input == nil
+	if r.recordSteps {
 		r.sizeTraces()
 	}
 	if err := r.setupLossScale(); err != nil {
