@@ -70,7 +70,7 @@ func TestFromResultPlotsAndTrace(t *testing.T) {
 	// train.Result is a SeriesSource: each run that trained gets a utilization figure; the
 	// limit run ran out of memory before its first step, so it has none.
 	want := []string{"memory-memory.mode=preallocate", "utilization-memory.mode=preallocate",
-		"memory-memory.mode=growth", "utilization-memory.mode=growth", "memory-memory.mode=limit", "breakdown", "sweep-memory.mode"}
+		"memory-memory.mode=growth", "utilization-memory.mode=growth", "memory-memory.mode=limit", "memory-compare", "breakdown", "sweep-memory.mode"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Fatalf("figures (-want +got):\n%s", diff)
 	}

@@ -615,7 +615,8 @@ func otherParams(r Run, key string) string {
 }
 
 // Figures returns every figure that runs support, in a fixed order: for each run its memory and
-// utilization figures, then the step-time breakdown, then one sweep figure per varied key that
+// utilization figures, then (for two runs or more) their memory on one axis
+// (MemoryOverlayFigure), then the step-time breakdown, then one sweep figure per varied key that
 // takes at least two values. Runs without the data a figure needs are skipped.
 func Figures(runs []Run) ([]*Figure, error) {
 	var figs []*Figure
@@ -646,6 +647,21 @@ func Figures(runs []Run) ([]*Figure, error) {
 			}
 			add(f)
 		}
+	}
+	withMemory := 0
+	for _, r := range runs {
+		if len(r.Memory) > 0 {
+			withMemory++
+		}
+	}
+	if withMemory >= 2 {
+		// A comparison's memory on one shared axis: what the per-run figures, each on its
+		// own scale, cannot show.
+		f, err := MemoryOverlayFigure(runs)
+		if err != nil {
+			return nil, err
+		}
+		add(f)
 	}
 	hasBreakdown := false
 	for _, r := range runs {

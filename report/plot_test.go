@@ -196,6 +196,7 @@ func TestFiguresSeries(t *testing.T) {
 		"utilization-memory.mode=growth: GPU:0, GPU:1, prefetch buffer",
 		"memory-memory.mode=limit: in use, pool, limit, OOM",
 		"utilization-memory.mode=limit: GPU:0, GPU:1, prefetch buffer",
+		"memory-compare: in use, pool, limit, OOM",
 		"breakdown: input wait, forward, backward, all-reduce, optimizer",
 		"sweep-memory.mode: throughput, peak in use, OOM",
 	}
@@ -235,5 +236,34 @@ func TestSlug(t *testing.T) {
 		if got := slug(tt.in); got != tt.want {
 			t.Errorf("slug(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// The comparison's memory overlay puts every run on one axis per GPU: each run's in use, pool
+// and limit in its own colour, in one legend.
+func TestMemoryOverlayFigure(t *testing.T) {
+	runs := []Run{
+		{Label: "preallocate", Memory: []MemorySeries{{Device: "GPU:0", Limit: 40 << 30, Points: []MemoryPoint{{T: 0, InUse: 1 << 30, Pool: 40 << 30}, {T: 1, InUse: 5 << 30, Pool: 40 << 30}}}}},
+		{Label: "limit", Memory: []MemorySeries{{Device: "GPU:0", Limit: 6 << 30, Points: []MemoryPoint{{T: 0, InUse: 1 << 30, Pool: 6 << 30}, {T: 1, InUse: 5 << 30, Pool: 6 << 30}}, OOMs: []float64{1}}}},
+	}
+	f, err := MemoryOverlayFigure(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.panels) != 1 {
+		t.Fatalf("%d panels, want one axis for GPU 0 of both runs", len(f.panels))
+	}
+	var svg bytes.Buffer
+	if err := f.WriteSVG(&svg); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"preallocate: limit 40.00GiB", "preallocate: pool", "preallocate: in use", "limit: limit 6.000GiB", "limit: pool", "limit: in use", "limit: OOM"} {
+		if !strings.Contains(svg.String(), want) {
+			t.Errorf("overlay figure lacks the legend entry %q", want)
+		}
+	}
+	var buf bytes.Buffer
+	if err := f.WritePNG(&buf); err != nil || buf.Len() == 0 {
+		t.Errorf("WritePNG: %v (%d bytes)", err, buf.Len())
 	}
 }
