@@ -39,8 +39,9 @@ type Measurement struct {
 	// GPU is the gpusim profile name and GPUs how many ran data-parallel.
 	GPU  string
 	GPUs int
-	// Batch is the batch per GPU.
-	Batch int
+	// Batch is the batch per GPU (one micro-batch); Accumulation the micro-batches per
+	// optimizer update (0 or 1: none).
+	Batch, Accumulation int
 	// Precision is the Keras policy ("float32", "mixed_float16", "mixed_bfloat16"), TF32 whether
 	// TF32 math was on, Label the measurement's own name for it ("amp_fp16", "tf32", "bf16").
 	Precision string
@@ -246,6 +247,12 @@ func readDLE(path string) ([]Measurement, error) {
 		}
 		if m.Value, err = t.float(i, "value"); err != nil {
 			return nil, err
+		}
+		m.Accumulation = 1
+		if t.get(i, "accumulation_steps") != "" {
+			if m.Accumulation, err = t.int(i, "accumulation_steps"); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, m)
 	}

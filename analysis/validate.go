@@ -125,6 +125,10 @@ func (m Measurement) Config(steps int) train.Config {
 	c := train.DefaultConfig()
 	c.Model, c.GPU, c.GPUCount = m.Model, m.GPU, m.GPUs
 	c.Batch = m.Batch * m.GPUs
+	if m.Accumulation > 1 {
+		c.Batch *= m.Accumulation
+		c.AccumulationSteps = m.Accumulation
+	}
 	c.Precision, c.TF32, c.XLA, c.Optimizer = m.Precision, m.TF32, m.XLA, m.Optimizer
 	if m.GPUs > 1 {
 		c.Strategy = "mirrored"
