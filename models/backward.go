@@ -143,6 +143,11 @@ func (pl *planner) backward() {
 				t := pl.tensor(n.name+"/grad/workspace", min(ws, workspaceLimit), Workspace, p.dt, []int64{min(ws, workspaceLimit)})
 				op.Alloc = append(op.Alloc, t)
 				pl.pf = append(pl.pf, t)
+				if !pl.o.XLA {
+					// Conv2DBackpropInput profiles with the input gradient wrapped; the filter
+					// gradient's profiling after it wraps only the (smaller) filter.
+					op.Autotune = autotuneScratch("bwd", op.GEMM, p.dt, pl.bufs[pl.pn[p.in[0]].buf].bytes, min(ws, workspaceLimit))
+				}
 			}
 			for _, w := range trainable {
 				dt := Float32

@@ -13,6 +13,37 @@ import (
 // TF_CUDNN_WORKSPACE_LIMIT_IN_MB = 4096).
 const workspaceLimit = 4 << 30
 
+// redzoneBytes is one guard band of se::RedzoneAllocator (kDefaultRedzoneSize = 1 << 23,
+// tensorflow/stream_executor/gpu/redzone_allocator.h: "8MiB per side, 16MiB total"); its
+// requests are rounded up to kRhsRedzoneAlign = 4 bytes.
+const redzoneBytes = 8 << 20
+
+// autotuneScratch is the first-run profiling of a convolution whose kernel writes a buffer of
+// wrapped bytes (the output forward, the input gradient backward) and whose chosen algorithm
+// takes steady bytes of workspace. The candidates priced are the chosen algorithm's workspace
+// and the explicit-GEMM algorithm's (CUDNN_CONVOLUTION_*_ALGO_GEMM: the column matrix of the
+// input, batch x output pixels x input channels x filter taps, cuDNN API reference), the
+// largest request among the algorithms cuDNN lists for a convolution with a filter larger
+// than 1x1; a request above the 4 GiB limit is refused (Workspace holds -1 for it).
+func autotuneScratch(dir string, gm GEMMShape, dt DType, wrapped, steady int64) *AutotuneScratch {
+	if gm.M == 0 {
+		return nil
+	}
+	req := func(b int64) int64 {
+		if b > workspaceLimit {
+			return -1
+		}
+		return (b+3)/4*4 + 2*redzoneBytes
+	}
+	groups := max(gm.Batch, 1)
+	col := gm.M * gm.K * groups * dt.Size()
+	return &AutotuneScratch{
+		Key:       fmt.Sprintf("%s %v %dx%d/%d M%d N%d K%d G%d", dir, dt, gm.FilterH, gm.FilterW, gm.Stride, gm.M, gm.N, gm.K, gm.Batch),
+		Wrap:      req(wrapped),
+		Workspace: []int64{req(steady), req(col)},
+	}
+}
+
 type pnode struct {
 	n        *node // nil for casts and the loss
 	name     string
@@ -616,6 +647,9 @@ func (pl *planner) forward() {
 				t := pl.tensor(n.name+"/workspace", ws, Workspace, p.dt, []int64{ws})
 				op.Alloc = append(op.Alloc, t)
 				after = append(after, t)
+				if !pl.o.XLA {
+					op.Autotune = autotuneScratch("fwd", op.GEMM, p.dt, pl.bufs[p.buf].bytes, ws)
+				}
 			}
 		}
 		for _, x := range p.in {

@@ -183,6 +183,25 @@ type Op struct {
 	// OutsideXLA: under XLA the op still runs as its own TF kernels, outside the compiled
 	// step (an optimizer over TF1 reference variables).
 	OutsideXLA bool
+	// Autotune is what cuDNN's autotuner allocates the first time TF runs this convolution
+	// (without XLA); nil for other ops. See AutotuneScratch.
+	Autotune *AutotuneScratch
+}
+
+// AutotuneScratch is the first-run profiling of one cuDNN convolution op. TF's
+// AutotuneUnfusedConv (tensorflow/core/kernels/conv_ops_gpu.cc) wraps the buffer the kernel
+// writes in a RedzoneAllocator copy with 8 MiB guard bands each side (WrapRedzoneBestEffort:
+// kept for the whole profiling, skipped if it does not fit), then runs every candidate
+// algorithm, each with its own RedzoneAllocator that asks for the algorithm's workspace plus
+// the two guard bands and frees it when the candidate is done (AutotuneConvImpl). A request
+// above TF_CUDNN_WORKSPACE_LIMIT_IN_MB (4096 MiB) is refused, and one the BFC allocator cannot
+// place (allocated with retry_on_failure false) fails that candidate only: the algorithm is
+// skipped, the op does not fail. Ops with the same Key are profiled once per process (the
+// AutotuneMap is keyed by ConvParameters).
+type AutotuneScratch struct {
+	Key       string
+	Wrap      int64   // the redzone copy of the written buffer, guard bands included
+	Workspace []int64 // each candidate's request, guard bands included, in profiling order
 }
 
 // GEMMShape is a matrix multiply C[M,N] = A[M,K] B[K,N], Batch of them, with the batch of the

@@ -45,6 +45,8 @@ type ResultJSON struct {
 	Processes          []ProcessJSON  `json:"processes,omitempty"`
 	Notes              []string       `json:"notes,omitempty"`
 	WorkspaceFallbacks int            `json:"workspace_fallbacks"`
+	AutotunedConvs     int            `json:"autotuned_convs"`
+	AutotuneSkips      int            `json:"autotune_skips"`
 	Events             uint64         `json:"events"`
 	// The input pipeline and the diagnosis (result_input.go).
 	Input              *InputJSON       `json:"input,omitempty"`
@@ -145,6 +147,7 @@ func NewResultJSON(res *analysis.Result) ResultJSON {
 		ReplicaBatches: res.ReplicaBatches, AccumulationSteps: res.AccumulationSteps,
 		Steps: res.StepsRequested, StepsCompleted: len(res.StepTimes), FastForwardedSteps: res.FastForwarded,
 		StepTimesS: res.StepTimes, SimulatedTimeS: res.Elapsed, Notes: res.Notes, Events: res.Events, WorkspaceFallbacks: res.WorkspaceFallbacks,
+		AutotunedConvs: res.AutotunedConvs, AutotuneSkips: res.AutotuneSkips,
 		Devices: []DeviceJSON{}, Breakdown: []ShareJSON{},
 	}
 	j.GPUUtilization, j.InputStallFraction = reportedUtilization(res.Result) // 0 with steps_completed 0

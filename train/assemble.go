@@ -23,6 +23,7 @@ func (r *runner) result() *Result {
 		StepTime: medianOf(&r.stepTimes), AllReduceTime: medianOf(&r.arTimes), Replayed: r.replayed,
 		SkippedSteps: r.skipped, OOM: r.oom, Processes: r.others, Events: r.eng.Processed(),
 		Notes: r.notes, Warnings: r.warnings, WorkspaceFallbacks: r.workspaceMisses,
+		AutotunedConvs: r.autotuned, AutotuneSkips: r.autotuneSkips,
 		Spans: sortSpans(r.spans), SpansDropped: r.spansDropped, Utilization: r.util,
 	}
 	if ps, ok := r.input.(pipelineSource); ok {

@@ -164,7 +164,7 @@ func (r *runner) nextOp(rep *replica) {
 		}
 		rep.slotsDone = true
 	}
-	rep.pend = pendingOp{name: op.Name, alloc: op.Alloc, free: op.Free, cost: p.costs[i], plan: p}
+	rep.pend = pendingOp{name: op.Name, alloc: op.Alloc, free: op.Free, cost: p.costs[i], plan: p, tune: op.Autotune}
 	r.issue(rep)
 }
 
@@ -175,6 +175,7 @@ type pendingOp struct {
 	alloc, free []int
 	cost        opCost
 	plan        *plan
+	tune        *models.AutotuneScratch // cuDNN profiling on the op's first run, or nil
 	then        func()
 }
 
@@ -200,34 +201,99 @@ func (r *runner) opStart(rep *replica) {
 		return
 	}
 	op := &rep.pend
+	// The first run of a convolution profiles its algorithms after the op has allocated its
+	// output and before the chosen algorithm's workspace is taken.
+	tune := op.tune != nil && !rep.tuned[op.tune.Key]
+	var deferred []int
 	for _, ti := range op.alloc {
-		if rep.isLive[ti] || op.plan.isPers[ti] {
+		if tune && op.plan.Tensors[ti].Role == models.Workspace {
+			deferred = append(deferred, ti)
 			continue
 		}
-		t := &op.plan.Tensors[ti]
-		h, ok := rep.alloc.Allocate(t.Bytes)
-		if !ok && t.Role == models.Workspace {
-			// cuDNN scratch space is requested without retry_on_failure: BFC logs "The caller
-			// indicates that this is not a failure, but may mean that there could be
-			// performance gains if more memory were available" (bfc_allocator.cc) and the
-			// autotuner picks an algorithm that fits; the op runs without the workspace.
-			r.workspaceMisses++
-			rep.failures++
-			if r.workspaceMisses == 1 {
-				r.notes = append(r.notes, fmt.Sprintf("step %d, op %s: cuDNN workspace of %s did not fit; TF logs \"the caller indicates that this is not a failure\" and falls back to an algorithm without it (the simulated op time is unchanged)", r.step, op.name, allocator.HumanReadableNumBytes(t.Bytes)))
-			}
-			continue
-		}
-		if !ok {
-			r.fail(rep, *t, op.name)
+		if !r.allocOpTensor(rep, ti) {
 			return
 		}
-		rep.live[ti], rep.isLive[ti] = h, true
-		r.recordMem(rep, t.Bytes)
+	}
+	if tune {
+		r.autotune(rep, op.tune, op.name)
+		for _, ti := range deferred {
+			if !r.allocOpTensor(rep, ti) {
+				return
+			}
+		}
 	}
 	rep.busy += op.cost.exec
 	r.addBusy(rep, r.eng.Now(), r.eng.Now()+op.cost.exec)
 	r.eng.At(r.eng.Now()+op.cost.exec, rep.onEnd)
+}
+
+// allocOpTensor allocates tensor ti of the pending op; false when the step ran out of memory.
+func (r *runner) allocOpTensor(rep *replica, ti int) bool {
+	op := &rep.pend
+	if rep.isLive[ti] || op.plan.isPers[ti] {
+		return true
+	}
+	t := &op.plan.Tensors[ti]
+	h, ok := rep.alloc.Allocate(t.Bytes)
+	if !ok && t.Role == models.Workspace {
+		// cuDNN scratch space is requested without retry_on_failure: BFC logs "The caller
+		// indicates that this is not a failure, but may mean that there could be
+		// performance gains if more memory were available" (bfc_allocator.cc) and the
+		// autotuner picks an algorithm that fits; the op runs without the workspace.
+		r.workspaceMisses++
+		rep.failures++
+		if r.workspaceMisses == 1 {
+			r.notes = append(r.notes, fmt.Sprintf("step %d, op %s: cuDNN workspace of %s did not fit; TF logs \"the caller indicates that this is not a failure\" and falls back to an algorithm without it (the simulated op time is unchanged)", r.step, op.name, allocator.HumanReadableNumBytes(t.Bytes)))
+		}
+		return true
+	}
+	if !ok {
+		r.fail(rep, *t, op.name)
+		return false
+	}
+	rep.live[ti], rep.isLive[ti] = h, true
+	r.recordMem(rep, t.Bytes)
+	return true
+}
+
+// autotune runs cuDNN's first-run profiling of a convolution (models.AutotuneScratch): the
+// redzone copy of the written buffer if it fits, then each candidate's workspace in turn,
+// freed after it. A request that does not fit fails that candidate only (TF allocates
+// scratch with retry_on_failure false; the BFC allocator may still extend a growing pool or
+// give free regions back first, as it does for any request).
+func (r *runner) autotune(rep *replica, at *models.AutotuneScratch, opName string) {
+	rep.tuned[at.Key] = true
+	r.autotuned++
+	var wrap allocator.Handle
+	wrapped := false
+	if at.Wrap > 0 {
+		if h, ok := rep.alloc.Allocate(at.Wrap); ok {
+			wrap, wrapped = h, true
+			r.recordMem(rep, at.Wrap)
+		}
+	}
+	for _, b := range at.Workspace {
+		if b < 0 {
+			r.autotuneSkips++
+			continue
+		}
+		h, ok := rep.alloc.Allocate(b)
+		if !ok {
+			r.autotuneSkips++
+			rep.failures++
+			if r.autotuneSkips == 1 {
+				r.notes = append(r.notes, fmt.Sprintf("step %d, op %s: cuDNN autotuning skipped an algorithm whose %s of scratch did not fit (not an error in TF: the candidate is marked failed and a smaller-workspace one is used)", r.step, opName, allocator.HumanReadableNumBytes(b)))
+			}
+			continue
+		}
+		r.recordMem(rep, b)
+		rep.alloc.Free(h)
+		r.recordMem(rep, 0)
+	}
+	if wrapped {
+		rep.alloc.Free(wrap)
+		r.recordMem(rep, 0)
+	}
 }
 
 func (r *runner) opEnd(rep *replica) {

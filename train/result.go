@@ -75,6 +75,10 @@ type Result struct {
 	// WorkspaceFallbacks counts cuDNN workspace requests that did not fit; TF does not fail
 	// on them (the autotuner picks an algorithm that needs less).
 	WorkspaceFallbacks int
+	// AutotunedConvs counts the convolution shapes cuDNN profiled on their first run (without
+	// XLA), AutotuneSkips the candidate algorithms it skipped because their scratch did not
+	// fit. Their scratch is in each device's FirstStepPeakBytes, not SteadyPeakBytes.
+	AutotunedConvs, AutotuneSkips int
 	// Spans is the run's timeline for traces, bounded: every op of the first Config.TraceSteps
 	// steps, and for every simulated step the step itself, its input wait and its all-reduce.
 	// The fast-forwarded steps' spans are in Replayed; VisitSpans gives both in time order.

@@ -143,6 +143,7 @@ type replica struct {
 	// variables, slots and accumulators, allocated once
 	persistent []allocator.Handle
 	slotsDone  bool
+	tuned      map[string]bool // convolution shapes cuDNN has profiled on this GPU
 
 	opIdx      int
 	share      int  // replicas on this replica's physical GPU (virtual devices)
@@ -245,6 +246,8 @@ type runner struct {
 	skipThis        bool
 	inputWait       sim.Time // summed over replicas
 	workspaceMisses int      // cuDNN workspace requests that did not fit (not an OOM in TF)
+	autotuned       int      // convolutions cuDNN profiled on their first run
+	autotuneSkips   int      // candidate algorithms skipped because their scratch did not fit
 	configs         []allocator.LogicalConfig
 	allocs          []allocator.Allocator // every logical GPU of the process, replicas first
 	devs            []*allocator.Device   // the host's physical GPUs
@@ -550,6 +553,7 @@ func (r *runner) setupPlans() error {
 		}
 		rep.live = make([]allocator.Handle, n)
 		rep.isLive = make([]bool, n)
+		rep.tuned = map[string]bool{}
 	}
 	r.gradBytes = r.replicas[0].plans[0].GradientBytes()
 	if r.cfg.AccumulationSteps > 1 && r.model.HasBatchNorm {
