@@ -200,6 +200,29 @@ func (m *UtilizationMeter) AddPeriodic(start, period sim.Time, count int, ivs []
 	}
 }
 
+// Equal reports whether m and o have the same period and busy time in every window (so the
+// same Series).
+func (m *UtilizationMeter) Equal(o *UtilizationMeter) bool {
+	if m.period() != o.period() {
+		return false
+	}
+	a, b := m.sums, o.sums
+	n := max(len(a), len(b))
+	for k := range n {
+		var x, y sim.Time
+		if k < len(a) {
+			x = a[k]
+		}
+		if k < len(b) {
+			y = b[k]
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
 // Series returns the busy fraction of each full window of [0, end), as UtilizationSeries(busy,
 // 0, end, Period) does for the same intervals.
 func (m *UtilizationMeter) Series(end sim.Time) []float64 {

@@ -109,3 +109,19 @@ func TestMeterAddPeriodic(t *testing.T) {
 		}
 	}
 }
+
+func TestMeterEqual(t *testing.T) {
+	var a, b, c UtilizationMeter
+	a.Add(0, 300*sim.Millisecond)
+	b.Add(0, 100*sim.Millisecond)
+	b.Add(100*sim.Millisecond, 300*sim.Millisecond)
+	c.Add(0, 300*sim.Millisecond)
+	c.Add(sim.Second, sim.Second) // empty: no window changes
+	if !a.Equal(&b) || !a.Equal(&c) {
+		t.Errorf("meters with the same busy time per window compare unequal")
+	}
+	c.Add(sim.Second, sim.Second+1)
+	if a.Equal(&c) || c.Equal(&a) {
+		t.Errorf("meters with different busy time compare equal")
+	}
+}

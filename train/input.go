@@ -88,9 +88,20 @@ func (r *runner) tooLong(t sim.Time) bool {
 
 // inputResult fills the Result's pipeline statistics, epochs, nvidia-smi series and input wait.
 func (r *runner) inputResult(res *Result) {
-	for _, rep := range r.replicas {
-		res.GPUSeries = append(res.GPUSeries, UtilSeries{Device: rep.id, Period: pipeline.NVMLSamplePeriod.Seconds(),
-			Samples: rep.meter.Series(r.end)})
+	for i, rep := range r.replicas {
+		// Replicas in lockstep have equal series (a 1M-step run holds 400k samples per GPU):
+		// an equal one shares the first's samples, which nobody modifies.
+		var samples []float64
+		for j := range i {
+			if rep.meter.Equal(&r.replicas[j].meter) {
+				samples = res.GPUSeries[j].Samples
+				break
+			}
+		}
+		if samples == nil {
+			samples = rep.meter.Series(r.end)
+		}
+		res.GPUSeries = append(res.GPUSeries, UtilSeries{Device: rep.id, Period: pipeline.NVMLSamplePeriod.Seconds(), Samples: samples})
 	}
 	if ps, ok := r.input.(pipelineSource); ok {
 		st := ps.p.Stats()

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// sweepArgs is the 1,000-configuration sweep of docs/compare.md.
+func sweepArgs() []string {
+	var b []string
+	for v := 8; v <= 200; v += 8 {
+		b = append(b, strconv.Itoa(v))
+	}
+	return []string{"--vary", "batch=" + strings.Join(b, ","), "--vary", "precision=float32,mixed_float16",
+		"--vary", "xla=true,false", "--vary", "optimizer=sgd,adam,momentum,rmsprop,adagrad",
+		"--vary", "memory.mode=preallocate,growth", "-o", "csv"}
+}
+
+// BenchmarkCompareSweep runs the 1,000-configuration sweep of docs/compare.md and reports
+// configurations simulated per second of wall time.
+func BenchmarkCompareSweep(b *testing.B) {
+	configs := 0
+	for b.Loop() {
+		if err := run(context.Background(), io.Discard, io.Discard, append([]string{"compare"}, sweepArgs()...)); err != nil {
+			b.Fatal(err)
+		}
+		configs += 1000
+	}
+	b.ReportMetric(float64(configs)/b.Elapsed().Seconds(), "configs/s")
+}
+
+// BenchmarkRunInputBound runs the input-bound built-in scenario for 1,000 steps with its
+// diagnosis and remedies, as gpusim run prints them, and reports simulated steps per second.
+func BenchmarkRunInputBound(b *testing.B) {
+	for b.Loop() {
+		if err := run(context.Background(), io.Discard, io.Discard, []string{"run", "input-bound", "--set", "steps=1000"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(1000*float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+}
