@@ -225,7 +225,7 @@ type runner struct {
 	done      int // replicas finished with the current step
 	atBarrier int
 	oom       *OOM
-	abort     error // why the engine was interrupted: ctx done, or MaxEvents reached
+	abort     error    // why the engine was interrupted: ctx done, or MaxEvents reached
 	lossNotes []string // the loss scale's notes on all cfg.Steps updates (setupLossScale)
 
 	// Per completed step, run-length encoded (steprecord.go): step time, the breakdown and the
@@ -256,9 +256,9 @@ type runner struct {
 	visible         int                   // GPUs the training process sees
 	end             sim.Time              // when the last step ended or the OOM happened
 	spans           []Span
-	ffPossible      bool // fast-forward is on and every allocator can show its state
-	recordSteps     bool // each step's memory changes and kernels are kept for a replay
-	replayInput     bool // the GPU's part of a step may be replayed after its batch arrives
+	ffPossible      bool     // fast-forward is on and every allocator can show its state
+	recordSteps     bool     // each step's memory changes and kernels are kept for a replay
+	replayInput     bool     // the GPU's part of a step may be replayed after its batch arrives
 	proven          *gpuPart // the GPU's part of the next step, when it repeats the last one
 	stepReplayed    bool     // the current step's GPU part is a replay
 	spansDropped    int
