@@ -73,15 +73,33 @@ type Remedy struct {
 	// scenario overrides (gpusim run --set ...), for display.
 	Name string
 	Set  []string
-	// Throughput and GPUUtilization of the run with the change; Gain is the throughput's ratio
-	// to the run's, minus one. OOM says the changed run ran out of memory (a larger batch).
-	Throughput, GPUUtilization, Gain float64
-	OOM                              bool
+	// Throughput (at the median step) and GPUUtilization of the run with the change.
+	// RunThroughput is the samples of the whole run over its time (RunThroughput): where
+	// epochs differ, as with a cache the first epoch fills, it is what the change buys and
+	// what ranks the remedies. Gain is RunThroughput's ratio to the run's, minus one. OOM says
+	// the changed run ran out of memory (a larger batch).
+	Throughput, RunThroughput, GPUUtilization, Gain float64
+	OOM                                             bool
+}
+
+// RunThroughput is the samples a run trained over the time its steps took: every completed
+// update's global batch over the sum of the step times (0 when no step completed). Unlike
+// Result.Throughput, at the median step, it counts a slow first epoch (a cache being filled,
+// XLA compiling) for as long as it lasts.
+func RunThroughput(r *train.Result) float64 {
+	var total float64
+	for _, t := range r.StepTimes {
+		total += t
+	}
+	if total <= 0 {
+		return 0
+	}
+	return float64(r.GlobalBatch) * float64(len(r.StepTimes)) / total
 }
 
 // Remedies re-simulates the changes Candidates proposes for res, a run of cfg diagnosed
-// input-bound, and stores them in res.Remedies, best first (ties keep the candidates'
-// order). Nothing is simulated unless the run has an input pipeline and is input-bound.
+// input-bound, and stores them in res.Remedies, best first by whole-run throughput
+// (RunThroughput; ties keep the candidates' order). Nothing is simulated unless the run has an input pipeline and is input-bound.
 func (s *Session) Remedies(ctx context.Context, cfg train.Config, res *Result) error {
 	if cfg.Input == nil || res.Diagnosis == nil || res.Diagnosis.Bound != InputBound {
 		return nil
@@ -98,17 +116,18 @@ func (s *Session) Remedies(ctx context.Context, cfg train.Config, res *Result) e
 			return fmt.Errorf("re-simulate remedies: %s: %w", ch.Name, err)
 		}
 		g := 0.0
-		if res.Throughput > 0 {
-			g = r.Throughput/res.Throughput - 1
+		rt := RunThroughput(r)
+		if base := RunThroughput(res.Result); base > 0 {
+			g = rt/base - 1
 		}
-		out = append(out, Remedy{Name: ch.Name, Set: ch.Set, Throughput: r.Throughput,
+		out = append(out, Remedy{Name: ch.Name, Set: ch.Set, Throughput: r.Throughput, RunThroughput: rt,
 			GPUUtilization: r.GPUUtilization, Gain: g, OOM: r.OOM != nil})
 	}
 	slices.SortStableFunc(out, func(a, b Remedy) int {
 		switch {
-		case a.Throughput > b.Throughput:
+		case a.RunThroughput > b.RunThroughput:
 			return -1
-		case a.Throughput < b.Throughput:
+		case a.RunThroughput < b.RunThroughput:
 			return 1
 		}
 		return 0
