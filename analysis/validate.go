@@ -460,6 +460,10 @@ func (r ValidationRow) Describe() string {
 	if r.GPUs > 1 {
 		fmt.Fprintf(&b, " x%d", r.GPUs)
 	}
-	fmt.Fprintf(&b, " b%d %s xla=%s", r.Batch, r.Label, onOff(r.XLA))
+	fmt.Fprintf(&b, " b%d", r.Batch)
+	if r.Accumulation > 1 {
+		fmt.Fprintf(&b, "x%d", r.Accumulation)
+	}
+	fmt.Fprintf(&b, " %s xla=%s", r.Label, onOff(r.XLA))
 	return b.String()
 }

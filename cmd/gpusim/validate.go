@@ -226,6 +226,7 @@ type rowJSON struct {
 	GPU       string  `json:"gpu"`
 	GPUs      int     `json:"gpus"`
 	Batch     int     `json:"batch_per_gpu"`
+	Accum     int     `json:"accumulation_steps,omitempty"`
 	Precision string  `json:"precision"`
 	TF32      bool    `json:"tf32"`
 	XLA       bool    `json:"xla"`
@@ -259,7 +260,7 @@ func writeValidateJSON(w io.Writer, v *analysis.Validation) error {
 			metric = "step_time_s"
 		}
 		doc.Rows = append(doc.Rows, rowJSON{Set: r.Set(), Source: r.Source, Ref: r.Ref, Framework: r.Framework, Model: r.Model,
-			GPU: r.GPU, GPUs: r.GPUs, Batch: r.Batch, Precision: r.Label, TF32: r.TF32, XLA: r.XLA, Optimizer: r.Optimizer,
+			GPU: r.GPU, GPUs: r.GPUs, Batch: r.Batch, Accum: r.Accumulation, Precision: r.Label, TF32: r.TF32, XLA: r.XLA, Optimizer: r.Optimizer,
 			Metric: metric, Measured: r.Value, Predicted: r.Predicted, Error: r.Err, OOM: r.OOM, RunError: r.Error, Note: r.Note})
 	}
 	enc := json.NewEncoder(w)
