@@ -49,14 +49,16 @@ record     runs CMD, samples NVML every interval and timestamps every output lin
            forwarded to CMD and the trace keeps what was recorded. Exits with CMD's status.
 fit        reads step times (step_time= lines, Keras "120ms/step" or --regex), the CUDA context,
            the allocator mode and the memory plateau from each trace, fits the profile's
-           efficiency, launch overhead and context size so the simulation of the scenario
-           matches, prints the residuals and writes the calibrated profile.
+           efficiency, launch and per-step overheads and context size so the simulation of
+           the scenario matches, prints the residuals and writes the calibrated profile. A
+           TRACE of the form step_time=VALUE (33.7ms) is a step time measured without a trace.
 
 Examples:
   gpusim calibrate inventory --profile-out h200.yaml
   gpusim calibrate record --interval 50ms -o r50.json -- python3 tools/calibrate/train_torch.py resnet50 64 30
   gpusim calibrate fit calibrate/testdata/torch-resnet50-b64.json.gz calibrate/testdata/torch-resnet50-b128.json.gz:batch=128 --scenario calibrate/testdata/torch-h200.yaml --no-memory --profile-out h200-calibrated.yaml
   gpusim run calibrate/testdata/torch-h200.yaml --set model=mobilenetv2 --set hardware.gpu=@h200-calibrated.yaml
+  gpusim calibrate fit step_time=20.756ms:batch=64 step_time=33.675ms:batch=64,fit_from_arrays=true step_time=65.166ms:model=vgg16,batch=128 --scenario calibrate/testdata/keras-h200.yaml --no-memory --max-runs 300
 `
 
 func runCalibrate(ctx context.Context, stdout, stderr io.Writer, args []string, open func() (calibrate.Reader, error)) error {
@@ -277,8 +279,10 @@ type fitInput struct {
 	memErr    error
 }
 
-// readFitInput reads "TRACE[:key=value,...]".
+// readFitInput reads "TRACE[:key=value,...]"; TRACE may be step_time=VALUE (s, ms, us, ns), a
+// step time measured without a trace.
 func readFitInput(arg string, re *regexp.Regexp, warmup int) (fitInput, error) {
+	var err error
 	path, ov, _ := strings.Cut(arg, ":")
 	in := fitInput{name: path}
 	if ov != "" {
@@ -288,6 +292,15 @@ func readFitInput(arg string, re *regexp.Regexp, warmup int) (fitInput, error) {
 			}
 			in.overrides = append(in.overrides, kv)
 		}
+	}
+	if strings.HasPrefix(path, "step_time=") {
+		// A step time measured without a trace (a Keras or JAX recording's table): an
+		// observation of the step alone, no memory.
+		if in.steps, err = calibrate.StepTimes([]calibrate.Line{{Text: path}}, nil, 0); err != nil {
+			return in, asUsage(fmt.Errorf("%s: %w", arg, err))
+		}
+		in.memErr = fmt.Errorf("no trace: step time only")
+		return in, nil
 	}
 	t, err := calibrate.LoadTrace(path)
 	if err != nil {

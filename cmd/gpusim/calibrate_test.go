@@ -290,8 +290,8 @@ func TestCalibrateUsageExamples(t *testing.T) {
 		}
 		n++
 	}
-	if n != 2 {
-		t.Errorf("ran %d examples, want 2 (inventory and fit)", n)
+	if n != 3 {
+		t.Errorf("ran %d examples, want 3 (inventory and two fits)", n)
 	}
 }
 
@@ -327,5 +327,91 @@ func TestCalibrateFitJAXPlateau(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no memory residual in %+v", fit.Fit.Residuals)
+	}
+}
+
+// TestCalibrateFitKerasRecordings fits the H200 profile on six real Keras fit step times
+// (testdata/h200/keras/steps.csv): two models (ResNet-50 batch 64-256, VGG16 batch 128),
+// device-fed and host-fed from numpy arrays, given as step_time= observations. The fit lowers
+// every residual it can (the host-fed rows bound by the array feed cannot move), and the
+// fitted profile predicts device-fed configs outside the fit (other models, batch, precision)
+// better than the spec-sheet profile.
+func TestCalibrateFitKerasRecordings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits through train (seconds)")
+	}
+	const td = "../../calibrate/testdata/"
+	ctx := context.Background()
+	prof := filepath.Join(t.TempDir(), "keras-calibrated.yaml")
+	args := []string{"fit",
+		"step_time=20.756ms:batch=64", "step_time=33.675ms:batch=64,fit_from_arrays=true",
+		"step_time=67.335ms:batch=256", "step_time=50.688ms:batch=128,fit_from_arrays=true",
+		"step_time=65.166ms:model=vgg16,batch=128", "step_time=76.895ms:model=vgg16,batch=128,fit_from_arrays=true",
+		"--scenario", td + "keras-h200.yaml", "--no-memory", "--max-runs", "600", "--profile-out", prof, "-o", "json"}
+	var out bytes.Buffer
+	if err := runCalibrate(ctx, &out, &out, args, openFake(&fakeGPUs{})); err != nil {
+		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	var fit struct {
+		Fit calibrate.FitResult `json:"fit"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &fit); err != nil {
+		t.Fatal(err)
+	}
+	var before, after float64
+	for _, r := range fit.Fit.Residuals {
+		before += math.Abs(r.RelErrBefore())
+		after += math.Abs(r.RelErrAfter())
+	}
+	n := float64(len(fit.Fit.Residuals))
+	t.Logf("fit: MAE %.1f%% before, %.1f%% after; params %+v", 100*before/n, 100*after/n, fit.Fit.Params)
+	if len(fit.Fit.Residuals) != 6 || after >= before {
+		t.Errorf("fit residuals: %d, MAE %.1f%% after vs %.1f%% before, want 6 and lower", len(fit.Fit.Residuals), 100*after/n, 100*before/n)
+	}
+	if p := fit.Fit.Params; p.LaunchOverhead > 1e-4 || p.StepOverhead <= 0 || p.StepOverhead > 0.02 {
+		t.Errorf("fitted launch %g s, step overhead %g s: want a launch overhead under 100 us and a step overhead in (0, 20 ms]", p.LaunchOverhead, p.StepOverhead)
+	}
+	stepTime := func(args ...string) float64 {
+		t.Helper()
+		var out bytes.Buffer
+		if err := run(ctx, &out, &out, append([]string{"run", td + "keras-h200.yaml", "-o", "json"}, args...)); err != nil {
+			t.Fatalf("gpusim run %s: %v\n%s", strings.Join(args, " "), err, out.String())
+		}
+		var r struct {
+			StepTime float64 `json:"step_time_s"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.StepTime
+	}
+	var eSpec, eFit float64
+	held := []struct {
+		sets     []string
+		measured float64
+	}{
+		{[]string{"model=inceptionv3", "batch=128"}, 54.158e-3},
+		{[]string{"model=efficientnetb0", "batch=128"}, 23.764e-3},
+		{[]string{"model=mobilenetv2", "batch=128"}, 18.213e-3},
+		{[]string{"batch=128"}, 36.171e-3},
+		{[]string{"batch=128", "precision=mixed_float16"}, 20.895e-3},
+		{[]string{"batch=64", "precision=mixed_bfloat16"}, 13.936e-3},
+	}
+	for _, h := range held {
+		var a []string
+		for _, s := range h.sets {
+			a = append(a, "--set", s)
+		}
+		spec := stepTime(a...)
+		fitted := stepTime(append(a, "--set", "hardware.gpu=@"+prof)...)
+		t.Logf("%v: measured %.2f ms, spec-sheet %.2f ms (%+.1f%%), calibrated %.2f ms (%+.1f%%)", h.sets, 1e3*h.measured,
+			1e3*spec, 100*(spec/h.measured-1), 1e3*fitted, 100*(fitted/h.measured-1))
+		eSpec += math.Abs(spec/h.measured - 1)
+		eFit += math.Abs(fitted/h.measured - 1)
+	}
+	m := float64(len(held))
+	t.Logf("held out: MAE %.1f%% spec-sheet, %.1f%% calibrated", 100*eSpec/m, 100*eFit/m)
+	if eFit >= eSpec {
+		t.Errorf("held-out MAE: calibrated %.1f%%, spec-sheet %.1f%%: the calibration did not transfer", 100*eFit/m, 100*eSpec/m)
 	}
 }
