@@ -38,6 +38,7 @@ func newOOM(o *train.OOM) *OOM {
 type measure struct {
 	steps, skipped            int
 	peak, pool, limit         int64
+	firstPeak, steadyPeak     int64
 	stepTime, throughput, eff float64
 	allReduce, inputStall     float64
 	bound                     string
@@ -59,6 +60,8 @@ func measureResult(res *Result) measure {
 			continue
 		}
 		m.peak = max(m.peak, d.PeakBytesInUse)
+		m.firstPeak = max(m.firstPeak, d.FirstStepPeakBytes)
+		m.steadyPeak = max(m.steadyPeak, d.SteadyPeakBytes)
 		m.pool = max(m.pool, d.PeakPoolBytes)
 		m.limit = max(m.limit, d.BytesLimit)
 	}

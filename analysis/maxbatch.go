@@ -56,6 +56,11 @@ type BatchTrial struct {
 	PeakBytes  int64 `json:"peak_bytes_in_use"`
 	PoolBytes  int64 `json:"peak_pool_bytes"`
 	LimitBytes int64 `json:"bytes_limit"`
+	// FirstStepPeakBytes and SteadyPeakBytes split PeakBytes (their larger) into step 1, with
+	// its one-time allocations (cuDNN's autotune scratch, slot creation), and the steps after;
+	// a batch fits only when both do.
+	FirstStepPeakBytes int64 `json:"first_step_peak_bytes"`
+	SteadyPeakBytes    int64 `json:"steady_peak_bytes"`
 	// StepTime (median, seconds) and Throughput (samples/s) of the completed updates (0 when
 	// none completed).
 	StepTime   float64 `json:"step_time_s"`
@@ -241,6 +246,7 @@ func (s *maxBatch) trial(batch int, phase string) (BatchTrial, error) {
 		m := measureResult(&Result{Result: res})
 		t := BatchTrial{Batch: batch, Phase: phase, Steps: cfg.Steps, Fits: m.oom == nil,
 			PeakBytes: m.peak, PoolBytes: m.pool, LimitBytes: m.limit,
+			FirstStepPeakBytes: m.firstPeak, SteadyPeakBytes: m.steadyPeak,
 			StepTime: m.stepTime, Throughput: m.throughput, OOM: m.oom}
 		// Two applied updates: the first created the slots, the last step ran with them.
 		if !t.Fits || m.completed-m.skipped >= 2 || cfg.Steps < 2 || ext == maxExtensions {

@@ -366,6 +366,9 @@ func writeMaxBatchText(w io.Writer, sc *scenarios.Scenario, o analysis.MaxBatchO
 			b.WriteString(" (the largest allowed: raise --max to search further)")
 		}
 		fmt.Fprintf(&b, "\n  peak in use    %s of a %s limit (pool %s)\n", fmtBytes(f.PeakBytes), fmtBytes(f.LimitBytes), fmtBytes(f.PoolBytes))
+		if f.SteadyPeakBytes > 0 {
+			fmt.Fprintf(&b, "                 step 1 %s, the steps after %s\n", fmtBytes(f.FirstStepPeakBytes), fmtBytes(f.SteadyPeakBytes))
+		}
 		fmt.Fprintf(&b, "  step time      %s (median of %d steps; gpusim run --set batch=%d for a full run)\n", fmtSeconds(f.StepTime), f.Steps, rep.Batch)
 		fmt.Fprintf(&b, "  throughput     %.0f samples/s\n", f.Throughput)
 	}
