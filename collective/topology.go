@@ -46,9 +46,17 @@ type Topology struct {
 	// Nodes is the number of hosts the GPUs are spread over (0 or 1 = one host). GPUs must be a
 	// multiple of Nodes.
 	Nodes int
-	// NetBandwidth is each GPU's share of the network between hosts, bytes/s per direction
-	// (needed when Nodes > 1).
+	// NetBandwidth is what a ring gets across the network between hosts, bytes/s per
+	// direction (needed when Nodes > 1): NCCL spreads its channels over every NIC of a node
+	// (one ring per NIC), so it is the node's NICs together, 8 x 25 GB/s on a DGX A100.
 	NetBandwidth float64
+	// PCIePath is, for Kind PCIe, the worst hop of a ring as nvidia-smi topo -m names it:
+	// "pix"/"pxb" (PCIe switches), "phb" (a CPU's root complex) or "sys" (across the
+	// sockets); "" is "phb".
+	PCIePath string
+	// InterSocketBandwidth is NCCL's figure for the link between CPU sockets that a "sys"
+	// ring crosses (src/graph/topo.h: SKL_QPI_BW 10, AMD_BW 16 GB/s), bytes/s.
+	InterSocketBandwidth float64
 	// MemBandwidth is device memory bandwidth in bytes/s, used by the copy-based reductions
 	// (add_n on the reducing GPU, copies between logical devices of one physical GPU). 0 makes
 	// those local steps free.
@@ -167,6 +175,11 @@ func BusBandwidthOf(t Topology) float64 {
 		}
 	default:
 		bw = t.LinkBandwidth * pcieEfficiency
+		if t.PCIePath == "sys" && t.InterSocketBandwidth > 0 {
+			// The ring leaves one socket and comes back through the SMP link: NCCL's search
+			// (ncclTopoCompute) caps the ring at the slowest link on its path.
+			bw = math.Min(bw, t.InterSocketBandwidth)
+		}
 	}
 	if t.nodes() > 1 {
 		bw = math.Min(bw, t.NetBandwidth)

@@ -1,9 +1,18 @@
 package hw
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
 
-// Host is the machine around the GPUs: what the tf.data input pipeline runs on and what feeds
-// the GPUs over PCIe.
+	"go.yaml.in/yaml/v3"
+)
+
+// Host is the machine around the GPUs: what the tf.data input pipeline runs on, what feeds
+// the GPUs over PCIe, how the GPUs of one box talk to each other (the topology NCCL's search
+// finds) and how boxes talk over the network.
 type Host struct {
 	// Name is the profile name.
 	Name string `yaml:"name"`
@@ -18,7 +27,46 @@ type Host struct {
 	DiskBandwidth float64 `yaml:"disk_bandwidth"`
 	// DecodeRate is how many bytes of JPEG one core decodes per second (tf.io.decode_jpeg).
 	DecodeRate float64 `yaml:"decode_rate"`
+
+	// GPUs is how many GPUs one box holds (8 on a DGX A100, 16 on a DGX-2); 0 means the box
+	// takes any count (the interconnect is then guessed from the GPU, as without a host).
+	GPUs int `yaml:"gpus"`
+	// Interconnect is how the box's GPUs reach each other: "nvswitch", "nvlink" (point to
+	// point, DGX-1's hybrid cube mesh) or "pcie"; "" guesses from the GPU profile.
+	Interconnect string `yaml:"interconnect"`
+	// NVLinkBandwidth is one GPU's NVLink bandwidth into the fabric, B/s per direction (links
+	// x 25 GB/s for NVLink 2-4); 0 takes the GPU profile's.
+	NVLinkBandwidth float64 `yaml:"nvlink_bandwidth"`
+	// PCIePath is, for a "pcie" box, the worst path of a ring between two GPUs, as
+	// nvidia-smi topo -m names it: "pix"/"pxb" (through PCIe switches only), "phb" (through
+	// the CPU's root complex, one socket) or "sys" (across the sockets' SMP link).
+	PCIePath string `yaml:"pcie_path"`
+	// InterSocketBandwidth is what NCCL's topology model gives the SMP link a "sys" ring
+	// crosses, B/s (NVIDIA/nccl src/graph/topo.h: QPI_BW 6.0, SKL_QPI_BW 10.0 for Intel
+	// Skylake and later, AMD_BW 16.0 GB/s).
+	InterSocketBandwidth float64 `yaml:"inter_socket_bandwidth"`
+	// Network is the fabric between boxes: "ib" (InfiniBand), "roce" or "ethernet" (NCCL's
+	// socket transport over TCP).
+	Network string `yaml:"network"`
+	// NICBandwidth is each GPU's share of the network, B/s per direction (DGX A100: one
+	// 200 Gb/s HDR NIC per GPU, 25e9).
+	NICBandwidth float64 `yaml:"nic_bandwidth"`
 }
+
+// Interconnect kinds of Host.Interconnect.
+const (
+	InterconnectNVSwitch = "nvswitch"
+	InterconnectNVLink   = "nvlink"
+	InterconnectPCIe     = "pcie"
+)
+
+// NCCL's topology figures (NVIDIA/nccl src/graph/topo.h, v2.19) for the links between CPU
+// sockets, in bytes/s.
+const (
+	ncclSKLQPIBW = 10e9 // SKL_QPI_BW: Intel Skylake and later UPI
+	ncclAMDBW    = 16e9 // AMD_BW: AMD Infinity Fabric between sockets
+	ncclQPIBW    = 6e9  // QPI_BW: older Intel QPI (Broadwell, DGX-1)
+)
 
 // builtinHosts are host profiles matching the usual servers of the GPUs above.
 var builtinHosts = []Host{
@@ -34,17 +82,53 @@ var builtinHosts = []Host{
 	},
 	{
 		// NVIDIA DGX A100: 2x AMD EPYC 7742 (128 cores, 256 threads), 1 TB RAM, PCIe Gen4
-		// (DGX A100 user guide, hardware overview).
+		// (DGX A100 user guide, hardware overview). 8 A100 SXM4 on six NVSwitches, 12 NVLink 3
+		// links per GPU (300 GB/s per direction); eight 200 Gb/s HDR InfiniBand NICs for
+		// compute traffic, one per GPU (DGX A100 datasheet).
 		Name: "dgx-a100", Cores: 256, MemoryBytes: 1024 * GiB, PCIeBandwidth: 31.5 * GBps,
 		DiskBandwidth: 25 * GBps, // DGX A100 datasheet: 15 TB internal NVMe, ~25 GB/s
 		DecodeRate:    100e6,
+		GPUs:          8, Interconnect: InterconnectNVSwitch, NVLinkBandwidth: 300 * GBps,
+		Network: "ib", NICBandwidth: 25 * GBps,
 	},
 	{
 		// NVIDIA DGX-1 (V100): 2x Xeon E5-2698 v4 (40 cores, 80 threads), 512 GB RAM, PCIe Gen3
-		// (DGX-1 datasheet).
+		// (DGX-1 datasheet). 8 V100 SXM2 in a hybrid cube mesh: 6 NVLink 2 links per GPU
+		// (150 GB/s per direction); four 100 Gb/s EDR InfiniBand NICs for 8 GPUs.
 		Name: "dgx-1", Cores: 80, MemoryBytes: 512 * GiB, PCIeBandwidth: 15.75 * GBps,
 		DiskBandwidth: 2 * GBps, // 4x 1.92 TB SSD RAID 0 (DGX-1 datasheet)
 		DecodeRate:    100e6,
+		GPUs:          8, Interconnect: InterconnectNVLink, NVLinkBandwidth: 150 * GBps,
+		Network: "ib", NICBandwidth: 4 * 12.5 * GBps / 8,
+	},
+	{
+		// NVIDIA DGX-2: 2x Xeon Platinum 8168 (48 cores, 96 threads), 1.5 TB RAM, PCIe Gen3;
+		// 16 V100 SXM3 on twelve NVSwitches, 6 NVLink 2 links per GPU (150 GB/s per
+		// direction); eight 100 Gb/s EDR InfiniBand NICs for 16 GPUs (DGX-2 datasheet).
+		Name: "dgx-2", Cores: 96, MemoryBytes: 1536 * GiB, PCIeBandwidth: 15.75 * GBps,
+		DiskBandwidth: 8 * GBps, // 30 TB NVMe (DGX-2 datasheet)
+		DecodeRate:    100e6,
+		GPUs:          16, Interconnect: InterconnectNVSwitch, NVLinkBandwidth: 150 * GBps,
+		Network: "ib", NICBandwidth: 8 * 12.5 * GBps / 16,
+	},
+	{
+		// NVIDIA DGX H100 / HGX H100 8-GPU: 2x Xeon Platinum 8480C (112 cores, 224 threads),
+		// 2 TB RAM, PCIe Gen5; 8 H100 SXM5 on four NVSwitches, 18 NVLink 4 links per GPU
+		// (450 GB/s per direction); eight 400 Gb/s NDR InfiniBand NICs, one per GPU (DGX H100
+		// datasheet).
+		Name: "hgx-h100", Cores: 224, MemoryBytes: 2048 * GiB, PCIeBandwidth: 63 * GBps,
+		DiskBandwidth: 25 * GBps, DecodeRate: 100e6,
+		GPUs: 8, Interconnect: InterconnectNVSwitch, NVLinkBandwidth: 450 * GBps,
+		Network: "ib", NICBandwidth: 50 * GBps,
+	},
+	{
+		// An 8-GPU PCIe server without NVLink or PCIe switches: 2x AMD EPYC (64 cores, 128
+		// threads), 512 GB, four GPUs on each socket's root complex (PCIe Gen4 x16), so a ring
+		// crosses the sockets (nvidia-smi topo: SYS) at NCCL's AMD_BW; 100 Gb/s Ethernet.
+		Name: "pcie-8x", Cores: 128, MemoryBytes: 512 * GiB, PCIeBandwidth: 31.5 * GBps,
+		DiskBandwidth: 7 * GBps, DecodeRate: 100e6,
+		GPUs: 8, Interconnect: InterconnectPCIe, PCIePath: "sys", InterSocketBandwidth: ncclAMDBW,
+		Network: "roce", NICBandwidth: 12.5 * GBps / 8,
 	},
 	{
 		// A typical workstation: 16 threads, 64 GiB, PCIe Gen4 x16.
@@ -62,15 +146,121 @@ func HostNames() []string {
 	return n
 }
 
-// LookupHost returns a built-in host profile.
+// LookupHost returns a built-in host profile, or with "@FILE" the profile in a YAML file.
 func LookupHost(name string) (Host, error) {
+	if path, ok := strings.CutPrefix(name, "@"); ok {
+		return LoadHost(path)
+	}
 	for _, h := range builtinHosts {
 		if h.Name == name {
 			return h, nil
 		}
 	}
-	return Host{}, fmt.Errorf("unknown host %q (known: %v)", name, HostNames())
+	return Host{}, fmt.Errorf("unknown host %q (known: %s, or @file)", name, strings.Join(HostNames(), ", "))
 }
 
 // DefaultHost returns the host of the H200 machine the defaults were measured on.
 func DefaultHost() Host { return builtinHosts[0] }
+
+// LoadHost reads a host profile file (YAML): Host's yaml keys, and an optional `base: NAME`
+// that starts from a built-in host, so a file sets only what differs:
+//
+//	base: dgx-a100
+//	name: my-box
+//	interconnect: pcie
+//	pcie_path: phb
+//
+// Errors name the file, line and key.
+func LoadHost(path string) (Host, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Host{}, fmt.Errorf("load host profile: %w", err)
+	}
+	return ParseHost(path, data)
+}
+
+// ParseHost parses host profile data; name is used in error messages.
+func ParseHost(name string, data []byte) (Host, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return Host{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return Host{}, fmt.Errorf("%s:%d: a host profile is a mapping of keys to values", name, max(doc.Line, 1))
+	}
+	root := doc.Content[0]
+	h := DefaultHost()
+	h.Name = ""
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if k := root.Content[i]; k.Value == "base" {
+			v := root.Content[i+1].Value
+			b, err := LookupHost(v)
+			if err != nil || strings.HasPrefix(v, "@") {
+				return Host{}, fmt.Errorf("%s:%d: base: %q is not a built-in host", name, k.Line, v)
+			}
+			h = b
+		}
+	}
+	lines := map[string]int{}
+	if err := decodeInto(name, root, reflect.ValueOf(&h).Elem(), "", lines, map[string]bool{"base": true}); err != nil {
+		return Host{}, err
+	}
+	if err := h.Validate(); err != nil {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			line := lines[fe.field]
+			if line == 0 {
+				line = root.Line
+			}
+			return Host{}, fmt.Errorf("%s:%d: %s: %s", name, line, fe.field, fe.msg)
+		}
+		return Host{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if h.Name == "" {
+		h.Name = name
+	}
+	return h, nil
+}
+
+// Validate reports the first field of h that cannot describe a host.
+func (h Host) Validate() error {
+	bad := func(field, format string, a ...any) error {
+		return &fieldError{field: field, msg: fmt.Sprintf(format, a...)}
+	}
+	switch {
+	case h.Cores <= 0:
+		return bad("cores", "%d: want > 0", h.Cores)
+	case h.MemoryBytes <= 0:
+		return bad("memory_bytes", "%d: want > 0", h.MemoryBytes)
+	case h.GPUs < 0:
+		return bad("gpus", "%d: want >= 0", h.GPUs)
+	}
+	switch h.Interconnect {
+	case "", InterconnectNVSwitch, InterconnectNVLink, InterconnectPCIe:
+	default:
+		return bad("interconnect", "%q: want nvswitch, nvlink or pcie", h.Interconnect)
+	}
+	switch h.PCIePath {
+	case "", "pix", "pxb", "phb", "sys":
+	default:
+		return bad("pcie_path", "%q: want pix, pxb, phb or sys", h.PCIePath)
+	}
+	switch h.Network {
+	case "", "ib", "roce", "ethernet":
+	default:
+		return bad("network", "%q: want ib, roce or ethernet", h.Network)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"pcie_bandwidth", h.PCIeBandwidth}, {"disk_bandwidth", h.DiskBandwidth}, {"decode_rate", h.DecodeRate},
+		{"nvlink_bandwidth", h.NVLinkBandwidth}, {"inter_socket_bandwidth", h.InterSocketBandwidth}, {"nic_bandwidth", h.NICBandwidth}} {
+		if !(f.v >= 0) || f.v > 1e15 {
+			return bad(f.name, "%v: want a finite value >= 0", f.v)
+		}
+	}
+	if h.PCIePath == "sys" && h.InterSocketBandwidth == 0 {
+		return bad("inter_socket_bandwidth", "0: a sys path crosses the sockets' link; give its bandwidth (NCCL: 10e9 Intel, 16e9 AMD)")
+	}
+	return nil
+}

@@ -40,6 +40,11 @@ type AllReduceJSON struct {
 	BucketBytes            int64   `json:"bucket_bytes,omitempty"`
 	BucketedSeconds        float64 `json:"bucketed_seconds,omitempty"`
 	BucketedExposedSeconds float64 `json:"bucketed_exposed_seconds,omitempty"`
+	LaunchSeconds          float64 `json:"nccl_launch_seconds"`
+	Overlapped             bool    `json:"overlapped"`
+	ExposedSeconds         float64 `json:"exposed_seconds,omitempty"`
+	OverlappedSeconds      float64 `json:"overlapped_seconds,omitempty"`
+	NCCLBufferBytes        int64   `json:"nccl_buffer_bytes"`
 }
 
 // ScalingJSON compares the run with one replica alone on one GPU.
@@ -71,7 +76,9 @@ func multiGPUJSON(j *ResultJSON, res *analysis.Result) {
 	if a := res.AllReduce; a != nil {
 		m.AllReduce = &AllReduceJSON{Impl: a.Impl, Topology: a.Topology, NumPacks: a.NumPacks, Calls: a.Calls, GradientBytes: a.GradientBytes,
 			Seconds: a.Seconds, BusBW: finite(a.BusBW), PackBufferBytes: a.PackBufferBytes, ReduceDeviceExtraBytes: a.ReduceDeviceExtraBytes,
-			BucketBytes: a.BucketBytes, BucketedSeconds: a.BucketedSeconds, BucketedExposedSeconds: a.BucketedExposedSeconds}
+			BucketBytes: a.BucketBytes, BucketedSeconds: a.BucketedSeconds, BucketedExposedSeconds: a.BucketedExposedSeconds,
+			LaunchSeconds: a.LaunchSeconds, Overlapped: a.Overlapped, ExposedSeconds: a.ExposedSeconds, OverlappedSeconds: a.OverlappedSeconds,
+			NCCLBufferBytes: a.NCCLBufferBytes}
 	}
 	if s := res.Scaling; s != nil {
 		m.Scaling = &ScalingJSON{SingleBatch: s.SingleBatch, SingleStepTimeS: s.SingleStepTime, SingleThroughput: finite(s.SingleThroughput),
@@ -123,7 +130,13 @@ func writeMultiGPUText(p func(string, ...any), res *analysis.Result) {
 		if a.Impl == "nccl" {
 			p(", num_packs=%d (%d NCCL call(s))", a.NumPacks, a.Calls)
 		}
-		p("\n  time %s, bus bandwidth %s (nccl-tests busbw)\n", sec(a.Seconds), FormatValue(a.BusBW, UnitBytesPerSecond))
+		p("\n  time %s, bus bandwidth %s (nccl-tests busbw), NCCL kernel launches %s\n", sec(a.Seconds), FormatValue(a.BusBW, UnitBytesPerSecond), sec(a.LaunchSeconds))
+		if a.Overlapped {
+			p("  overlapped with backward (Horovod fusion buckets): %s hidden, %s after the slowest backward pass (median)\n", sec(a.OverlappedSeconds), sec(a.ExposedSeconds))
+		}
+		if a.NCCLBufferBytes > 0 {
+			p("  NCCL buffers: %s per GPU outside TF's allocator (ring channels' receive buffers)\n", bytes(a.NCCLBufferBytes))
+		}
 		p("  pack buffers: %s per GPU on top of what the GPU holds when the all-reduce starts", bytes(a.PackBufferBytes))
 		if a.ReduceDeviceExtraBytes > 0 {
 			p(", plus %s on the reducing GPU:0", bytes(a.ReduceDeviceExtraBytes))

@@ -36,7 +36,8 @@ var schema = []field{
 	{"seed", "int", "seed of every random stream", func(c *train.Config, n *yaml.Node) error { return uint64Val(n, &c.Seed) }},
 	{"hardware.gpu", "string", "GPU profile (gpusim list devices) or @file", func(c *train.Config, n *yaml.Node) error { return str(n, &c.GPU) }},
 	{"hardware.count", "int", "physical GPUs on the host", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.GPUCount) }},
-	{"hardware.host.profile", "string", "host profile (h200-vm, dgx-a100, dgx-1, workstation): tf.data's cores, RAM and disk", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Host) }},
+	{"hardware.host.profile", "string", "host/box profile (h200-vm, dgx-a100, dgx-1, dgx-2, hgx-h100, pcie-8x, workstation) or @file: tf.data's cores, RAM and disk, the GPUs' interconnect and the network", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Host) }},
+	{"hardware.nodes", "int", "hosts training together (strategy.name multi_worker_mirrored or horovod); hardware.count is per host", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Nodes) }},
 	{"hardware.host.cores", "int", "host CPU cores (tf.data's thread pool and AUTOTUNE budget)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.HostCores) }},
 	{"cuda_visible_devices", "string", "CUDA_VISIBLE_DEVICES of the training process", func(c *train.Config, n *yaml.Node) error {
 		var s string
@@ -46,7 +47,7 @@ var schema = []field{
 		c.CUDAVisibleDevices = &s
 		return nil
 	}},
-	{"strategy.name", "string", "default | mirrored", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Strategy) }},
+	{"strategy.name", "string", "default | mirrored | multi_worker_mirrored | horovod", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Strategy) }},
 	{"strategy.num_packs", "int", "NcclAllReduce(num_packs); 0 = one all-reduce per gradient", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.NumPacks) }},
 	{"strategy.cross_device_ops", "string", "nccl | hierarchical_copy | reduction_to_one_device (default: TF's choice)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.CrossDeviceOps) }},
 	{"strategy.devices", "list", "MirroredStrategy(devices=[...]): logical GPU indices that get a replica (default all)", func(c *train.Config, n *yaml.Node) error {
@@ -107,6 +108,7 @@ var schema = []field{
 	{"simulator.timeline_points", "int", "samples kept per memory timeline", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.TimelinePoints) }},
 	{"simulator.trace_steps", "int", "steps whose every op goes into the trace", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.TraceSteps) }},
 	{"simulator.fast_forward", "bool", "replay provably identical steps", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FastForward) }},
+	{"simulator.symmetric_replicas", "bool", "no run-to-run kernel-time variation between replicas (nobody waits for a straggler)", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.SymmetricReplicas) }},
 }
 
 // Keys returns every scenario key with its type and a one-line description, sorted.

@@ -44,8 +44,11 @@ type System struct {
 	// GPUProfile, when not nil, is the GPU profile itself (a calibration candidate built in
 	// memory) and GPU only names it; nil means GPU is looked up (hw.LookupGPU).
 	GPUProfile *hw.GPU
-	// GPUCount is how many physical GPUs the host has.
+	// GPUCount is how many physical GPUs the host has (each host, with Nodes > 1).
 	GPUCount int
+	// Nodes is how many hosts train together (MultiWorkerMirroredStrategy, one worker per
+	// host, or Horovod across hosts); 0 and 1 mean one host.
+	Nodes int
 	// HostCores is the host's schedulable CPU cores, used by the input pipeline (0 = the
 	// pipeline's host: Input.Pipeline.Host.Cores).
 	HostCores int
@@ -65,8 +68,11 @@ type System struct {
 	Device string
 	// SoftPlacement is tf.config.set_soft_device_placement; nil means TF 2's default (on).
 	SoftPlacement *bool
-	// Strategy is "default" (one replica on the first visible GPU) or "mirrored"
-	// (tf.distribute.MirroredStrategy: one replica per logical GPU).
+	// Strategy is "default" (one replica on the first visible GPU), "mirrored"
+	// (tf.distribute.MirroredStrategy: one process, one replica per logical GPU),
+	// "multi_worker_mirrored" (tf.distribute.MultiWorkerMirroredStrategy: one process per host,
+	// a replica per GPU, NCCL across hosts) or "horovod" (one process per GPU, Horovod's NCCL
+	// all-reduce: how NVIDIA's DeepLearningExamples train).
 	Strategy string
 	// NumPacks is NcclAllReduce(num_packs): how many packs the gradients are split into for
 	// all-reduce (TF's default is 1).
@@ -226,6 +232,11 @@ type Sim struct {
 	// FastForward lets Run replay steps that are provably identical to the previous one
 	// instead of simulating them event by event.
 	FastForward bool
+	// SymmetricReplicas runs every replica's kernels at their mean time: no run-to-run
+	// variation between GPUs (train/replicas.go stepJitterCV), so no replica waits for a
+	// slower one and identical steps can be fast-forwarded. Off by default: real replicas
+	// differ and the slowest sets the step.
+	SymmetricReplicas bool
 }
 
 // DefaultConfig returns TF's defaults on one A100-40GB training ResNet-50 with batch 64.
@@ -271,10 +282,29 @@ func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
+// MultiReplica says the strategy runs one replica per GPU (every strategy but "default").
+func (c *Config) MultiReplica() bool {
+	switch c.Strategy {
+	case "mirrored", "multi_worker_mirrored", "horovod":
+		return true
+	}
+	return false
+}
+
+// OneRuntime says every replica is driven by one TF runtime in one process, so that its host
+// threads dispatch the ops of all replicas: MirroredStrategy (and MultiWorkerMirroredStrategy
+// within a host). Horovod runs one process per GPU.
+func (c *Config) OneRuntime() bool {
+	return c.Strategy == "mirrored" || c.Strategy == "multi_worker_mirrored"
+}
+
+// NodeCount is Nodes with 0 read as 1.
+func (c *Config) NodeCount() int { return max(c.Nodes, 1) }
+
 // Precisions, strategies, allocators and caches accepted by Validate.
 var (
 	precisions = []string{"float32", "mixed_float16", "mixed_bfloat16"}
-	strategies = []string{"default", "mirrored"}
+	strategies = []string{"default", "mirrored", "multi_worker_mirrored", "horovod"}
 	allocators = []string{"bfc", "cuda_malloc_async", "platform"}
 	caches     = []string{"none", "memory", "file"}
 	modes      = []string{"preallocate", "growth", "limit"}
@@ -318,6 +348,19 @@ func (c *Config) Validate() error {
 		add(fieldErr("GPUCount", "must be positive, got %d", c.GPUCount))
 	}
 	add(oneOf("Strategy", c.Strategy, strategies))
+	if c.Nodes < 0 {
+		add(fieldErr("Nodes", "must not be negative, got %d", c.Nodes))
+	}
+	if c.Nodes > 1 {
+		switch c.Strategy {
+		case "multi_worker_mirrored", "horovod":
+		default:
+			add(fieldErr("Nodes", "%d hosts need strategy.name multi_worker_mirrored or horovod (MirroredStrategy and the default strategy run on one host), got %q", c.Nodes, c.Strategy))
+		}
+		if c.CUDAVisibleDevices != nil || len(c.Processes) > 0 || c.VisibleDevices != nil || len(c.Memory.LogicalMiB) > 0 {
+			add(fieldErr("Nodes", "%d hosts: cuda_visible_devices, tf.visible_devices, logical devices and other processes are simulated on one host only", c.Nodes))
+		}
+	}
 	if c.NumPacks < 0 {
 		// NcclAllReduce: "NCCL all-reduce requires num_packs >= 0"; 0 reduces gradient by gradient.
 		add(fieldErr("NumPacks", "must not be negative, got %d", c.NumPacks))
@@ -325,7 +368,7 @@ func (c *Config) Validate() error {
 	if c.CrossDeviceOps != "" {
 		add(oneOf("CrossDeviceOps", c.CrossDeviceOps, crossDeviceOps))
 	}
-	if c.Device != "" && c.Strategy == "mirrored" {
+	if c.Device != "" && c.MultiReplica() {
 		add(fieldErr("Device", "MirroredStrategy runs each replica under its own device scope, so an enclosing tf.device does not choose its GPUs; choose them with tf.visible_devices or cuda_visible_devices"))
 	}
 	if c.AccumulationSteps <= 0 {

@@ -29,7 +29,7 @@ type tfDevices struct {
 // which gpusim does not simulate).
 func (r *runner) setupTFDevices(env map[string]string, memLimits []int64) (*tfDevices, error) {
 	g := r.gpu
-	host := visibility.UniformHost(r.cfg.GPUCount, visibility.GPU{Name: g.Description, CCMajor: g.CCMajor, CCMinor: g.CCMinor, SMs: g.SMs, MemoryBytes: g.MemoryBytes})
+	host := visibility.UniformHost(r.cfg.GPUCount*r.cfg.NodeCount(), visibility.GPU{Name: g.Description, CCMajor: g.CCMajor, CCMinor: g.CCMinor, SMs: g.SMs, MemoryBytes: g.MemoryBytes})
 	ctx := visibility.NewContext(host, visibility.Options{Env: env})
 	d := &tfDevices{ctx: ctx}
 	cvdField := "Env"
@@ -141,7 +141,7 @@ func bridgedNVLink(g hw.GPU) bool {
 // GPU, or those of its devices argument; for the default strategy the one the tf.device scope
 // picked (GPU:0 without one).
 func (r *runner) replicaGPUs(d *tfDevices, logical int) ([]int, error) {
-	if r.cfg.Strategy != "mirrored" {
+	if !r.cfg.MultiReplica() {
 		if r.cfg.StrategyDevices != nil {
 			return nil, &FieldError{Field: "StrategyDevices", Err: fmt.Errorf("only MirroredStrategy takes a device list (strategy.name is %q)", r.cfg.Strategy)}
 		}

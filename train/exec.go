@@ -21,6 +21,18 @@ func (r *runner) run() (*Result, error) {
 				return r.result(), nil
 			}
 		}
+		if r.cfg.Strategy == "horovod" && len(r.replicas) > 1 {
+			// Horovod's fusion buffer, allocated through TF's allocator at the first fused
+			// all-reduce and kept (horovod/tensorflow/mpi_ops.cc, PersistentBuffer of
+			// HOROVOD_FUSION_THRESHOLD bytes).
+			h, ok := rep.alloc.Allocate(horovodFusionBytes)
+			if !ok {
+				r.fail(rep, models.Tensor{Name: "horovod_fusion_buffer", Bytes: horovodFusionBytes, DType: models.Float32}, "HorovodAllreduce")
+				return r.result(), nil
+			}
+			rep.persistent = append(rep.persistent, h)
+			r.recordMem(rep, horovodFusionBytes)
+		}
 		if r.cfg.AccumulationSteps > 1 {
 			// One float32 accumulator per trainable variable (tf.Variable(tf.zeros_like(v)) in
 			// the usual gradient-accumulation train_step).
@@ -57,6 +69,7 @@ func (r *runner) startStep() {
 	r.done, r.atBarrier = 0, 0
 	r.skipThis = r.skip(r.step)
 	r.stepOps = 0
+	r.drawJitter()
 	for _, rep := range r.replicas {
 		rep.micro = 0
 		rep.optimizing = false
@@ -94,6 +107,7 @@ func (r *runner) startMicro(rep *replica) {
 			// it shows as launch time), amortized over steps_per_execution.
 			rep.hostT += sim.FromSeconds(r.gpu.StepOverhead / float64(r.cfg.StepsPerExecution))
 		}
+		rep.opsStart = now
 		if r.proven != nil {
 			r.replayGPUPart(rep, now)
 			return
@@ -185,7 +199,11 @@ func (r *runner) issue(rep *replica) {
 	// Logical GPUs carved from one physical GPU share its SMs: with k replicas on the card
 	// running the same step in lockstep, each op takes k times as long.
 	rep.pend.cost.exec *= sim.Time(rep.share)
-	rep.hostT += rep.pend.cost.issue
+	if rep.jitter > 0 {
+		// This replica's GPU runs this step's kernels at its own pace (replicas.go).
+		rep.pend.cost.exec = sim.Time(float64(rep.pend.cost.exec) * rep.jitter)
+	}
+	r.hostIssue(rep, rep.pend.cost.issue)
 	start := max(rep.devFree, rep.hostT)
 	if start > r.eng.Now() {
 		rep.cat[catLaunch] += start - rep.mark
@@ -400,14 +418,14 @@ func (r *runner) freeStepTensors(rep *replica) {
 // gradients: NcclAllReduce after the whole backward pass (Keras fit does not overlap them),
 // with the pack buffers of TF's _ConcatAndSplitPacker allocated on every replica.
 func (r *runner) barrier(rep *replica) {
+	rep.bwEnd = r.eng.Now()
 	r.atBarrier++
 	if r.atBarrier < len(r.replicas) {
 		return
 	}
 	now := r.eng.Now()
 	r.arStart = now
-	ar := r.allReduce
-	arTime := sim.FromSeconds(ar.Seconds)
+	arTime := r.allReduceTime(now)
 	for _, rp := range r.replicas {
 		rp.cat[catSync] += now - rp.mark
 		rp.mark = now

@@ -48,7 +48,7 @@ func TestFastForwardMatchesFullSimulation(t *testing.T) {
 	for name, f := range map[string]func(c *Config){
 		"default":  nil,
 		"growth":   func(c *Config) { g := true; c.Memory.Growth = &g },
-		"mirrored": func(c *Config) { c.GPUCount, c.Strategy, c.Batch = 2, "mirrored", 64 },
+		"mirrored": func(c *Config) { c.GPUCount, c.Strategy, c.Batch, c.SymmetricReplicas = 2, "mirrored", 64, true },
 		// Loss scaling skips some steps: those are simulated, the stretches between replayed.
 		"mixed_float16": func(c *Config) { c.Precision = "mixed_float16" },
 	} {
@@ -82,14 +82,18 @@ func TestBFCFastForwardMatchesFullSimulation(t *testing.T) {
 		"growth-gpt2": func(c *Config) {
 			c.Memory.Growth, c.Model, c.Batch, c.GPU, c.Optimizer = &g, "gpt2", 4, "a100-80gb", "adam"
 		},
-		"mirrored":     func(c *Config) { c.GPUCount, c.Strategy, c.Batch, c.NumPacks = 4, "mirrored", 96, 2 },
+		"mirrored": func(c *Config) {
+			c.GPUCount, c.Strategy, c.Batch, c.NumPacks, c.SymmetricReplicas = 4, "mirrored", 96, 2, true
+		},
 		"accumulation": func(c *Config) { c.AccumulationSteps, c.Batch = 4, 128 },
 		"mixed":        func(c *Config) { c.Precision, c.Optimizer = "mixed_float16", "adam" },
 		"xla":          func(c *Config) { c.XLA, c.Optimizer = true, "rmsprop" },
 		"xla-shapes":   func(c *Config) { c.XLA, c.XLADistinctShapes = true, 3 },
 		"xla-growth":   func(c *Config) { c.XLA, c.Memory.Growth, c.Precision = true, &g, "mixed_float16" },
 		"near-limit":   func(c *Config) { c.GPU, c.Batch, c.Memory.Growth = "t4", 160, &g },
-		"virtual":      func(c *Config) { c.Strategy, c.Memory.LogicalMiB = "mirrored", []int64{12000, 12000} },
+		"virtual": func(c *Config) {
+			c.Strategy, c.Memory.LogicalMiB, c.SymmetricReplicas = "mirrored", []int64{12000, 12000}, true
+		},
 		"jupyter": func(c *Config) {
 			c.Processes = []Process{{Name: "jupyter", UsedBytes: 3 << 30, Memory: Memory{Growth: &g}}}
 		},

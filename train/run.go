@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 
 	"github.com/gpusim/gpusim/allocator"
@@ -180,6 +182,13 @@ type replica struct {
 	arPeakBytes    int64
 	accumBytes     int64
 
+	// multi-replica costs (replicas.go): the replica's seeded stream and this step's kernel
+	// time factor (0 = none, one replica), when its last micro-step's ops started and its
+	// backward pass ended
+	rng             *rand.Rand
+	jitter          float64
+	opsStart, bwEnd sim.Time
+
 	// fast-forward bookkeeping
 	prevTrace             []memEvent
 	state, prevState      []byte
@@ -212,6 +221,9 @@ type runner struct {
 	notes      []string
 	warnings   []string
 	topo       collective.Topology
+	multi      multiState
+	host       hw.Host // the host profile (hw.DefaultHost when the scenario names none)
+	hostSet    bool    // the scenario named a host profile
 	allReduce  collective.GradientAllReduce
 	packBufs   []collective.Buffer // every buffer the all-reduce stages allocate
 	packStages []packStage         // the stages with buffer names resolved to indices
@@ -290,6 +302,14 @@ func newRunner(cfg Config) (*runner, error) {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
 	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[int]*batch{}}
+	r.host = hw.DefaultHost()
+	if cfg.Host != "" {
+		h, err := hw.LookupHost(cfg.Host)
+		if err != nil {
+			return nil, &FieldError{Field: "Host", Err: err}
+		}
+		r.host, r.hostSet = h, true
+	}
 	if err := r.setupDevices(); err != nil {
 		return nil, err
 	}
@@ -325,6 +345,9 @@ func newRunner(cfg Config) (*runner, error) {
 	}
 	r.setupXLA()
 	if err := r.setupAllReduce(); err != nil {
+		return nil, err
+	}
+	if err := r.setupReplicas(); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -389,7 +412,7 @@ func memoryOptions(m Memory, framework string, visible int, env map[string]strin
 }
 
 func (r *runner) setupDevices() error {
-	devs := make([]*allocator.Device, r.cfg.GPUCount)
+	devs := make([]*allocator.Device, r.cfg.GPUCount*r.cfg.NodeCount())
 	r.devs = devs
 	for i := range devs {
 		devs[i] = allocator.NewDevice(allocator.DeviceSpec{
@@ -484,12 +507,53 @@ func (r *runner) setupDevices() error {
 		rep.onEnd = func() { r.opEnd(rep) }
 		r.replicas = append(r.replicas, rep)
 	}
-	r.topo = topology(r.gpu, n)
-	if r.topo.Kind == collective.PCIe && r.gpu.NVLinkBandwidth > 0 && n > 2 {
+	topo, err := topologyOf(r.gpu, r.host, r.hostSet, n, r.cfg.NodeCount())
+	if err != nil {
+		return err
+	}
+	r.topo = topo
+	if r.topo.Kind == collective.PCIe && r.gpu.NVLinkBandwidth > 0 && n > 2 && !r.hostSet {
 		r.notes = append(r.notes, fmt.Sprintf("NVLink bridges join %s cards in pairs: a ring over %d GPUs crosses PCIe, so NCCL runs at PCIe speed", r.gpu.Name, n))
 	}
 	r.visible = len(visible)
 	return nil
+}
+
+// topologyOf is the interconnect of n replicas on nodes hosts: the host profile's box when it
+// describes one (hardware.host.profile dgx-a100, pcie-8x, @file), else the usual server of
+// GPU g (topology). A box holds at most its GPUs; more need hardware.nodes.
+func topologyOf(g hw.GPU, h hw.Host, hostSet bool, n, nodes int) (collective.Topology, error) {
+	t := topology(g, n)
+	if hostSet && h.Interconnect != "" {
+		t.Kind = h.Interconnect
+		switch h.Interconnect {
+		case hw.InterconnectNVSwitch, hw.InterconnectNVLink:
+			t.LinkBandwidth = h.NVLinkBandwidth
+			if t.LinkBandwidth == 0 {
+				t.LinkBandwidth = g.NVLinkBandwidth
+			}
+		default:
+			t.LinkBandwidth = g.PCIeBandwidth
+			if h.PCIeBandwidth > 0 {
+				t.LinkBandwidth = math.Min(t.LinkBandwidth, h.PCIeBandwidth)
+			}
+			t.PCIePath, t.InterSocketBandwidth = h.PCIePath, h.InterSocketBandwidth
+		}
+		if !(t.LinkBandwidth > 0) {
+			return t, &FieldError{Field: "Host", Err: fmt.Errorf("host %s: %s interconnect without a link bandwidth (nvlink_bandwidth), and GPU %s has none", h.Name, h.Interconnect, g.Name)}
+		}
+	}
+	if hostSet && h.GPUs > 0 && n/nodes > h.GPUs {
+		return t, &FieldError{Field: "GPUCount", Err: fmt.Errorf("%d GPUs per host: a %s box holds %d; more GPUs need hardware.nodes (multi_worker_mirrored or horovod)", n/nodes, h.Name, h.GPUs)}
+	}
+	if nodes > 1 {
+		if !(h.NICBandwidth > 0) {
+			return t, &FieldError{Field: "Nodes", Err: fmt.Errorf("%d hosts: host %s has no network (nic_bandwidth); pick a host profile with one (dgx-a100, hgx-h100, ...)", nodes, h.Name)}
+		}
+		// NCCL runs one ring per NIC, so a ring crossing hosts gets every NIC of the host.
+		t.Nodes, t.NetBandwidth = nodes, h.NICBandwidth*float64(n/nodes)
+	}
+	return t, nil
 }
 
 // topology describes the interconnect of n GPUs of profile g as the usual servers wire them:
@@ -593,8 +657,14 @@ func (r *runner) setupAllReduce() error {
 	for _, rep := range r.replicas {
 		t.Physical = append(t.Physical, r.tfd.logical[rep.logical].GPU)
 	}
+	packs := r.cfg.NumPacks
+	if r.cfg.Strategy == "horovod" {
+		// Horovod reduces the gradients in place, fused in its own persistent buffer
+		// (replicas.go), not through TF's concat-and-split packer.
+		packs = 0
+	}
 	ar, err := collective.PlanGradientAllReduce(t, grads, collective.GradientOptions{Impl: impl,
-		Pack: collective.PackOptions{NumPacks: r.cfg.NumPacks, ElemBytes: 4}})
+		Pack: collective.PackOptions{NumPacks: packs, ElemBytes: 4}})
 	if err != nil {
 		return fmt.Errorf("plan all-reduce: %w", err)
 	}

@@ -23,6 +23,17 @@ type AllReduceInfo struct {
 	GradientBytes int64
 	Seconds       float64
 	BusBW         float64
+	// LaunchSeconds is the host time to launch one step's NCCL kernels on every GPU (one
+	// ncclAllReduce per pack and GPU), paid before the all-reduce starts.
+	LaunchSeconds float64
+	// Overlapped says the all-reduce runs while the backward pass does (Horovod's fused
+	// buckets); ExposedSeconds and OverlappedSeconds are then its median time after the
+	// slowest replica's backward pass and the part hidden under backward passes, per step.
+	Overlapped                        bool
+	ExposedSeconds, OverlappedSeconds float64
+	// NCCLBufferBytes is the device memory NCCL's communicator allocates on every GPU outside
+	// TF's allocator: its channels' receive buffers (collective.NCCLBufferBytes).
+	NCCLBufferBytes int64
 	// PackBufferBytes is the most memory the all-reduce's buffers (TF's concat/split packs and
 	// the reduced outputs) add on every replica beyond what it held when the all-reduce
 	// started; ReduceDeviceExtraBytes is what a copy-based reduction adds on the first replica
@@ -178,7 +189,15 @@ func (r *runner) allReduceInfo() *AllReduceInfo {
 	ar := r.allReduce
 	info := &AllReduceInfo{Impl: ar.Impl, Topology: r.topo.Kind, NumPacks: r.cfg.NumPacks, Calls: len(ar.Calls),
 		GradientBytes: r.gradBytes, Seconds: ar.Seconds, BusBW: ar.BusBW,
-		PackBufferBytes: r.packBufferBytes(), ReduceDeviceExtraBytes: ar.ReduceDeviceExtraBytes}
+		PackBufferBytes: r.packBufferBytes(), ReduceDeviceExtraBytes: ar.ReduceDeviceExtraBytes,
+		LaunchSeconds: r.multi.launch}
+	if r.multi.overlap != nil {
+		info.Overlapped = true
+		info.ExposedSeconds, info.OverlappedSeconds = median(r.multi.exposed), median(r.multi.overlapped)
+	}
+	if ar.Impl == collective.ImplNCCL {
+		info.NCCLBufferBytes = collective.NCCLBufferBytes(r.topo)
+	}
 	cards := map[int]bool{}
 	for _, rep := range r.replicas {
 		cards[r.tfd.logical[rep.logical].GPU] = true

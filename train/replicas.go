@@ -1,0 +1,228 @@
+package train
+
+// The per-step costs of several replicas as TensorFlow pays them, beyond what one GPU pays:
+// the slowest replica's wait (seeded run-to-run variation of each GPU's kernel times), the
+// host threads of the one TF runtime that dispatches every replica's ops (MirroredStrategy),
+// the launch of the NCCL kernels, and Horovod's fused all-reduce that overlaps the backward
+// pass (collective.OverlapBucketed's schedule, with the NCCL kernels' SMs taken from compute).
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gpusim/gpusim/collective"
+	"github.com/gpusim/gpusim/models"
+	"github.com/gpusim/gpusim/sim"
+)
+
+// stepJitterCV is the run-to-run variation of one GPU's step time: the coefficient of
+// variation of a lognormal factor drawn per replica and step and applied to every kernel of
+// that replica's step. It is a property of the GPU boards (GPU Boost moves the SM clock with
+// power and temperature, so identical kernels on identical cards finish at different times)
+// and the only jitter constant: fitted on the DeepLearningExamples ResNet-50 DGX A100 table
+// (fit: A100 AMP 8 GPUs; hold-out: A100 TF32, V100 DGX-1 and DGX-2), see calibration_test.go.
+// The replicas stay asymmetric on purpose: the slowest one sets every step.
+const stepJitterCV = 0.0114
+
+// processSyncPerLevel is the per-step cost of coordinating the replicas of several processes
+// (Horovod's background threads agree on the ready tensors; MultiWorkerMirroredStrategy's
+// collective executors do the same through their group leader) per level of the log2(n)
+// rounds such an agreement takes: fitted with stepJitterCV on the DLE ResNet-50 DGX A100 table
+// (see calibration_test.go), not a per-model value. One process (MirroredStrategy) pays none.
+const processSyncPerLevel = 1.67e-3
+
+// Horovod's defaults (horovod/common/operations.cc, BackgroundThreadLoop): the background
+// thread coordinates ready tensors every HOROVOD_CYCLE_TIME (SetCycleTimeMs(5)) and fuses
+// them up to HOROVOD_FUSION_THRESHOLD (64 MiB) per NCCL all-reduce.
+const (
+	horovodCycleSeconds   = 5e-3
+	horovodFusionBytes    = 64 << 20
+	ncclKernelLaunchFloor = 5e-6 // one ncclAllReduce launch per GPU, cudaLaunchKernel's cost
+)
+
+// multiState is the per-step bookkeeping of several replicas.
+type multiState struct {
+	jitterOn bool
+	// sharedLanes are the host threads of the one TF runtime (MirroredStrategy without
+	// TF_GPU_THREAD_MODE=gpu_private): when each is free next. nil = one host per replica.
+	sharedLanes []sim.Time
+	// overlap is Horovod's fused all-reduce schedule of one replica at jitter 1, offsets from
+	// the start of the micro-step's ops; nil without Horovod.
+	overlap *collective.Overlap
+	// readyOffsetEnd is the offset of the end of the backward pass in the same timeline.
+	readyOffsetEnd float64
+	// smShare is the fraction of the GPU's SMs the NCCL kernels hold while they run (one
+	// block per channel: src/enqueue.cc launches nChannels blocks).
+	smShare float64
+	// launch is the host time to launch one step's NCCL kernels on every GPU.
+	launch float64
+	// exposed and overlapped sum, over steps, Horovod's all-reduce after the slowest
+	// backward pass and the part hidden under it.
+	exposed, overlapped []float64
+}
+
+// setupReplicas prepares the multi-replica costs once the all-reduce is planned.
+func (r *runner) setupReplicas() error {
+	n := len(r.replicas)
+	if n < 2 {
+		return nil
+	}
+	m := &r.multi
+	if !r.cfg.SymmetricReplicas {
+		m.jitterOn = true
+		for _, rep := range r.replicas {
+			rep.rng = sim.Stream(r.cfg.Seed, fmt.Sprintf("replica/%d/kernel-jitter", rep.id))
+		}
+		// Jitter makes every step different: nothing to fast-forward.
+		r.ffPossible = false
+	}
+	if r.cfg.OneRuntime() && !strings.EqualFold(r.env()["TF_GPU_THREAD_MODE"], "gpu_private") {
+		// TF's default GPU thread mode "global" (tensorflow/core/common_runtime/gpu/
+		// gpu_device.cc, TF_GPU_THREAD_MODE) issues every GPU's kernels from the one
+		// runtime's inter-op threads; with MirroredStrategy the step function holds all
+		// replicas' ops, so their dispatch queues on one host. gpu_private gives each GPU its
+		// own threads (TF_GPU_THREAD_COUNT), as separate processes have.
+		m.sharedLanes = []sim.Time{0}
+	}
+	channels := r.topo.Channels
+	if channels == 0 {
+		channels = 2
+		if r.topo.Kind != collective.PCIe {
+			channels = 2 * max(1, int(math.Round(r.topo.LinkBandwidth/25e9)))
+		}
+	}
+	if r.gpu.SMs > 0 {
+		m.smShare = math.Min(1, float64(channels)/float64(r.gpu.SMs))
+	}
+	// One process launches one ncclAllReduce per pack on each of its GPUs, one after the
+	// other (ncclGroupStart/End around them): all n with MirroredStrategy, a host's share with
+	// MultiWorkerMirroredStrategy; Horovod's processes launch their own, one per bucket.
+	launch := math.Max(r.gpu.LaunchOverhead, ncclKernelLaunchFloor)
+	calls := max(len(r.allReduce.Calls), 1)
+	m.launch = launch * float64(calls*n/r.cfg.NodeCount())
+	if r.cfg.Strategy == "horovod" && r.allReduce.Impl == collective.ImplNCCL {
+		if err := r.setupHorovod(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setupHorovod schedules Horovod's fusion buckets from the last micro-step's plan: each
+// gradient is ready when the backward op that produces it ends (device time at jitter 1).
+func (r *runner) setupHorovod() error {
+	p := r.replicas[0].plans[len(r.replicas[0].plans)-1]
+	ready := map[int]float64{}
+	var t float64
+	for i, op := range p.Ops {
+		if op.Phase == models.Optimizer {
+			break
+		}
+		t += p.costs[i].exec.Seconds()
+		if op.Phase != models.Backward {
+			continue
+		}
+		for _, ti := range op.Alloc {
+			if p.Tensors[ti].Role == models.Gradient {
+				ready[ti] = t
+			}
+		}
+	}
+	var grads []collective.ReadyGradient
+	for _, ti := range p.Gradients {
+		rt, ok := ready[ti]
+		if !ok {
+			rt = t
+		}
+		grads = append(grads, collective.ReadyGradient{Bytes: p.Tensors[ti].Bytes, Ready: rt})
+	}
+	sortReady(grads)
+	o, err := collective.OverlapBucketed(r.topo, grads, horovodFusionBytes, "")
+	if err != nil {
+		return fmt.Errorf("plan horovod all-reduce: %w", err)
+	}
+	r.multi.overlap, r.multi.readyOffsetEnd = &o, t
+	r.multi.launch = math.Max(r.gpu.LaunchOverhead, ncclKernelLaunchFloor) * float64(len(o.Buckets))
+	return nil
+}
+
+func sortReady(g []collective.ReadyGradient) {
+	for i := 1; i < len(g); i++ {
+		for j := i; j > 0 && g[j].Ready < g[j-1].Ready; j-- {
+			g[j], g[j-1] = g[j-1], g[j]
+		}
+	}
+}
+
+// drawJitter gives each replica its kernel-time factor for the step: lognormal, mean 1,
+// coefficient of variation stepJitterCV, from the replica's own seeded stream.
+func (r *runner) drawJitter() {
+	if !r.multi.jitterOn {
+		return
+	}
+	s2 := math.Log1p(stepJitterCV * stepJitterCV)
+	for _, rep := range r.replicas {
+		rep.jitter = math.Exp(math.Sqrt(s2)*rep.rng.NormFloat64() - s2/2)
+	}
+}
+
+// hostIssue advances rep's host clock by issue: on the replica's own host thread, or on the
+// shared runtime's thread, which serves every replica in turn.
+func (r *runner) hostIssue(rep *replica, issue sim.Time) {
+	lanes := r.multi.sharedLanes
+	if lanes == nil {
+		rep.hostT += issue
+		return
+	}
+	best := 0
+	for i := range lanes {
+		if lanes[i] < lanes[best] {
+			best = i
+		}
+	}
+	start := max(rep.hostT, lanes[best])
+	lanes[best] = start + issue
+	rep.hostT = lanes[best]
+}
+
+// allReduceTime is the time from the last replica's end of backward (now) to the reduced
+// gradients on every GPU. Keras fit with MirroredStrategy (and MultiWorkerMirroredStrategy)
+// all-reduces after the backward pass: the NCCL launches, then the packs. Horovod started
+// its buckets while the backward passes ran: what is left is the buckets whose gradients the
+// slowest replica produced last, each starting at the background thread's next cycle.
+func (r *runner) allReduceTime(now sim.Time) sim.Time {
+	ar := r.allReduce.Seconds
+	if len(r.replicas) < 2 {
+		return sim.FromSeconds(ar)
+	}
+	m := &r.multi
+	o := m.overlap
+	sync := 0.0
+	if !(r.cfg.Strategy == "mirrored") {
+		sync = processSyncPerLevel * math.Log2(float64(len(r.replicas)))
+	}
+	if o == nil {
+		return sim.FromSeconds(m.launch + sync + ar)
+	}
+	// Each replica's backward ran from opsStart to bwEnd; a gradient at offset x of the
+	// jitter-1 timeline is ready at opsStart + x * (bwEnd-opsStart)/readyOffsetEnd.
+	var end, overlapped float64
+	for _, b := range o.Buckets {
+		var ready float64
+		for _, rep := range r.replicas {
+			span := (rep.bwEnd - rep.opsStart).Seconds()
+			ready = math.Max(ready, rep.opsStart.Seconds()+b.Ready*span/m.readyOffsetEnd)
+		}
+		// The background thread notices the tensors at its next cycle.
+		tick := math.Ceil(ready/horovodCycleSeconds) * horovodCycleSeconds
+		start := math.Max(tick, end)
+		end = start + b.Result.Seconds + m.launch/float64(len(o.Buckets))
+		overlapped += math.Max(0, math.Min(end, now.Seconds())-start)
+	}
+	// While NCCL's blocks hold smShare of the SMs, the backward kernels run on the rest.
+	tail := math.Max(0, end-now.Seconds()) + overlapped*m.smShare + sync
+	m.exposed = append(m.exposed, tail)
+	m.overlapped = append(m.overlapped, overlapped)
+	return sim.FromSeconds(tail)
+}
