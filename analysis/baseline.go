@@ -137,7 +137,7 @@ func OneGPUBaseline(cfg train.Config, res *train.Result) (train.Config, bool) {
 	ref.Strategy, ref.Device, ref.VisibleDevices, ref.SoftPlacement = "default", "", nil, nil
 	ref.StrategyDevices, ref.CrossDeviceOps = nil, ""
 	ref.Batch = slices.Max(res.ReplicaBatches)
-	ref.GPUCount, ref.CUDAVisibleDevices, ref.Processes = 1, nil, nil
+	ref.GPUCount, ref.Nodes, ref.CUDAVisibleDevices, ref.Processes = 1, 0, nil, nil
 	ref.Env = map[string]string{}
 	for k, v := range cfg.Env {
 		if k != "CUDA_VISIBLE_DEVICES" {

@@ -45,8 +45,10 @@ func TestScalingAgainstOneGPU(t *testing.T) {
 	if want := eight.Throughput / (8 * one.Throughput); math.Abs(eight.ScalingEfficiency-want) > 1e-12 {
 		t.Errorf("scaling efficiency %v, want throughput ratio / 8 = %v", eight.ScalingEfficiency, want)
 	}
-	if eight.ScalingEfficiency < 0.95 || eight.ScalingEfficiency >= 1 {
-		t.Errorf("scaling efficiency %v on NVSwitch, want in [0.95, 1)", eight.ScalingEfficiency)
+	// Not 0.95+: the one TF runtime dispatches all 8 replicas' ops and the slowest replica
+	// sets each step (train/replicas.go).
+	if eight.ScalingEfficiency < 0.85 || eight.ScalingEfficiency >= 0.95 {
+		t.Errorf("scaling efficiency %v on NVSwitch, want in [0.85, 0.95)", eight.ScalingEfficiency)
 	}
 	if one.Scaling != nil {
 		t.Errorf("one GPU: Scaling = %+v, want nil", one.Scaling)

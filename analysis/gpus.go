@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/internal/units"
 	"github.com/gpusim/gpusim/train"
 )
@@ -32,7 +33,10 @@ type GPUsOptions struct {
 
 // GPUTrial is one simulated GPU count.
 type GPUTrial struct {
-	GPUs        int    `json:"gpus"`
+	GPUs int `json:"gpus"`
+	// Nodes is the hosts the GPUs sit on (1 within one box); Strategy the strategy.name run.
+	Nodes       int    `json:"nodes"`
+	Strategy    string `json:"strategy"`
 	Phase       string `json:"phase"`
 	GlobalBatch int    `json:"global_batch"`
 	// ReplicaBatch is the first replica's share of the global batch.
@@ -126,16 +130,36 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 		rep.Batch = o.PerGPUBatch
 	default:
 		replicas := 1
-		if base.Strategy == "mirrored" {
-			replicas = max(base.GPUCount, 1)
+		if base.MultiReplica() {
+			replicas = max(base.GPUCount, 1) * base.NodeCount()
 		}
 		rep.Batch = max(base.Batch/replicas, 1)
+	}
+	// box is how many GPUs one host holds (0: any count on one host); counts above it are
+	// whole boxes.
+	box, err := boxSize(base)
+	if err != nil {
+		return nil, err
+	}
+	if box > 0 && rep.MaxGPUs > box {
+		rep.MaxGPUs -= rep.MaxGPUs % box
 	}
 	// Every count of a weak scaling search has the same one-GPU baseline: simulated once.
 	sess := NewSession(o.Run)
 	trial := func(n int, phase string) (GPUTrial, error) {
 		cfg := base
-		cfg.GPUCount, cfg.Strategy = n, "mirrored"
+		cfg.GPUCount, cfg.Strategy, cfg.Nodes = n, "mirrored", 0
+		if base.Strategy == "horovod" {
+			cfg.Strategy = "horovod"
+		}
+		if box > 0 && n > box {
+			// Beyond one box: whole boxes, one worker each (MultiWorkerMirroredStrategy over
+			// the hosts' network, NCCL's hierarchical rings), hardware.count per host.
+			cfg.Nodes, cfg.GPUCount = n/box, box
+			if cfg.Strategy == "mirrored" {
+				cfg.Strategy = "multi_worker_mirrored"
+			}
+		}
 		cfg.Batch = rep.Batch
 		if rep.Scaling == "weak" {
 			cfg.Batch = rep.Batch * n
@@ -148,7 +172,7 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 			return GPUTrial{}, errTrial("gpus", n, err)
 		}
 		m := measureResult(res)
-		t := GPUTrial{GPUs: n, Phase: phase, GlobalBatch: cfg.Batch, ReplicaBatch: m.replicaBatch,
+		t := GPUTrial{GPUs: n, Nodes: cfg.NodeCount(), Strategy: cfg.Strategy, Phase: phase, GlobalBatch: cfg.Batch, ReplicaBatch: m.replicaBatch,
 			Throughput: m.throughput, StepTime: m.stepTime, Efficiency: m.eff, AllReduceTime: m.allReduce,
 			InputStall: m.inputStall, Bound: m.bound, PeakBytes: m.peak, OOM: m.oom}
 		if t.OOM != nil {
@@ -199,8 +223,11 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 			short = t.GPUs
 		}
 	}
-	for reach != 0 && reach-short > 1 {
+	for reach != 0 && reach-short > 1 && !(box > 0 && short >= box && reach-short <= box) {
 		mid := short + (reach-short)/2
+		if box > 0 && mid > box {
+			mid -= mid % box
+		}
 		ts, err := try([]int{mid}, PhaseBinary)
 		if err != nil {
 			return nil, err
@@ -226,6 +253,18 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 	}
 	rep.Reason = unreachable(rep, o.Throughput)
 	return rep, nil
+}
+
+// boxSize is the GPUs one host of base's host profile holds (hw.Host.GPUs; 0 = any count).
+func boxSize(base train.Config) (int, error) {
+	if base.Host == "" {
+		return 0, nil
+	}
+	h, err := hw.LookupHost(base.Host)
+	if err != nil {
+		return 0, &train.FieldError{Field: "hardware.host.profile", Err: err}
+	}
+	return h.GPUs, nil
 }
 
 func sortTrials(ts []GPUTrial) {

@@ -46,6 +46,7 @@ var limits = map[string]limit{
 	"seed":                         {0, math.MaxInt64, "", "tf.random.set_seed takes an int64"},
 	"steps":                        {1, 10_000_000, "", "gpusim's bound: the run keeps a summary per step (10M steps is 250 epochs of ImageNet at batch 32)"},
 	"hardware.count":               {1, maxGPUs, "", "the largest NVLink domain (NVLink Switch System), the most one simulated host can stand for"},
+	"hardware.nodes":               {0, 1024, "", "gpusim's bound: 1,024 hosts of 8 GPUs, the size of the largest DGX SuperPOD deployments; every replica is simulated"},
 	"hardware.host.cores":          {1, maxCores, "", "Linux's largest NR_CPUS"},
 	"strategy.num_packs":           {0, 1 << 16, "", "gpusim's bound: more packs than any zoo model has gradients"},
 	"strategy.devices[]":           {0, maxGPUs - 1, "", "a logical GPU index below the 256-GPU bound of hardware.count"},

@@ -30,6 +30,7 @@ var capacityExamples = []string{
 	"gpusim capacity gpus resnet50-a100 --throughput 10000",
 	"gpusim capacity gpus resnet50-a100 --throughput 10000 --global-batch 1024 --max-gpus 16",
 	"gpusim capacity gpus resnet50-a100 --throughput 10000 --dataset-size 1281167 --epochs 90",
+	"gpusim capacity gpus resnet50-8xa100 --set hardware.host.profile=dgx-a100 --set precision=mixed_float16 --set xla=true --throughput 60000 --per-gpu-batch 256",
 }
 
 func capacityUsage() string {
@@ -55,8 +56,10 @@ each GPU keeps its batch (weak scaling: --per-gpu-batch, default the scenario's 
 --global-batch keeps the global batch and splits it (strong scaling). Every count tried is
 listed with its throughput and scaling efficiency. When the target is out of reach the report
 says why: input bound (tf.data cannot feed more), all-reduce bound, throughput falling with more
-GPUs, OOM, or simply more GPUs needed than --max-gpus. Counts above 8 are one host on NVSwitch as
-gpusim models it (no inter-node network). The report states where the batches come from: a
+GPUs, OOM, or simply more GPUs needed than --max-gpus. With a host profile that holds a fixed
+number of GPUs (hardware.host.profile=dgx-a100: 8), larger counts are whole hosts trained with
+MultiWorkerMirroredStrategy over the hosts' network (hardware.nodes); without one, every count
+is one host on NVSwitch. The report states where the batches come from: a
 scenario without an input section has synthetic input (batches already on the GPU), so its
 throughput is an upper bound that no tf.data pipeline lowers. --dataset-size (samples per
 epoch) and --epochs add each count's time to train: epochs x ceil(dataset / global batch)
@@ -228,7 +231,7 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 	fs.IntVar(&o.GlobalBatch, "global-batch", 0, "global batch, fixed and split over the GPUs (strong scaling)")
 	fs.IntVar(&o.Training.DatasetSize, "dataset-size", 0, "samples per epoch: report each count's time to train (ImageNet-1k: 1281167)")
 	fs.IntVar(&o.Training.Epochs, "epochs", 1, "epochs of --dataset-size to train")
-	sc, done, err := c.parse("gpus", fs, stdout, args, "batch", "hardware.count", "strategy.name")
+	sc, done, err := c.parse("gpus", fs, stdout, args, "batch", "hardware.count", "strategy.name", "hardware.nodes")
 	if done || err != nil {
 		return err
 	}
@@ -419,7 +422,11 @@ func writeMaxBatchText(w io.Writer, sc *scenarios.Scenario, o analysis.MaxBatchO
 func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *analysis.GPUsReport) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "gpusim capacity gpus: %s\n", sc.Name)
-	fmt.Fprintf(&b, "  %s, MirroredStrategy\n", capacitySetup(sc.Config))
+	strategy := "MirroredStrategy"
+	if sc.Config.Strategy == "horovod" {
+		strategy = "Horovod"
+	}
+	fmt.Fprintf(&b, "  %s, %s\n", capacitySetup(sc.Config), strategy)
 	if rep.Scaling == "weak" {
 		fmt.Fprintf(&b, "  weak scaling: batch %d per GPU; target %.0f samples/s; at most %d GPUs\n", rep.Batch, rep.Target, rep.MaxGPUs)
 	} else {
@@ -427,7 +434,11 @@ func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *analysis.GPUsReport
 	}
 	fmt.Fprintf(&b, "  input: %s\n\n", rep.Input)
 	if f := rep.Fit; f != nil {
-		fmt.Fprintf(&b, "GPUs needed      %d\n", rep.GPUs)
+		fmt.Fprintf(&b, "GPUs needed      %d", rep.GPUs)
+		if f.Nodes > 1 {
+			fmt.Fprintf(&b, " on %d nodes of %d (%s)", f.Nodes, f.GPUs/f.Nodes, f.Strategy)
+		}
+		b.WriteString("\n")
 		fmt.Fprintf(&b, "  throughput     %.0f samples/s (global batch %d, step %s)\n", f.Throughput, f.GlobalBatch, fmtSeconds(f.StepTime))
 		fmt.Fprintf(&b, "  scaling eff.   %.1f%% (all-reduce %s per step)\n", 100*f.Efficiency, fmtSeconds(f.AllReduceTime))
 		if tr := rep.Training; tr != nil {
@@ -439,7 +450,7 @@ func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *analysis.GPUsReport
 	}
 	b.WriteString("\ncounts tried\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	head := "  GPUs\tphase\tglobal batch\tper GPU\tsamples/s\tefficiency\tall-reduce\tinput stall\tbound\tpeak in use"
+	head := "  GPUs\tnodes\tphase\tglobal batch\tper GPU\tsamples/s\tefficiency\tall-reduce\tinput stall\tbound\tpeak in use"
 	if rep.Training != nil {
 		head += "\ttime to train"
 	}
@@ -453,7 +464,7 @@ func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *analysis.GPUsReport
 		if t.Reaches {
 			mark = " *"
 		}
-		row := fmt.Sprintf("  %d\t%s\t%d\t%d\t%s%s\t%s\t%s\t%.1f%%\t%s\t%s", t.GPUs, t.Phase, t.GlobalBatch, t.ReplicaBatch,
+		row := fmt.Sprintf("  %d\t%d\t%s\t%d\t%d\t%s%s\t%s\t%s\t%.1f%%\t%s\t%s", t.GPUs, t.Nodes, t.Phase, t.GlobalBatch, t.ReplicaBatch,
 			tp, mark, eff, fmtSeconds(t.AllReduceTime), 100*t.InputStall, t.Bound, fmtBytes(t.PeakBytes))
 		if rep.Training != nil {
 			tt := "-"

@@ -20,8 +20,10 @@ func TestRunScalingOneVsEightA100(t *testing.T) {
 	}
 	eff := eight["scaling_efficiency"].(float64)
 	want := eight["throughput_samples_per_s"].(float64) / (8 * one["throughput_samples_per_s"].(float64))
-	if math.Abs(eff-want) > 1e-9 || eff < 0.95 || eff >= 1 {
-		t.Errorf("scaling_efficiency = %v, want throughput ratio / 8 = %v, in [0.95, 1)", eff, want)
+	// Below 0.95: one TF runtime dispatches every replica's ops and the slowest replica sets
+	// each step (train/replicas.go).
+	if math.Abs(eff-want) > 1e-9 || eff < 0.85 || eff >= 0.95 {
+		t.Errorf("scaling_efficiency = %v, want throughput ratio / 8 = %v, in [0.85, 0.95)", eff, want)
 	}
 	if got := eight["devices"].([]any); len(got) != 8 {
 		t.Errorf("%d devices, want one entry per GPU (8)", len(got))
