@@ -132,7 +132,11 @@ func (r *runner) setupHorovod() error {
 	var grads []collective.ReadyGradient
 	for _, ti := range p.Gradients {
 		rt, ok := ready[ti]
-		if !ok {
+		if !ok || r.cfg.XLA {
+			// Under XLA auto-clustering (tensorflow/compiler/jit/mark_for_compilation_pass.cc)
+			// the backward pass runs as compiled clusters whose outputs appear when the
+			// cluster ends; HorovodAllreduce is not compilable, so it gets its gradients at
+			// the end of the backward pass: nothing to overlap.
 			rt = t
 		}
 		grads = append(grads, collective.ReadyGradient{Bytes: p.Tensors[ti].Bytes, Ready: rt})
