@@ -131,7 +131,7 @@ func TestFastForwardLongRunMatchesFullSimulation(t *testing.T) {
 	for name, f := range map[string]func(c *Config){
 		"default":  nil,
 		"mlp":      func(c *Config) { c.Model, c.Batch = "mlp", 32 },
-		"mirrored": func(c *Config) { c.GPUCount, c.Strategy, c.Batch = 2, "mirrored", 64 },
+		"mirrored": func(c *Config) { c.GPUCount, c.Strategy, c.Batch, c.SymmetricReplicas = 2, "mirrored", 64, true },
 		"mixed":    func(c *Config) { c.Precision = "mixed_float16" },
 	} {
 		c := cfgWith(f)
