@@ -262,7 +262,7 @@ func boxSize(base train.Config) (int, error) {
 	}
 	h, err := hw.LookupHost(base.Host)
 	if err != nil {
-		return 0, &train.FieldError{Field: "hardware.host.profile", Err: err}
+		return 0, &train.FieldError{Field: "Host", Err: err}
 	}
 	return h.GPUs, nil
 }
