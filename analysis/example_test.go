@@ -38,10 +38,10 @@ func ExampleGPUs() {
 	fmt.Println("answer:", rep.GPUs)
 	// Output:
 	// 1 GPUs: 1766 img/s, efficiency 100.0%, reaches false
-	// 2 GPUs: 3521 img/s, efficiency 99.7%, reaches false
-	// 4 GPUs: 7032 img/s, efficiency 99.5%, reaches false
-	// 5 GPUs: 8787 img/s, efficiency 99.5%, reaches false
-	// 6 GPUs: 10541 img/s, efficiency 99.5%, reaches true
-	// 8 GPUs: 14050 img/s, efficiency 99.4%, reaches true
-	// answer: 6
+	// 2 GPUs: 3437 img/s, efficiency 97.3%, reaches false
+	// 4 GPUs: 6504 img/s, efficiency 92.1%, reaches false
+	// 6 GPUs: 9271 img/s, efficiency 87.5%, reaches false
+	// 7 GPUs: 10560 img/s, efficiency 85.4%, reaches true
+	// 8 GPUs: 11792 img/s, efficiency 83.5%, reaches true
+	// answer: 7
 }
