@@ -12,7 +12,7 @@ import (
 )
 
 // TestGPUsResNet50A100 asks for 10,000 img/s of ResNet-50 mixed_float16 at 256 per A100-40GB
-// (about 1,430 img/s each): 7 GPUs fall short, 8 reach it, and each count's figures are those
+// (about 1,766 img/s each): 6 GPUs fall short, 7 reach it, and each count's figures are those
 // of train.Run at that count.
 func TestGPUsResNet50A100(t *testing.T) {
 	// The scenario's 200 steps: with a handful, the median step can be one the loss scale
@@ -30,8 +30,10 @@ func TestGPUsResNet50A100(t *testing.T) {
 		t.Errorf("GPUs with 1 and 3 jobs differ (-1 +3):\n%s", d)
 	}
 	rep := reps[0]
-	if rep.GPUs != 6 || rep.Fit == nil || rep.Scaling != "weak" || rep.Batch != 256 {
-		t.Fatalf("GPUs = %d (%s scaling, batch %d), want 6, weak, 256", rep.GPUs, rep.Scaling, rep.Batch)
+	// 7, not 6: one TF runtime dispatches every replica's ops and the slowest replica sets
+	// each step, so the efficiency falls with the count (train/replicas.go).
+	if rep.GPUs != 7 || rep.Fit == nil || rep.Scaling != "weak" || rep.Batch != 256 {
+		t.Fatalf("GPUs = %d (%s scaling, batch %d), want 7, weak, 256", rep.GPUs, rep.Scaling, rep.Batch)
 	}
 	var counts []int
 	for _, tr := range rep.Trials {
@@ -46,11 +48,11 @@ func TestGPUsResNet50A100(t *testing.T) {
 			t.Errorf("%d GPUs: reported %v samples/s eff %v batch %d, Run %v eff %v batch %d",
 				tr.GPUs, tr.Throughput, tr.Efficiency, tr.GlobalBatch, res.Throughput, res.ScalingEfficiency, c.Batch)
 		}
-		if tr.Reaches != (tr.GPUs >= 6) {
+		if tr.Reaches != (tr.GPUs >= 7) {
 			t.Errorf("%d GPUs: reaches=%v at %v samples/s", tr.GPUs, tr.Reaches, tr.Throughput)
 		}
 	}
-	if want := []int{1, 2, 4, 5, 6, 8}; !cmp.Equal(counts, want) {
+	if want := []int{1, 2, 4, 6, 7, 8}; !cmp.Equal(counts, want) {
 		t.Errorf("counts tried %v, want %v", counts, want)
 	}
 }
