@@ -209,7 +209,7 @@ func writeScaling(p func(string, ...any), res *analysis.Result, s *analysis.Scal
 		why = append(why, fmt.Sprintf("waiting for the slowest replica adds %s", sec(d)))
 	}
 	if d := cn - c1; d > 0 {
-		why = append(why, fmt.Sprintf("compute takes %s longer (replicas sharing a GPU or a larger share)", sec(d)))
+		why = append(why, fmt.Sprintf("compute takes %s longer (one runtime dispatching every replica's ops, each replica's own kernel speed, replicas sharing a GPU or a larger share)", sec(d)))
 	}
 	if len(why) > 0 {
 		p("; per step %s", strings.Join(why, ", "))

@@ -425,6 +425,9 @@ func (r *runner) barrier(rep *replica) {
 	}
 	now := r.eng.Now()
 	r.arStart = now
+	if !r.allocNCCLBuffers() {
+		return
+	}
 	arTime := r.allReduceTime(now)
 	for _, rp := range r.replicas {
 		rp.cat[catSync] += now - rp.mark

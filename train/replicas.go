@@ -11,6 +11,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/collective"
 	"github.com/gpusim/gpusim/models"
 	"github.com/gpusim/gpusim/sim"
@@ -229,4 +230,35 @@ func (r *runner) allReduceTime(now sim.Time) sim.Time {
 	m.exposed = append(m.exposed, tail)
 	m.overlapped = append(m.overlapped, overlapped)
 	return sim.FromSeconds(tail)
+}
+
+// allocNCCLBuffers makes NCCL's communicator allocations at the first all-reduce, when TF
+// creates the communicators (lazily, at the first collective): each physical GPU of a replica
+// gets collective.NCCLBufferBytes with cudaMalloc, outside TF's allocator, from what the BFC
+// pool left free. When it does not fit, NCCL fails the collective ("unhandled cuda error",
+// NCCL WARN Cuda failure 'out of memory') and TF raises: the run ends there, as an OOM.
+func (r *runner) allocNCCLBuffers() bool {
+	if r.ncclBuffers || len(r.replicas) < 2 || r.allReduce.Impl != collective.ImplNCCL {
+		return true
+	}
+	r.ncclBuffers = true
+	b := collective.NCCLBufferBytes(r.topo)
+	done := map[int]bool{}
+	for _, rep := range r.replicas {
+		p := r.physicalOf(rep.logical)
+		if done[p] || b <= 0 {
+			continue
+		}
+		done[p] = true
+		if _, ok := r.devs[p].Alloc(b); !ok {
+			r.oom = &OOM{Step: r.step, MicroStep: rep.micro + 1, Op: "NcclAllReduce (communicator setup)", Tensor: "nccl_buffers",
+				Device: rep.device, Allocator: "cudaMalloc (NCCL)", Requested: b, Time: r.eng.Now().Seconds(),
+				Message: fmt.Sprintf("UnknownError: NCCL: unhandled cuda error: NCCL WARN Cuda failure 'out of memory' allocating %s of channel buffers on GPU %d (%s free outside TF's pool)",
+					allocator.HumanReadableNumBytes(b), p, allocator.HumanReadableNumBytes(r.devs[p].FreeBytes()))}
+			r.end = r.eng.Now()
+			r.eng.Stop()
+			return false
+		}
+	}
+	return true
 }

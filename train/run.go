@@ -212,22 +212,24 @@ const profilePoints = 120
 const maxGrowth = 64
 
 type runner struct {
-	cfg        Config
-	eng        *sim.Engine
-	gpu        hw.GPU
-	model      *models.Model
-	replicas   []*replica
-	others     []ProcessResult
-	notes      []string
-	warnings   []string
-	topo       collective.Topology
-	multi      multiState
-	host       hw.Host // the host profile (hw.DefaultHost when the scenario names none)
-	hostSet    bool    // the scenario named a host profile
-	allReduce  collective.GradientAllReduce
-	packBufs   []collective.Buffer // every buffer the all-reduce stages allocate
-	packStages []packStage         // the stages with buffer names resolved to indices
-	gradSizes  []int64             // one replica's gradient sizes, optimizer order
+	cfg      Config
+	eng      *sim.Engine
+	gpu      hw.GPU
+	model    *models.Model
+	replicas []*replica
+	others   []ProcessResult
+	notes    []string
+	warnings []string
+	topo     collective.Topology
+	multi    multiState
+	// ncclBuffers: NCCL's communicator buffers are allocated (at the first all-reduce)
+	ncclBuffers bool
+	host        hw.Host // the host profile (hw.DefaultHost when the scenario names none)
+	hostSet     bool    // the scenario named a host profile
+	allReduce   collective.GradientAllReduce
+	packBufs    []collective.Buffer // every buffer the all-reduce stages allocate
+	packStages  []packStage         // the stages with buffer names resolved to indices
+	gradSizes   []int64             // one replica's gradient sizes, optimizer order
 	// replicaBatches is each replica's share of the global batch (splitBatch), computed once
 	// in setupPlans.
 	replicaBatches []int

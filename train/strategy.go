@@ -61,12 +61,27 @@ func (r *runner) arOpName() string {
 	return "NcclAllReduce"
 }
 
-// allocReduceExtra allocates, on the first replica (the reducing device of the copy-based
-// reductions), the received copies and the sum collective.GradientAllReduce counts in
+// reducesOn says replica id sums gradients in the copy-based reductions: ReductionToOneDevice
+// sums on the first device; HierarchicalCopyAllReduce on two roots per pack, GPU i % n and
+// the one n/2 after it (cross_device_utils.aggregate_gradients_using_hierarchical_copy).
+func (r *runner) reducesOn(id int) bool {
+	if r.allReduce.Impl != collective.ImplHierarchicalCopy {
+		return id == 0
+	}
+	n := len(r.replicas)
+	for i := range r.allReduce.Pack.Packs {
+		if m0 := i % n; id == m0 || id == (m0+n/2)%n {
+			return true
+		}
+	}
+	return false
+}
+
+// allocReduceExtra allocates, on the reducing replicas (reducesOn), the received copies and the sum collective.GradientAllReduce counts in
 // ReduceDeviceExtraBytes; they are freed when the all-reduce ends.
 func (r *runner) allocReduceExtra(rep *replica) bool {
 	b := r.allReduce.ReduceDeviceExtraBytes
-	if rep.id != 0 || b <= 0 || r.allReduce.Impl == collective.ImplNCCL {
+	if !r.reducesOn(rep.id) || b <= 0 || r.allReduce.Impl == collective.ImplNCCL {
 		return true
 	}
 	h, ok := rep.alloc.Allocate(b)
