@@ -366,16 +366,19 @@ func (r *runner) endBackward(rep *replica) {
 	}
 	// accumulator += gradient for every variable: read both, write one (one
 	// AssignAddVariableOp per variable; XLA fuses them into one kernel).
-	kernels := len(p.Gradients)
-	if r.cfg.XLA {
-		kernels = 1
+	// Every micro-step of every replica adds the same bytes: priced once per run.
+	if r.accumCost == nil {
+		kernels := len(p.Gradients)
+		if r.cfg.XLA {
+			kernels = 1
+		}
+		c, err := r.gpu.Cost(hw.Work{Kind: hw.KindElementwise, Bytes: 3 * float64(r.gradBytes), Kernels: kernels, TF32: r.cfg.TF32})
+		if err != nil {
+			panic("train: pricing gradient accumulation: " + err.Error())
+		}
+		r.accumCost = &opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: catBackward, kind: kindIndex(hw.KindElementwise)}
 	}
-	c, err := r.gpu.Cost(hw.Work{Kind: hw.KindElementwise, Bytes: 3 * float64(r.gradBytes), Kernels: kernels, TF32: r.cfg.TF32})
-	if err != nil {
-		panic("train: pricing gradient accumulation: " + err.Error())
-	}
-	rep.pend = pendingOp{name: "accumulate_gradients", plan: p, then: after,
-		cost: opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: catBackward, kind: kindIndex(hw.KindElementwise)}}
+	rep.pend = pendingOp{name: "accumulate_gradients", plan: p, then: after, cost: *r.accumCost}
 	r.issue(rep)
 }
 
@@ -542,6 +545,9 @@ func (r *runner) endStep(rep *replica) {
 	r.kindBDs.add(r.sumKinds(), 1)
 	if r.skipThis {
 		r.skipped++
+	}
+	if r.step == PrefixSteps {
+		r.recordPrefix()
 	}
 	if r.step >= r.cfg.Steps {
 		// The input pipeline would keep prefetching; the run is over.

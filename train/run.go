@@ -215,6 +215,7 @@ type runner struct {
 	cfg      Config
 	eng      *sim.Engine
 	gpu      hw.GPU
+	gpuKey   string // gpu written out, the priced-plan cache's key (memo.go)
 	model    *models.Model
 	replicas []*replica
 	others   []ProcessResult
@@ -279,6 +280,9 @@ type runner struct {
 	stepOps         int      // ops the replicas ran in the step so far (op spans a step keeps or drops)
 	arStart         sim.Time // when the step's all-reduce started
 	util            []UtilPoint
+	prefixDone      bool    // step PrefixSteps ended: prefixPeaks holds the replicas' peaks then
+	prefixPeaks     []int64 // for Result.Prefix
+	accumCost       *opCost // the gradient accumulation op, priced at its first run
 }
 
 // batch is one global (micro-)batch of the input pipeline.
@@ -697,20 +701,37 @@ func (r *runner) setupAllReduce() error {
 }
 
 // makePlan builds and prices the step of one micro-batch; limit is the replica's allocator
-// limit (XLA's rematerialization aims below it).
+// limit (XLA's rematerialization aims below it). The priced plan is shared by every run of the
+// process that asks for the same one (memo.go).
 func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, Optimizer: r.cfg.Optimizer,
 		BatchNormSpatialPersistent: envTrue(r.cfg.Env["TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"])})
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
+	if r.gpuKey == "" {
+		r.gpuKey = gpuKey(r.gpu)
+	}
+	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.cfg.TF32, xla: r.cfg.XLA}
 	if r.cfg.XLA {
-		var x *xlaTemp
-		mp, x = xlaAssign(mp, limit, len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1)
-		if note := xlaMemoryNote(x); note != "" && r.xlaTemp == nil {
-			r.notes = append(r.notes, note)
-			r.xlaTemp = x
-		}
+		k.keepGrads, k.limit = len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1, limit
+	}
+	p, x, err := pricedPlan(k, func() (*plan, *xlaTemp, error) { return r.pricePlan(mp, batch, k) })
+	if err != nil {
+		return nil, err
+	}
+	if note := xlaMemoryNote(x); note != "" && r.xlaTemp == nil {
+		r.notes = append(r.notes, note)
+		r.xlaTemp = x
+	}
+	return p, nil
+}
+
+// pricePlan applies XLA's buffer assignment to mp (under XLA) and prices its ops on r's GPU.
+func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *xlaTemp, error) {
+	var x *xlaTemp
+	if k.xla {
+		mp, x = xlaAssign(mp, k.limit, k.keepGrads)
 	}
 	p := &plan{Plan: mp, batch: batch, costs: make([]opCost, len(mp.Ops)), optStart: len(mp.Ops), isPers: make([]bool, len(mp.Tensors))}
 	for _, i := range mp.Persistent {
@@ -723,7 +744,7 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 		w := r.opWork(op)
 		c, err := r.gpu.Cost(w)
 		if err != nil {
-			return nil, fmt.Errorf("price op %s: %w", op.Name, err)
+			return nil, nil, fmt.Errorf("price op %s: %w", op.Name, err)
 		}
 		cat := catForward
 		switch op.Phase {
@@ -737,7 +758,7 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 		}
 		p.costs[i] = opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: cat, kind: kindIndex(w.Kind)}
 	}
-	return p, nil
+	return p, x, nil
 }
 
 // envTrue reads a TF boolean environment variable as tsl's ReadBoolFromEnvVar does: "1" or
