@@ -6,6 +6,7 @@ package analysis
 // simulates it once and shares it between the runs that need the same one.
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -54,13 +55,48 @@ func Float32Baseline(cfg train.Config, res *train.Result) (train.Config, bool) {
 	return ref, true
 }
 
+// float32Memory is what precisionSaving reads of a Float32Baseline run: the first device's
+// peak bytes in use and the OOM (ok false when the run has no device).
+type float32Memory struct {
+	peak int64
+	oom  *train.OOM
+	ok   bool
+}
+
+// float32Memory returns the memory of ref, the Float32Baseline of cfg. The baseline is the
+// first steps of cfg in float32 without its input pipeline: when cfg has none and the session
+// has run (or is running) cfg in float32 (a sweep that varies the precision), that run's
+// Result.Prefix is the baseline's result and nothing is simulated; else ref is.
+func (s *Session) float32Memory(ctx context.Context, cfg, ref train.Config) (float32Memory, error) {
+	if cfg.Input == nil && !cfg.FitFromArrays {
+		src := cfg
+		src.Precision = "float32"
+		if full, ok := s.started(ctx, src); ok && full.Prefix.Steps == ref.Steps && len(full.Prefix.PeakBytesInUse) == len(full.Devices) {
+			m := float32Memory{oom: full.Prefix.OOM, ok: len(full.Devices) > 0}
+			if m.ok {
+				m.peak = full.Prefix.PeakBytesInUse[0]
+			}
+			return m, nil
+		}
+	}
+	f32, err := s.Simulate(ctx, ref)
+	if err != nil {
+		return float32Memory{}, err
+	}
+	m := float32Memory{oom: f32.OOM, ok: len(f32.Devices) > 0}
+	if m.ok {
+		m.peak = f32.Devices[0].PeakBytesInUse
+	}
+	return m, nil
+}
+
 // precisionSaving compares res (a run of cfg) with f32, its Float32Baseline's run. The note,
 // when not empty, says why the saving is outside the seed guide's 30-40%.
-func precisionSaving(cfg train.Config, res, f32 *train.Result) (s *PrecisionSaving, note string) {
-	if len(f32.Devices) == 0 {
+func precisionSaving(cfg train.Config, res *train.Result, f32 float32Memory) (s *PrecisionSaving, note string) {
+	if !f32.ok {
 		return nil, ""
 	}
-	s = &PrecisionSaving{MixedPeakBytes: res.Devices[0].PeakBytesInUse, Float32PeakBytes: f32.Devices[0].PeakBytesInUse}
+	s = &PrecisionSaving{MixedPeakBytes: res.Devices[0].PeakBytesInUse, Float32PeakBytes: f32.peak}
 	if m, err := models.Get(cfg.Model); err == nil {
 		b := cfg.Batch
 		if len(res.ReplicaBatches) > 0 {
@@ -76,8 +112,8 @@ func precisionSaving(cfg train.Config, res, f32 *train.Result) (s *PrecisionSavi
 			}
 		}
 	}
-	if f32.OOM != nil {
-		s.Reason = "float32 does not fit at this batch (" + f32.OOM.Message + "), so the saving is at least what it needed beyond the limit"
+	if f32.oom != nil {
+		s.Reason = "float32 does not fit at this batch (" + f32.oom.Message + "), so the saving is at least what it needed beyond the limit"
 		return s, "mixed precision vs float32 peak memory: " + s.Reason
 	}
 	if s.Float32PeakBytes == 0 {

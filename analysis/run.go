@@ -91,6 +91,28 @@ func (s *Session) Simulate(ctx context.Context, cfg train.Config) (*train.Result
 	return m.res, m.err
 }
 
+// started returns the result of cfg if the session has simulated it or is simulating it
+// (waiting for the simulation to end), without starting one; false when it has not, or when
+// that simulation failed.
+func (s *Session) started(ctx context.Context, cfg train.Config) (*train.Result, bool) {
+	key, err := configKey(cfg)
+	if err != nil {
+		return nil, false
+	}
+	s.mu.Lock()
+	m, ok := s.runs[key]
+	s.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+		return nil, false
+	}
+	return m.res, m.err == nil
+}
+
 // configKey identifies a configuration: its JSON encoding, which covers every exported field
 // (train.Config has no unexported ones) with map keys sorted.
 func configKey(cfg train.Config) (string, error) {
@@ -125,7 +147,7 @@ func (s *Session) judge(ctx context.Context, cfg train.Config, res *train.Result
 		}
 	}
 	if ref, ok := Float32Baseline(cfg, res); ok {
-		if f32, err := s.Simulate(ctx, ref); err == nil {
+		if f32, err := s.float32Memory(ctx, cfg, ref); err == nil {
 			ps, note := precisionSaving(cfg, res, f32)
 			out.PrecisionSaving = ps
 			if note != "" {

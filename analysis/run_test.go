@@ -2,6 +2,7 @@ package analysis_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -129,5 +130,40 @@ func TestInputBoundRemedies(t *testing.T) {
 	// The tuned run is the best remedy's configuration: already simulated.
 	if sess.Simulations() != before {
 		t.Errorf("tuned run simulated again (%d -> %d simulations)", before, sess.Simulations())
+	}
+}
+
+// A mixed-precision run whose float32 twin the session has run takes its float32 baseline
+// from that run's first steps (train.Result.Prefix) instead of simulating it, and gets the
+// same comparison as a session that simulates the baseline.
+func TestFloat32BaselineFromTheFloat32Run(t *testing.T) {
+	for _, sets := range [][]string{{"batch=64"}, {"batch=96", "xla=true", "optimizer=adam"}, {"batch=128", "memory.mode=growth"}, {"batch=512"}} {
+		f32 := builtin(t, "default", append([]string{"precision=float32"}, sets...)...)
+		mixed := builtin(t, "default", append([]string{"precision=mixed_float16"}, sets...)...)
+		var shared, alone counter
+		sess := analysis.NewSession(shared.run)
+		if _, err := sess.Run(context.Background(), f32); err != nil {
+			t.Fatal(err)
+		}
+		got, err := sess.Run(context.Background(), mixed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := analysis.NewSession(alone.run).Run(context.Background(), mixed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := shared.n["default (float32)"]; n != 0 {
+			t.Errorf("%v: the float32 baseline was simulated %d times next to the float32 run, want 0", sets, n)
+		}
+		if want.OOM == nil && alone.n["default (float32)"] != 1 {
+			t.Errorf("%v: alone, the float32 baseline was simulated %d times, want 1", sets, alone.n["default (float32)"])
+		}
+		if (got.PrecisionSaving == nil) != (want.PrecisionSaving == nil) || got.PrecisionSaving != nil && *got.PrecisionSaving != *want.PrecisionSaving {
+			t.Errorf("%v: precision saving %+v from the float32 run, %+v simulated", sets, got.PrecisionSaving, want.PrecisionSaving)
+		}
+		if !slices.Equal(got.Notes, want.Notes) {
+			t.Errorf("%v: notes %q from the float32 run, %q simulated", sets, got.Notes, want.Notes)
+		}
 	}
 }

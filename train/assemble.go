@@ -105,6 +105,7 @@ func (r *runner) result() *Result {
 	if r.tfd != nil {
 		res.DeviceTable = r.tfd.ctx.Table()
 	}
+	r.prefixResult(res)
 	r.inputResult(res)
 	r.xlaResult(res)
 	r.kindResult(res)
@@ -141,3 +142,32 @@ func sortSpans(s []Span) []Span {
 
 // physicalOf returns the nvidia-smi index of logical GPU i of the training process.
 func (r *runner) physicalOf(i int) int { return r.visibleIdx[r.configs[i].Physical] }
+
+// recordPrefix keeps the replicas' peaks at the end of step PrefixSteps for Result.Prefix.
+func (r *runner) recordPrefix() {
+	r.prefixPeaks = r.prefixPeaks[:0]
+	for _, rep := range r.replicas {
+		r.prefixPeaks = append(r.prefixPeaks, rep.alloc.Stats().PeakBytesInUse)
+	}
+	r.prefixDone = true
+}
+
+// prefixResult sets res.Prefix: the peaks recordPrefix kept, or the run's own end when it
+// ended (out of memory, or at its last step) before step PrefixSteps did.
+func (r *runner) prefixResult(res *Result) {
+	if r.cfg.Input != nil || r.cfg.FitFromArrays {
+		return
+	}
+	p := Prefix{Steps: min(r.cfg.Steps, PrefixSteps)}
+	for i, d := range res.Devices {
+		peak := d.PeakBytesInUse
+		if r.prefixDone && i < len(r.prefixPeaks) {
+			peak = r.prefixPeaks[i]
+		}
+		p.PeakBytesInUse = append(p.PeakBytesInUse, peak)
+	}
+	if !r.prefixDone {
+		p.OOM = res.OOM
+	}
+	res.Prefix = p
+}

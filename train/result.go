@@ -115,6 +115,26 @@ type Result struct {
 	DeviceTable []visibility.Row
 	// AllReduce describes the gradient all-reduce of one update (nil with one replica).
 	AllReduce *AllReduceInfo
+	// Prefix is the run's first steps as a shorter run of the same configuration reports them.
+	Prefix Prefix
+}
+
+// PrefixSteps is how many steps Result.Prefix covers: step 1 creates the variables, the
+// optimizer slots and the autotuning scratch, step 2 is the first steady step.
+const PrefixSteps = 2
+
+// Prefix is what a run of the same configuration with Config.Steps = Steps reports of memory:
+// its OOM (nil when those steps completed) and each Device's PeakBytesInUse. The steps a
+// run simulates do not depend on how many follow them (every seeded schedule is drawn step by
+// step, and nothing runs past the last step but the input pipeline, which is why
+// Result.Prefix is set only for runs without one and without a host feed), so a long run answers for its
+// short prefix (analysis's float32 baseline) without simulating it again
+// (TestPrefixMatchesShortRun).
+type Prefix struct {
+	// Steps is min(Config.Steps, PrefixSteps); 0 when the run has an input pipeline or host feed.
+	Steps          int
+	OOM            *OOM
+	PeakBytesInUse []int64 // one per Devices entry
 }
 
 // Span tracks, as report's trace names them.
