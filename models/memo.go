@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // A zoo model and its plans are pure functions of their names and options, and building them
@@ -43,6 +44,36 @@ func memoNew(name string, o ModelOptions, build func() (*Model, error)) (*Model,
 // "float32", "" and "sgd" share an entry).
 type planCache struct {
 	m sync.Map // PlanOptions -> *planBuild
+	// ops and tensors are the most ops and tensors a plan of the model has had: the next
+	// plan's slices start at that capacity instead of doubling their way there (a size hint,
+	// it changes no plan).
+	ops, tensors atomic.Int64
+}
+
+// hint returns the capacities for a new plan's ops and tensors.
+func (c *planCache) hint() (ops, tensors int) {
+	if c == nil {
+		return 0, 0
+	}
+	return int(c.ops.Load()), int(c.tensors.Load())
+}
+
+// sized records p's sizes for hint.
+func (c *planCache) sized(p *Plan) {
+	if c == nil {
+		return
+	}
+	for _, x := range []struct {
+		v *atomic.Int64
+		n int
+	}{{&c.ops, len(p.Ops)}, {&c.tensors, len(p.Tensors)}} {
+		for {
+			old := x.v.Load()
+			if int64(x.n) <= old || x.v.CompareAndSwap(old, int64(x.n)) {
+				break
+			}
+		}
+	}
 }
 
 type planBuild struct {

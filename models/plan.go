@@ -131,7 +131,9 @@ func (m *Model) plan(o PlanOptions) (*Plan, error) {
 	}
 	pl.opt = opt
 	o.Optimizer = opt.Name
-	pl.p = &Plan{Options: o}
+	nops, ntensors := m.plans.hint()
+	pl.p = &Plan{Options: o, Ops: make([]Op, 0, nops), Tensors: make([]Tensor, 0, ntensors)}
+	pl.ref = make([]int, 0, ntensors)
 	pl.expand()
 	pl.buffers()
 	pl.weights()
@@ -141,6 +143,7 @@ func (m *Model) plan(o PlanOptions) (*Plan, error) {
 	if o.XLA {
 		pl.markRecompute()
 	}
+	m.plans.sized(pl.p)
 	return pl.p, nil
 }
 
