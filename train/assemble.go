@@ -22,8 +22,8 @@ func (r *runner) result() *Result {
 		StepsRequested: cfg.Steps, StepTimes: r.stepTimes.expand(), FastForwarded: r.ffSteps,
 		StepTime: medianOf(&r.stepTimes), AllReduceTime: medianOf(&r.arTimes), Replayed: r.replayed,
 		SkippedSteps: r.skipped, OOM: r.oom, Processes: r.others, Events: r.eng.Processed(),
-		Notes: r.notes, Warnings: r.warnings, WorkspaceFallbacks: r.workspaceMisses,
-		AutotunedConvs: r.autotuned, AutotuneSkips: r.autotuneSkips,
+		Notes: r.notes, Warnings: r.warnings, WorkspaceFallbacks: r.workspaceMisses * r.fan(),
+		AutotunedConvs: r.autotuned * r.fan(), AutotuneSkips: r.autotuneSkips * r.fan(),
 		Spans: sortSpans(r.spans), SpansDropped: r.spansDropped, Utilization: r.util,
 	}
 	if ps, ok := r.input.(pipelineSource); ok {
@@ -41,24 +41,31 @@ func (r *runner) result() *Result {
 	elapsed := r.end
 	res.Elapsed = elapsed.Seconds()
 	var busy float64
+	usedBytes := map[int]int64{} // physical GPUs of the replicas simulated as copies
 	for _, rep := range r.replicas {
-		s := rep.alloc.Stats()
+		// A replica simulated as a copy of replica 0 (symmetric.go) has its measurements.
+		src := r.source(rep)
+		s := src.alloc.Stats()
 		d := Device{
 			Name: rep.device, Allocator: rep.alloc.Name(), Physical: r.physicalOf(rep.logical),
 			PeakBytesInUse: s.PeakBytesInUse, PeakPoolBytes: s.PeakPoolBytes, BytesLimit: s.BytesLimit,
 			BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
-			Growth: rep.growth, GrowthDropped: rep.dropped, Timeline: rep.sampler.timeline(),
-			AccumulatorBytes: rep.accumBytes, AllReduceStartBytes: rep.arStartBytes, AllReducePeakBytes: rep.arPeakBytes,
-			FirstStepPeakBytes: rep.firstPeak, SteadyPeakBytes: rep.steadyPeak,
+			Growth: src.growth, GrowthDropped: src.dropped, Timeline: src.sampler.timeline(),
+			AccumulatorBytes: src.accumBytes, AllReduceStartBytes: src.arStartBytes, AllReducePeakBytes: src.arPeakBytes,
+			FirstStepPeakBytes: src.firstPeak, SteadyPeakBytes: src.steadyPeak,
+		}
+		if src != rep {
+			d.Growth = append([]PoolChange(nil), src.growth...)
+			usedBytes[d.Physical] = r.devs[r.physicalOf(src.logical)].UsedBytes()
 		}
 		switch {
 		case r.stepTimes.len() >= 2:
-			d.StepProfile, d.StepProfileStep = rep.profiles[1].timeline(), 2
+			d.StepProfile, d.StepProfileStep = src.profiles[1].timeline(), 2
 		case r.step >= 1:
-			d.StepProfile, d.StepProfileStep = rep.profiles[0].timeline(), 1
+			d.StepProfile, d.StepProfileStep = src.profiles[0].timeline(), 1
 		}
 		if elapsed > 0 {
-			d.BusyFraction = float64(rep.busy) / float64(elapsed)
+			d.BusyFraction = float64(src.busy) / float64(elapsed)
 		}
 		busy += d.BusyFraction
 		res.Devices = append(res.Devices, d)
@@ -82,7 +89,11 @@ func (r *runner) result() *Result {
 		})
 	}
 	for i, d := range r.devs {
-		res.Physical = append(res.Physical, PhysicalGPU{Index: i, TotalBytes: d.Spec().TotalBytes, UsedBytes: d.UsedBytes()})
+		used, ok := usedBytes[i]
+		if !ok {
+			used = d.UsedBytes()
+		}
+		res.Physical = append(res.Physical, PhysicalGPU{Index: i, TotalBytes: d.Spec().TotalBytes, UsedBytes: used})
 	}
 	if len(r.replicas) > 0 {
 		res.GPUUtilization = busy / float64(len(r.replicas))
@@ -147,7 +158,7 @@ func (r *runner) physicalOf(i int) int { return r.visibleIdx[r.configs[i].Physic
 func (r *runner) recordPrefix() {
 	r.prefixPeaks = r.prefixPeaks[:0]
 	for _, rep := range r.replicas {
-		r.prefixPeaks = append(r.prefixPeaks, rep.alloc.Stats().PeakBytesInUse)
+		r.prefixPeaks = append(r.prefixPeaks, r.source(rep).alloc.Stats().PeakBytesInUse)
 	}
 	r.prefixDone = true
 }

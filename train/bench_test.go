@@ -60,3 +60,26 @@ func BenchmarkRunMirrored8Long(b *testing.B) {
 	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
 }
+
+// BenchmarkRunSymmetric8 runs ResNet-50 on 8 symmetric A100s, each GPU with its own host
+// threads, for 100 steps without fast-forward: "once" simulates replica 0 and copies it
+// (symmetric.go), "full" simulates all 8; both report simulated steps per second.
+func BenchmarkRunSymmetric8(b *testing.B) {
+	c := DefaultConfig()
+	c.Steps, c.GPUCount, c.Strategy, c.Batch, c.FastForward = 100, 8, "mirrored", 512, false
+	c.SymmetricReplicas, c.Env = true, map[string]string{"TF_GPU_THREAD_MODE": "gpu_private"}
+	for _, once := range []bool{true, false} {
+		name := map[bool]string{true: "once", false: "full"}[once]
+		b.Run(name, func(b *testing.B) {
+			steps := 0
+			for b.Loop() {
+				res, _, err := runOnce(context.Background(), c, MaxEvents, once)
+				if err != nil {
+					b.Fatal(err)
+				}
+				steps += len(res.StepTimes)
+			}
+			b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+		})
+	}
+}

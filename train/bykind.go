@@ -26,9 +26,9 @@ func kindIndex(kind string) int {
 // sumKinds adds the replicas' op time by kind for the step that just ended.
 func (r *runner) sumKinds() kindTimes {
 	var s kindTimes
-	for _, rp := range r.replicas {
+	for _, rp := range r.active {
 		for k, v := range rp.kinds {
-			s[k] += v
+			s[k] += v * sim.Time(r.fan())
 		}
 	}
 	return s

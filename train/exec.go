@@ -14,7 +14,7 @@ func (r *runner) run() (*Result, error) {
 		return r.result(), nil
 	}
 	// Variables are created before the first step (model build), then gradient accumulators.
-	for _, rep := range r.replicas {
+	for _, rep := range r.active {
 		p := rep.plans[0]
 		for _, ti := range p.Persistent {
 			if !r.allocPersistent(rep, p, ti, "variables") {
@@ -70,7 +70,7 @@ func (r *runner) startStep() {
 	r.skipThis = r.skip(r.step)
 	r.stepOps = 0
 	r.drawJitter()
-	for _, rep := range r.replicas {
+	for _, rep := range r.active {
 		rep.micro = 0
 		rep.optimizing = false
 		rep.cat = [numCats]sim.Time{}
@@ -321,12 +321,18 @@ func (r *runner) opEnd(rep *replica) {
 	now := r.eng.Now()
 	op := &rep.pend
 	if r.step <= r.cfg.TraceSteps {
-		r.spans = append(r.spans, Span{Device: rep.id, Track: TrackCompute, Name: op.name, Step: r.step - 1,
-			Start: (now - op.cost.exec).Seconds(), Dur: op.cost.exec.Seconds()})
+		sp := Span{Device: rep.id, Track: TrackCompute, Name: op.name, Step: r.step - 1,
+			Start: (now - op.cost.exec).Seconds(), Dur: op.cost.exec.Seconds()}
+		r.spans = append(r.spans, sp)
+		for _, m := range r.replicas[len(r.active):] {
+			// The replicas simulated as copies of this one end the same op at the same time.
+			sp.Device = m.id
+			r.spans = append(r.spans, sp)
+		}
 	} else {
-		r.spansDropped++
+		r.spansDropped += r.fan()
 	}
-	r.stepOps++
+	r.stepOps += r.fan()
 	rep.kinds[op.cost.kind] += now - rep.mark
 	rep.cat[op.cost.cat] += now - rep.mark
 	rep.mark = now
@@ -423,7 +429,7 @@ func (r *runner) freeStepTensors(rep *replica) {
 func (r *runner) barrier(rep *replica) {
 	rep.bwEnd = r.eng.Now()
 	r.atBarrier++
-	if r.atBarrier < len(r.replicas) {
+	if r.atBarrier < len(r.active) {
 		return
 	}
 	now := r.eng.Now()
@@ -432,7 +438,7 @@ func (r *runner) barrier(rep *replica) {
 		return
 	}
 	arTime := r.allReduceTime(now)
-	for _, rp := range r.replicas {
+	for _, rp := range r.active {
 		rp.cat[catSync] += now - rp.mark
 		rp.mark = now
 		rp.arStartBytes = rp.alloc.Stats().BytesInUse
@@ -467,7 +473,9 @@ func (r *runner) barrier(rep *replica) {
 		for _, rp := range r.replicas {
 			r.spans = append(r.spans, Span{Device: rp.id, Track: TrackAllReduce, Name: r.allReduce.Impl, Step: r.step - 1,
 				Start: now.Seconds(), Dur: arTime.Seconds()})
-			r.addBusy(rp, now, now+arTime) // NCCL's kernels count for nvidia-smi
+			if r.source(rp) == rp {
+				r.addBusy(rp, now, now+arTime) // NCCL's kernels count for nvidia-smi
+			}
 		}
 	}
 }
@@ -527,16 +535,16 @@ func (r *runner) runPackStages(rep *replica) bool {
 func (r *runner) endStep(rep *replica) {
 	r.freeStepTensors(rep)
 	r.done++
-	if r.done < len(r.replicas) {
+	if r.done < len(r.active) {
 		return
 	}
 	now := r.eng.Now()
 	var sum [numCats]sim.Time
-	for _, rp := range r.replicas {
+	for _, rp := range r.active {
 		rp.cat[catSync] += now - rp.mark
 		rp.mark = now
 		for c := range sum {
-			sum[c] += rp.cat[c]
+			sum[c] += rp.cat[c] * sim.Time(r.fan())
 		}
 	}
 	r.stepTimes.add((now - r.stepStart).Seconds(), 1)
@@ -630,8 +638,8 @@ func (r *runner) recordStepSeries(start, end sim.Time) {
 		r.spans = append(r.spans, Span{Device: rp.id, Track: TrackStep, Name: fmt.Sprintf("step %d", r.step), Step: r.step - 1,
 			Start: start.Seconds(), Dur: (end - start).Seconds()})
 		busy := 0.0
-		if end > start {
-			busy = float64(rp.busy-rp.busyAtStart) / float64(end-start)
+		if src := r.source(rp); end > start {
+			busy = float64(src.busy-src.busyAtStart) / float64(end-start)
 		}
 		r.util = append(r.util, UtilPoint{Device: rp.id, T: start.Seconds(), Busy: busy})
 	}

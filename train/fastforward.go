@@ -42,7 +42,7 @@ func (r *runner) canFastForward() bool {
 	_, sameTime := r.stepTimes.last()
 	_, sameSplit := r.breakdowns.last()
 	ok := true
-	for _, rep := range r.replicas {
+	for _, rep := range r.active {
 		switch a := rep.alloc.(type) {
 		case stateAppender:
 			// Equal bytes and the same requests at the same times in both steps (the last
@@ -71,7 +71,7 @@ func (r *runner) canFastForward() bool {
 // tensor an op allocates, one per op that frees, the variables and slots), so that recording
 // it rarely grows the slice (the all-reduce's buffers may add a few).
 func (r *runner) sizeTraces() {
-	for _, rep := range r.replicas {
+	for _, rep := range r.active {
 		n := 16
 		for _, p := range rep.plans {
 			n += len(p.Persistent) + len(p.Slots) + len(p.Ops)
@@ -125,6 +125,12 @@ func (r *runner) fastForward() {
 			rs.AllReduceName, rs.AllReduceOffset, rs.AllReduce = r.allReduce.Impl, r.arStart-r.stepStart, ar
 		}
 		for _, rep := range r.replicas {
+			if src := r.source(rep); src != rep {
+				// A copy of replica 0, simulated once: its figures are replica 0's.
+				rs.Devices = append(rs.Devices, rep.id)
+				rs.Busy = append(rs.Busy, rs.Busy[0])
+				continue
+			}
 			stepBusy := rep.busy - rep.busyAtStart
 			rep.busyAtStart = rep.busy + sim.Time(count-1)*stepBusy
 			rep.busy += sim.Time(count) * stepBusy
@@ -160,7 +166,7 @@ func (r *runner) fastForward() {
 // first replica whose kernel it is, as replaying step by step would.
 func (r *runner) replayTooLong(first, count int, start, stepDur sim.Time) bool {
 	hit, at := -1, sim.Time(0)
-	for _, rep := range r.replicas {
+	for _, rep := range r.active {
 		if len(rep.stepBusyIvs) == 0 {
 			continue
 		}

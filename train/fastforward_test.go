@@ -29,7 +29,7 @@ func runKeyed(t *testing.T, c Config) *Result {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := newRunner(c)
+	r, err := newRunner(c, true)
 	if err != nil {
 		t.Fatal(err)
 	}

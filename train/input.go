@@ -92,7 +92,13 @@ func (r *runner) inputResult(res *Result) {
 		// Replicas in lockstep have equal series (a 1M-step run holds 400k samples per GPU):
 		// an equal one shares the first's samples, which nobody modifies.
 		var samples []float64
+		if r.source(rep) != rep {
+			samples = res.GPUSeries[0].Samples // a copy of replica 0 (symmetric.go)
+		}
 		for j := range i {
+			if samples != nil {
+				break
+			}
 			if rep.meter.Equal(&r.replicas[j].meter) {
 				samples = res.GPUSeries[j].Samples
 				break

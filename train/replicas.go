@@ -215,7 +215,7 @@ func (r *runner) allReduceTime(now sim.Time) sim.Time {
 	var end, overlapped float64
 	for _, b := range o.Buckets {
 		var ready float64
-		for _, rep := range r.replicas {
+		for _, rep := range r.active {
 			span := (rep.bwEnd - rep.opsStart).Seconds()
 			ready = math.Max(ready, rep.opsStart.Seconds()+b.Ready*span/m.readyOffsetEnd)
 		}

@@ -58,9 +58,20 @@ func runCapped(ctx context.Context, cfg Config, maxEvents uint64) (*Result, erro
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r, err := newRunner(cfg)
+	res, r, err := runOnce(ctx, cfg, maxEvents, true)
+	if err == nil && res.OOM != nil && len(r.active) < len(r.replicas) {
+		// Out of memory: the replicas are not copies of replica 0 at the failure (symmetric.go).
+		res, _, err = runOnce(ctx, cfg, maxEvents, false)
+	}
+	return res, err
+}
+
+// runOnce runs cfg, simulating symmetric replicas once when symmetric is set and the proof
+// holds.
+func runOnce(ctx context.Context, cfg Config, maxEvents uint64, symmetric bool) (*Result, *runner, error) {
+	r, err := newRunner(cfg, symmetric)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.eng.SetInterrupt(MaxEventsPerCheck, func() bool {
 		if err := ctx.Err(); err != nil {
@@ -72,9 +83,9 @@ func runCapped(ctx context.Context, cfg Config, maxEvents uint64) (*Result, erro
 	})
 	res, err := r.run()
 	if err == nil && r.abort != nil {
-		return nil, r.abort
+		return nil, nil, r.abort
 	}
-	return res, err
+	return res, r, err
 }
 
 // MaxEvents caps the events one run simulates, so that a configuration too large to simulate
@@ -218,6 +229,9 @@ type runner struct {
 	gpuKey   string // gpu written out, the priced-plan cache's key (memo.go)
 	model    *models.Model
 	replicas []*replica
+	// active are the replicas simulated: all, or replica 0 alone when the others are proven
+	// to be its copies (symmetric.go)
+	active   []*replica
 	others   []ProcessResult
 	notes    []string
 	warnings []string
@@ -292,7 +306,9 @@ type batch struct {
 	waiters []func()
 }
 
-func newRunner(cfg Config) (*runner, error) {
+// newRunner prepares a run of cfg; symmetric lets it simulate symmetric replicas once
+// (symmetric.go).
+func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	var gpu hw.GPU
 	if cfg.GPUProfile != nil {
 		gpu = *cfg.GPUProfile
@@ -319,6 +335,7 @@ func newRunner(cfg Config) (*runner, error) {
 	if err := r.setupDevices(); err != nil {
 		return nil, err
 	}
+	r.active = r.replicas
 	if r.oom != nil {
 		return r, nil // the process could not start: nothing to plan
 	}
@@ -355,6 +372,9 @@ func newRunner(cfg Config) (*runner, error) {
 	}
 	if err := r.setupReplicas(); err != nil {
 		return nil, err
+	}
+	if symmetric && r.symmetricProof() {
+		r.active = r.replicas[:1]
 	}
 	return r, nil
 }
