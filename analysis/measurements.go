@@ -59,6 +59,9 @@ type Measurement struct {
 	// Feed is how the Keras recordings fed the step: "device-fed" (the batch already on the
 	// GPU) or "host-fed" (model.fit from host arrays); "" for the others.
 	Feed string
+	// Env is the TF environment the run set that changes what gpusim simulates (the DLE
+	// table's env column: TF_ENABLE_AUTO_MIXED_PRECISION=1 for TF1's graph-rewrite AMP).
+	Env map[string]string
 	// Version groups measurements taken together (one README version and table, one
 	// recording run), so that ratios pair like with like.
 	Version string
@@ -252,6 +255,16 @@ func readDLE(path string) ([]Measurement, error) {
 		if t.get(i, "accumulation_steps") != "" {
 			if m.Accumulation, err = t.int(i, "accumulation_steps"); err != nil {
 				return nil, err
+			}
+		}
+		if e := t.get(i, "env"); e != "" {
+			m.Env = map[string]string{}
+			for _, kv := range strings.Split(e, ";") {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return nil, fmt.Errorf("%s:%d: env: %q: want KEY=VALUE[;KEY=VALUE]", t.path, t.line(i), e)
+				}
+				m.Env[k] = v
 			}
 		}
 		out = append(out, m)

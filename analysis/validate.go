@@ -135,6 +135,16 @@ func (m Measurement) Config(steps int) train.Config {
 	}
 	// model.fit from host numpy arrays, as the Keras recordings' host-fed rows ran.
 	c.FitFromArrays = m.Feed == "host-fed"
+	if len(m.Env) > 0 {
+		env := map[string]string{}
+		for k, v := range c.Env {
+			env[k] = v
+		}
+		c.Env = env
+		for k, v := range m.Env {
+			c.Env[k] = v
+		}
+	}
 	c.Steps = steps
 	c.Name = m.Ref
 	return c

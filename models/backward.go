@@ -104,7 +104,7 @@ func (pl *planner) backward() {
 				op.Bytes += float64(pl.bufs[b].bytes)
 			}
 			for _, w := range n.weights {
-				if pl.mixed && g.weights[w].cast {
+				if pl.mixed && g.weights[w].cast && p.dt == pl.half {
 					op.Bytes += float64(g.weights[w].elems * pl.half.Size())
 				} else {
 					op.Bytes += float64(4 * g.weights[w].elems)
@@ -151,7 +151,7 @@ func (pl *planner) backward() {
 			}
 			for _, w := range trainable {
 				dt := Float32
-				if pl.mixed && g.weights[w].cast && !pl.o.XLA {
+				if pl.mixed && g.weights[w].cast && p.dt == pl.half && !pl.o.XLA {
 					// The gradient of the cast copy is half; the Cast op's gradient casts it
 					// back to float32 (math_grad.py _CastGrad).
 					dt = pl.half

@@ -42,6 +42,12 @@ type PlanOptions struct {
 	// half-precision NHWC batch norm with the ReLU (and residual add) after it (remapper.cc,
 	// FindFusedBatchNormEx and FindFusedBatchNormGradEx). Off by default, as in TF.
 	BatchNormSpatialPersistent bool
+	// GraphRewriteAMP: a mixed_float16 step as TF1's automatic mixed precision graph rewrite
+	// runs it (tf.train.experimental.enable_mixed_precision_graph_rewrite, or
+	// TF_ENABLE_AUTO_MIXED_PRECISION=1, which NVIDIA's TF1 example scripts use) rather than a
+	// Keras dtype policy: grappler's auto_mixed_precision pass picks each op's dtype from its
+	// allow, infer and deny lists (see amp.go). False is the Keras policy.
+	GraphRewriteAMP bool
 }
 
 // WeightBytes is the float32 size of all variables.

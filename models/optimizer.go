@@ -50,6 +50,15 @@ var optimizers = map[string]OptimizerSpec{
 	// variables (tf.get_variable in a graph), which XLA does not compile, so the update stays
 	// outside the XLA clusters under --use_xla.
 	"bert-adamw": {Name: "bert-adamw", Slots: 2, FLOPsPerElement: 14, BytesPerElement: 168, Kernels: 19, OutsideXLA: true},
+	// bert-lamb is the LAMBOptimizer of the same file, which NVIDIA's TF1 pre-training runs
+	// (run_pretraining.py --optimizer_type=lamb): per variable, after clip_by_global_norm (an
+	// l2 reduction and a mul), next_m (mul, mul, add), next_v (square, mul, mul, add), the two
+	// bias corrections (div, div), update = m / (sqrt(v) + eps) (sqrt, add, div), the weight
+	// decay (mul, add), the two norms of param and update (square, sum, sqrt each: one pass
+	// each), ratio * lr * update (mul), param - update (sub) and three assigns: 24 kernels,
+	// 20 FLOPs and 48 float32 tensor passes (192 bytes) per element, outside the XLA clusters
+	// as bert-adamw's.
+	"bert-lamb": {Name: "bert-lamb", Slots: 2, FLOPsPerElement: 20, BytesPerElement: 192, Kernels: 24, OutsideXLA: true},
 }
 
 // Optimizers lists the optimizer names Plan accepts.

@@ -212,6 +212,10 @@ func (pl *planner) expand() {
 		casts[k] = len(pl.pn) - 1
 		return len(pl.pn) - 1
 	}
+	var rewrite []bool
+	if pl.mixed && pl.o.GraphRewriteAMP {
+		rewrite = graphRewriteHalf(g)
+	}
 	for i := range g.nodes {
 		n := &g.nodes[i]
 		dt := pl.half
@@ -220,6 +224,10 @@ func (pl *planner) expand() {
 			dt = Int32
 		case n.input, n.f32:
 			dt = Float32
+		case rewrite != nil:
+			if !rewrite[i] {
+				dt = Float32
+			}
 		case pl.mixed && isOut[i] && n.kind == Reduction:
 			// The final softmax in float32, as the Keras mixed precision guide has users do
 			// (Activation("softmax", dtype="float32")) for numeric stability.
@@ -583,7 +591,7 @@ func (pl *planner) forward() {
 				var c Op
 				for _, w := range n.weights {
 					wt := &g.weights[w]
-					if !wt.cast {
+					if !wt.cast || p.dt != pl.half {
 						continue
 					}
 					t := pl.tensor(wt.name+"/Cast", wt.elems*pl.half.Size(), Cast, pl.half, dims(wt.shape))
@@ -621,7 +629,7 @@ func (pl *planner) forward() {
 			}
 			for _, w := range n.weights {
 				wt := &g.weights[w]
-				if pl.mixed && wt.cast {
+				if pl.mixed && wt.cast && p.dt == pl.half {
 					op.Bytes += float64(wt.elems * pl.half.Size())
 				} else {
 					op.Bytes += float64(4 * wt.elems)

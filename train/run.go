@@ -725,7 +725,8 @@ func (r *runner) setupAllReduce() error {
 // process that asks for the same one (memo.go).
 func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, Optimizer: r.cfg.Optimizer,
-		BatchNormSpatialPersistent: envTrue(r.cfg.Env["TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"])})
+		BatchNormSpatialPersistent: envTrue(r.cfg.Env["TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"]),
+		GraphRewriteAMP:            graphRewriteAMP(r.cfg.Env)})
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
@@ -784,6 +785,15 @@ func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *xla
 // envTrue reads a TF boolean environment variable as tsl's ReadBoolFromEnvVar does: "1" or
 // "true" (any case) is true.
 func envTrue(v string) bool { return v == "1" || strings.EqualFold(v, "true") }
+
+// graphRewriteAMP reports whether env turns on TF1's automatic mixed precision graph rewrite:
+// TF_ENABLE_AUTO_MIXED_PRECISION (NGC containers and TF 1.14+) or its alias
+// TF_ENABLE_AUTO_MIXED_PRECISION_GRAPH_REWRITE (grappler/optimizers/meta_optimizer.cc,
+// AutoMixedPrecisionEnabled). A mixed_float16 step then gets each op's dtype from grappler's
+// lists instead of from a Keras policy.
+func graphRewriteAMP(env map[string]string) bool {
+	return envTrue(env["TF_ENABLE_AUTO_MIXED_PRECISION"]) || envTrue(env["TF_ENABLE_AUTO_MIXED_PRECISION_GRAPH_REWRITE"])
+}
 
 // work maps a plan op to the cost model's Work.
 func work(op models.Op, tf32 bool) hw.Work {

@@ -472,3 +472,28 @@ func TestByKindSumsToStepTime(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphRewriteAMPEnv: TF_ENABLE_AUTO_MIXED_PRECISION=1 runs a mixed_float16 step as
+// TF1's graph rewrite does (layer norms, gelu and the ops between them and the matmuls in
+// float32), which moves more bytes than a Keras mixed_float16 policy, so BERT's step is
+// slower; a float32 step ignores it here (gpusim takes the precision from the scenario).
+func TestGraphRewriteAMPEnv(t *testing.T) {
+	step := func(prec string, env map[string]string) float64 {
+		c := DefaultConfig()
+		c.Model, c.GPU, c.Precision, c.Batch, c.Steps, c.Optimizer, c.Env = "bert-base:seq=128", "v100-16gb", prec, 16, 4, "adam", env
+		res := mustRun(t, c)
+		if res.OOM != nil {
+			t.Fatalf("%s: OOM %s", prec, res.OOM.Message)
+		}
+		return res.StepTime
+	}
+	on := map[string]string{"TF_ENABLE_AUTO_MIXED_PRECISION": "1"}
+	keras, rewrite := step("mixed_float16", nil), step("mixed_float16", on)
+	t.Logf("bert-base seq 128 batch 16 on v100-16gb: Keras policy %.2f ms, graph rewrite %.2f ms", 1e3*keras, 1e3*rewrite)
+	if rewrite <= keras*1.02 {
+		t.Errorf("graph-rewrite step %.2f ms, Keras policy %.2f ms: want the rewrite over 2%% slower", 1e3*rewrite, 1e3*keras)
+	}
+	if a, b := step("float32", nil), step("float32", on); a != b {
+		t.Errorf("float32 step %.2f ms with the env, %.2f ms without: want equal", 1e3*b, 1e3*a)
+	}
+}

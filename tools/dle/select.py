@@ -38,12 +38,44 @@ TF1_OPTIMIZER = {
 PRETRAIN_ACCUMULATION = 16
 PRETRAIN_NOTE = ("BERT-large pre-training, masked-LM head, LAMB; gradient accumulation 16 stands in "
                  "for the recipe's hundreds (the update is under 1% of the step either way)")
+# What a README version itself says about its pre-training rows that the table's columns do
+# not carry: the 2019-2020 tables (TF 19.08 container) state "steady state throughput with
+# number of accumulation steps set to 1" above each table, so the LAMB update runs every step.
+README_ACCUMULATION = {
+    ("TensorFlow/LanguageModeling/BERT/README.md", "58a3ed6b"): (
+        1, "README: \"steady state throughput with number of accumulation steps set to 1\" "
+           "(the LAMB update runs every step)"),
+}
+# Cells that the README itself shows to be copy errors, left out with the reason; keyed by
+# (source_path, commit, table heading prefix, gpu, num_gpus, precision, value).
+README_ERRORS = {}
+for n, v in (("1", "31.33"), ("4", "94.19"), ("8", "155.53")):
+    README_ERRORS[("TensorFlow/LanguageModeling/BERT/README.md", "36a6985e",
+                   "Fine-tuning training performance for SQuAD v1.1 on DGX-1 32GB", "V100-32GB", n, "fp32", v)] = (
+        "README copy error: the FP32 batch-10 column holds the mixed-precision batch-10 figures "
+        "of the 2019 table (8749cf39: 31.33, 94.19, 155.53 mixed precision; the README notes that "
+        "batch 10 runs out of memory in FP32); 9de48bc9 corrects it to 10.42, 39.77, 79.37")
+for n, v in (("1", "32.72"), ("4", "100.73"), ("8", "168.92"), ("16", "249.54")):
+    README_ERRORS[("TensorFlow/LanguageModeling/BERT/README.md", "36a6985e",
+                   "Fine-tuning training performance for SQuAD v1.1 on DGX-2 32GB", "V100-32GB", n, "fp32", v)] = (
+        "README copy error: the FP32 batch-10 column holds the mixed-precision batch-10 figures "
+        "of the 2019 table (8749cf39: 32.72, 100.73, 168.92, 249.54 mixed precision); 9de48bc9 "
+        "corrects it to 11.15, 42.91, 85.08, 156.29")
+README_ERRORS[("TensorFlow/LanguageModeling/BERT/README.md", "9de48bc9",
+               "Pre-training training performance: single-node on DGX-2 32GB", "V100-32GB", "1", "fp32", "35.32")] = (
+    "README copy error: the 1-GPU FP32 sequence-128 cell repeats the table's 1-GPU mixed-precision "
+    "sequence-512 cell (35.32), and the table's own weak scaling from it is 5.47 at 4 GPUs and "
+    "21.57 at 16; DGX-1 32GB gives 46.78 for the same run")
+# TF1's automatic mixed precision is grappler's graph rewrite (BERT optimization.py
+# enable_mixed_precision_graph_rewrite; ConvNets sets TF_ENABLE_AUTO_MIXED_PRECISION=1);
+# the TF2 scripts use a Keras mixed_float16 policy.
+TF1_AMP_ENV = "TF_ENABLE_AUTO_MIXED_PRECISION=1"
 GPUS = {"V100-16GB": "v100-16gb", "V100-32GB": "v100-32gb", "A100-40GB": "a100-40gb", "A100-80GB": "a100-80gb"}
 PRECISION = {"fp32": "float32", "tf32": "float32", "amp_fp16": "mixed_float16"}
 
 OUT = ["source_path", "commit", "commit_date", "framework_version", "system", "dle_gpu", "num_gpus",
        "dle_model", "precision", "xla", "xla_source", "batch_per_gpu", "accumulation_steps", "metric", "value", "data",
-       "model", "gpu", "gpusim_precision", "optimizer", "table_heading", "mapping_note"]
+       "model", "gpu", "gpusim_precision", "optimizer", "env", "table_heading", "mapping_note"]
 
 
 def gpu_profile(gpu, system):
@@ -78,7 +110,13 @@ def main(path):
                     skipped["BERT-large pre-training without a stated sequence length"] += 1
                     continue
                 m = ("bert-large:seq=%s,head=mlm" % seq.group(1), "lamb", PRETRAIN_NOTE)
+                if r["source_path"].startswith("TensorFlow/"):
+                    m = (m[0], "bert-lamb", PRETRAIN_NOTE + "; TF1 optimization.py LAMBOptimizer (per-variable TF ops)")
                 accumulation = str(PRETRAIN_ACCUMULATION)
+                fact = README_ACCUMULATION.get((r["source_path"], r["commit"]))
+                if fact:
+                    accumulation = str(fact[0])
+                    m = (m[0], m[1], m[2] + "; " + fact[1])
             if m is None:
                 skipped["model gpusim lacks: " + r["model"]] += 1
                 continue
@@ -95,6 +133,12 @@ def main(path):
                 else:
                     skipped["XLA neither stated nor inferable"] += 1
                     continue
+            err = next((why for k, why in README_ERRORS.items()
+                        if (r["source_path"], r["commit"]) == k[:2] and r["table_heading"].startswith(k[2])
+                        and (r["gpu"], r["num_gpus"], r["precision"], r["value"]) == k[3:]), None)
+            if err:
+                skipped[err] += 1
+                continue
             notes = r["notes"].replace("data=real ImageNet/dataset unless README says synthetic", "")
             data = "synthetic" if re.search("synthetic", notes + r["table_heading"], re.I) else "real"
             key = (r["source_path"], r["commit"], r["gpu"], r["num_gpus"], r["precision"], xla,
@@ -115,6 +159,7 @@ def main(path):
                 "metric": r["metric"], "value": r["value"],
                 "data": data, "model": m[0], "gpu": gpu_profile(r["gpu"], system(r["table_heading"])),
                 "gpusim_precision": PRECISION[r["precision"]], "optimizer": opt,
+                "env": TF1_AMP_ENV if r["source_path"].startswith("TensorFlow/") and r["precision"] == "amp_fp16" else "",
                 "table_heading": r["table_heading"], "mapping_note": note,
             })
     for k, v in sorted(skipped.items()):
