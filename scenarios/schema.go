@@ -108,7 +108,7 @@ var schema = []field{
 	{"simulator.timeline_points", "int", "samples kept per memory timeline", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.TimelinePoints) }},
 	{"simulator.trace_steps", "int", "steps whose every op goes into the trace", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.TraceSteps) }},
 	{"simulator.fast_forward", "bool", "replay provably identical steps", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FastForward) }},
-	{"simulator.symmetric_replicas", "bool", "no run-to-run kernel-time variation between replicas (nobody waits for a straggler)", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.SymmetricReplicas) }},
+	{"simulator.symmetric_replicas", "bool", "no run-to-run kernel-time variation between replicas (nobody waits for a straggler); identical replicas are then simulated once", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.SymmetricReplicas) }},
 }
 
 // Keys returns every scenario key with its type and a one-line description, sorted.
