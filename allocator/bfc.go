@@ -220,6 +220,10 @@ func (a *BFC) Options() BFCOptions { return a.opts }
 // LastOOM describes the last failed allocation, nil if none failed.
 func (a *BFC) LastOOM() *OOM { return a.lastOOM }
 
+// Usage returns Stats().BytesInUse and Stats().PoolBytes without the rest (a simulator
+// samples them after every request).
+func (a *BFC) Usage() (inUse, pool int64) { return a.stats.BytesInUse, a.stats.PoolBytes }
+
 // Stats returns memory_stats as GetStats computes them: largest_free_block_bytes is the largest
 // free chunk in the bins or the central gap.
 func (a *BFC) Stats() Stats {

@@ -16,6 +16,7 @@ func (r *runner) run() (*Result, error) {
 	// Variables are created before the first step (model build), then gradient accumulators.
 	for _, rep := range r.active {
 		p := rep.plans[0]
+		rep.persistent = make([]allocator.Handle, 0, len(p.Persistent)+len(p.Slots)+len(p.Gradients)+1)
 		for _, ti := range p.Persistent {
 			if !r.allocPersistent(rep, p, ti, "variables") {
 				return r.result(), nil
@@ -605,29 +606,44 @@ func tfDType(d models.DType) string {
 	return "float"
 }
 
+// usageReader is implemented by allocators that give their bytes in use and pool size
+// without computing the rest of their statistics (allocator.BFC).
+type usageReader interface {
+	Usage() (inUse, pool int64)
+}
+
+// usage returns rep's allocator's bytes in use and pool size.
+func usage(a allocator.Allocator) (inUse, pool int64) {
+	if u, ok := a.(usageReader); ok {
+		return u.Usage()
+	}
+	s := a.Stats()
+	return s.BytesInUse, s.PoolBytes
+}
+
 func (r *runner) recordMem(rep *replica, request int64) {
-	s := rep.alloc.Stats()
+	inUse, pool := usage(rep.alloc)
 	now := r.eng.Now()
-	rep.sampler.record(now, s.BytesInUse, s.PoolBytes)
+	rep.sampler.record(now, inUse, pool)
 	if r.step <= 1 {
-		rep.firstPeak = max(rep.firstPeak, s.BytesInUse)
+		rep.firstPeak = max(rep.firstPeak, inUse)
 	} else {
-		rep.steadyPeak = max(rep.steadyPeak, s.BytesInUse)
+		rep.steadyPeak = max(rep.steadyPeak, inUse)
 	}
 	if r.step >= 1 && r.step <= len(rep.profiles) {
-		rep.profiles[r.step-1].record(now-r.stepStart, s.BytesInUse, s.PoolBytes)
+		rep.profiles[r.step-1].record(now-r.stepStart, inUse, pool)
 	}
 	if r.recordSteps {
-		rep.trace = append(rep.trace, memEvent{at: now - r.stepStart, inUse: s.BytesInUse, pool: s.PoolBytes})
+		rep.trace = append(rep.trace, memEvent{at: now - r.stepStart, inUse: inUse, pool: pool})
 	}
-	if s.PoolBytes != rep.lastPool {
+	if pool != rep.lastPool {
 		if len(rep.growth) < maxGrowth {
-			rep.growth = append(rep.growth, PoolChange{Time: now.Seconds(), Step: r.step, PoolBytes: s.PoolBytes,
-				RegionBytes: s.PoolBytes - rep.lastPool, Request: request})
+			rep.growth = append(rep.growth, PoolChange{Time: now.Seconds(), Step: r.step, PoolBytes: pool,
+				RegionBytes: pool - rep.lastPool, Request: request})
 		} else {
 			rep.dropped++
 		}
-		rep.lastPool = s.PoolBytes
+		rep.lastPool = pool
 		rep.poolChanges++
 	}
 }
