@@ -32,13 +32,18 @@ type stateAppender interface {
 //     k-1 and k when nothing above changed. Step k+1 then starts where step k started and
 //     runs it again, whatever step k-1 took (the first step's XLA compile, say).
 //
+// The structural proof needs nothing of step k-1 but that it ended: step k may follow a step
+// the loss scale skipped (which frees its tensors like any step, without the optimizer
+// update); the equal-bytes proof compares two steps, so both must be updates.
+//
 // Steps up to Config.TraceSteps keep every op span, so the replay starts after them: step k
 // may be the last traced step (its copies drop the op spans it kept).
 func (r *runner) canFastForward() bool {
 	// Step k is copied, so it must not compile either (XLA compiles in the first step).
-	if !r.ffPossible || r.skip(r.step) || r.skip(r.step-1) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step-1) {
+	if !r.ffPossible || r.skip(r.step) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step-1) {
 		return false
 	}
+	afterSkip := r.skip(r.step - 1)
 	_, sameTime := r.stepTimes.last()
 	_, sameSplit := r.breakdowns.last()
 	ok := true
@@ -48,7 +53,7 @@ func (r *runner) canFastForward() bool {
 			// Equal bytes and the same requests at the same times in both steps (the last
 			// two steps took the same time, split the same way).
 			rep.state, rep.prevState = a.AppendState(rep.prevState[:0]), rep.state
-			if !bytes.Equal(rep.state, rep.prevState) || !slices.Equal(rep.trace, rep.prevTrace) || sameTime < 2 || sameSplit < 2 {
+			if afterSkip || !bytes.Equal(rep.state, rep.prevState) || !slices.Equal(rep.trace, rep.prevTrace) || sameTime < 2 || sameSplit < 2 {
 				ok = false
 			}
 		case *allocator.BFC:
