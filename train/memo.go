@@ -18,8 +18,10 @@ import (
 // builds the same plan. The cache keeps at most maxPriced plans (a long-lived `gpusim serve`
 // visiting ever new points prices the rest per run).
 
-// maxPriced bounds the priced-plan cache: ~16 KB per ResNet-50 plan, so at most ~64 MB.
-const maxPriced = 4096
+// maxPriced bounds the priced-plan cache. A priced ResNet-50 plan holds its op costs (~20 KB)
+// and, under XLA, a copy of the plan with its buffer assignment (~200 KB): at most ~200 MB
+// (the 1,000-configuration sweep of docs/compare.md prices 500).
+const maxPriced = 1024
 
 var (
 	pricedCache sync.Map // pricedKey -> *pricedBuild
