@@ -51,6 +51,21 @@ type Overlap struct {
 // fit with MirroredStrategy does not, which is why the comparison is worth printing. The model
 // ignores the SMs NCCL kernels take from concurrent compute.
 func OverlapBucketed(t Topology, grads []ReadyGradient, bucketBytes int64, algo string) (Overlap, error) {
+	return overlap(t, grads, bucketBytes, algo, false)
+}
+
+// OverlapFused schedules gradients as Horovod fuses them (horovod/common/controller.cc,
+// Controller::FuseResponses, v0.19): a gradient joins the current fused all-reduce while the
+// total stays within fusionBytes (HOROVOD_FUSION_THRESHOLD), else it starts the next; one
+// larger than fusionBytes goes alone. Each fused all-reduce starts when its last gradient is
+// ready, as in OverlapBucketed.
+func OverlapFused(t Topology, grads []ReadyGradient, fusionBytes int64, algo string) (Overlap, error) {
+	return overlap(t, grads, fusionBytes, algo, true)
+}
+
+// overlap buckets grads at least bucketBytes each (TF's packs, PyTorch's buckets) or, with
+// atMost, at most bucketBytes each (Horovod's fusion) and schedules them.
+func overlap(t Topology, grads []ReadyGradient, bucketBytes int64, algo string, atMost bool) (Overlap, error) {
 	if err := t.Validate(); err != nil {
 		return Overlap{}, err
 	}
@@ -89,10 +104,15 @@ func OverlapBucketed(t Topology, grads []ReadyGradient, bucketBytes int64, algo 
 		}
 		total += g.Bytes
 		o.BackwardEnd = math.Max(o.BackwardEnd, g.Ready)
+		if atMost && cur.Gradients > 0 && cur.Bytes+g.Bytes > bucketBytes {
+			if err := flush(); err != nil {
+				return Overlap{}, err
+			}
+		}
 		cur.Bytes += g.Bytes
 		cur.Gradients++
 		cur.Ready = math.Max(cur.Ready, g.Ready)
-		if cur.Bytes >= bucketBytes {
+		if !atMost && cur.Bytes >= bucketBytes {
 			if err := flush(); err != nil {
 				return Overlap{}, err
 			}

@@ -1,6 +1,7 @@
 package collective
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -250,6 +251,30 @@ func TestOverlapBucketed(t *testing.T) {
 	burst, _ := OverlapBucketed(dgxA100, []ReadyGradient{{16 * mib, 0}, {16 * mib, 0}}, 16*mib, "auto")
 	if got := burst.Buckets[1].Start; !within(got, burst.Buckets[0].End, 1e-12) {
 		t.Errorf("second bucket starts at %v, want when the first ends (%v)", got, burst.Buckets[0].End)
+	}
+}
+
+// TestOverlapFused: Horovod never fuses past the threshold (Controller::FuseResponses adds a
+// tensor only while tensor_size + new_tensor_size <= TensorFusionThresholdBytes()), and a
+// tensor above it goes alone; OverlapBucketed's packs grow past their size instead.
+func TestOverlapFused(t *testing.T) {
+	const mib = 1 << 20
+	grads := []ReadyGradient{{40 * mib, 0}, {30 * mib, 0}, {20 * mib, 0}, {100 * mib, 0}, {10 * mib, 0}}
+	o, err := OverlapFused(dgxA100, grads, 64*mib, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, b := range o.Buckets {
+		got = append(got, b.Bytes/mib)
+	}
+	want := []int64{40, 50, 100, 10}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("OverlapFused buckets = %v MiB, want %v MiB", got, want)
+	}
+	b, _ := OverlapBucketed(dgxA100, grads, 64*mib, "auto")
+	if len(b.Buckets) != 3 || b.Buckets[0].Bytes != 70*mib {
+		t.Errorf("OverlapBucketed: %d buckets, first %d MiB; want 3, the first 70 MiB", len(b.Buckets), b.Buckets[0].Bytes/mib)
 	}
 }
 

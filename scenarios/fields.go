@@ -32,6 +32,7 @@ var configKeys = map[string]string{
 	"NumPacks":            "strategy.num_packs",
 	"CrossDeviceOps":      "strategy.cross_device_ops",
 	"StrategyDevices":     "strategy.devices",
+	"HorovodCompression":  "strategy.compression",
 	"VisibleDevices":      "tf.visible_devices",
 	"Device":              "tf.device",
 	"SoftPlacement":       "tf.soft_placement",

@@ -61,17 +61,26 @@ func dleConfig(r dleRow, gpus int) Config {
 	c.GPUCount, c.Batch = gpus, r.batch*gpus
 	if gpus > 1 {
 		c.Strategy = "horovod"
+		if r.model != "resnet50-v1.5" && r.precision == "amp_fp16" {
+			// BERT's optimization.py: hvd.DistributedOptimizer(..., compression=
+			// Compression.fp16 if use_fp16 ...); the ResNet-50 runtime passes none.
+			c.HorovodCompression = "fp16"
+		}
 	}
 	return c
 }
 
 // TestDLEScaling: NVIDIA's published weak scaling (N-GPU throughput over 1-GPU throughput of
-// the same table) against gpusim's, run for run. The per-step constants stepJitterCV and
-// processSyncPerLevel were fitted on the DGX A100 ResNet-50 rows (AMP and TF32); every other
-// row is held out. ResNet-50 must be within 3%, BERT-Large SQuAD within 5%; the rows listed
-// in dleKnownOff are outside and kept at their error (a change that moves them shows).
-// Measured at HEAD: ResNet-50 A100 TF32 -2.1%, AMP +0.6%; V100 FP32 -0.3%, AMP -0.2%;
-// DGX-2 FP32 +0.6%, AMP +3.1%; BERT 8 of 12 rows within 5% (all four DGX A100 rows).
+// the same table) against gpusim's, run for run, both as the mean step after the warm-up. The
+// per-step constants stepJitterCV and processSyncPerLevel were fitted on the DGX A100
+// ResNet-50 rows (AMP and TF32); every other row is held out. ResNet-50 must be within 3%,
+// BERT-Large SQuAD within 5%; the rows listed in dleKnownOff are outside and kept at their
+// error (a change that moves them shows). The log splits each row into the 1-GPU step and the
+// multi-GPU cost per step (N-GPU step minus 1-GPU step), published and simulated: the BERT
+// FP32/TF32 costs agree within 4 ms/step on every box, so where their scaling misses, the
+// 1-GPU step is what differs.
+// Measured at HEAD (go test ./train/ -run TestDLEScaling -v): ResNet-50 A100 TF32 -2.1%, AMP
+// +0.1%; V100 FP32 -0.3%, AMP -0.1%; DGX-2 FP32 +1.0%, AMP +3.4%; BERT 9 of 12 rows within 5%.
 func TestDLEScaling(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates 48 runs")
@@ -94,22 +103,28 @@ func TestDLEScaling(t *testing.T) {
 			continue
 		}
 		if _, ok := simOne[k]; !ok {
-			simOne[k] = mustRun(t, dleConfig(r, 1)).Throughput
+			simOne[k] = steadyThroughput(mustRun(t, dleConfig(r, 1)))
 		}
+		b := float64(r.batch)
 		res := mustRun(t, dleConfig(r, r.gpus))
 		if res.OOM != nil {
 			t.Errorf("%v x%d: OOM %s", k, r.gpus, res.OOM.Message)
 			continue
 		}
 		want := r.value / one[k]
-		got := res.Throughput / simOne[k]
+		got := steadyThroughput(res) / simOne[k]
 		errPct := 100 * (got/want - 1)
 		name := fmt.Sprintf("%s %s %s batch %d on %d GPUs (%s)", r.model, r.gpu, r.precision, r.batch, r.gpus, r.host)
 		tol := 3.0
 		if r.model != "resnet50-v1.5" {
 			tol = 5
 		}
-		t.Logf("%s: scaling %.3f, published %.3f (%+.1f%%)", name, got, want, errPct)
+		// The multi-GPU cost per step, apart from the single-GPU step: the N-GPU step minus
+		// the 1-GPU step, published and simulated (each replica's batch is the same).
+		pubExtra := 1e3 * (b*float64(r.gpus)/r.value - b/one[k])
+		simExtra := 1e3 * (b*float64(r.gpus)/steadyThroughput(res) - b/simOne[k])
+		t.Logf("%s: scaling %.3f, published %.3f (%+.1f%%); 1-GPU step %.0f ms (published %.0f), multi-GPU cost %.1f ms/step (published %.1f)",
+			name, got, want, errPct, 1e3*b/simOne[k], 1e3*b/one[k], simExtra, pubExtra)
 		if off, ok := dleKnownOff[name]; ok {
 			if math.Abs(errPct-off) > 1.5 {
 				t.Errorf("%s: scaling %.3f vs published %.3f is %+.1f%%; it was a known %+.1f%%", name, got, want, errPct, off)
@@ -123,16 +138,42 @@ func TestDLEScaling(t *testing.T) {
 }
 
 // dleKnownOff are the rows gpusim misses, with the error it has (scaling over published - 1,
-// in %). BERT on DGX-1 (V100-16GB): gpusim's single-GPU step is 36% (AMP, batch 4) and 45%
-// (FP32, batch 2) faster than the table's (29.74 and 7.36 seq/s published, ~40 and ~13
-// simulated), so the same per-step costs weigh more and the scaling comes out low. BERT AMP on
-// DGX-2: the table gains only 1.71x from 4 to 8 GPUs (199.5 to 341.6 seq/s), which no per-step
-// cost of gpusim reproduces. ResNet-50 AMP on DGX-2 is 0.1% outside: its step lands on the
-// next 5 ms Horovod cycle.
+// in %). BERT FP32 on DGX-1 (V100-16GB, batch 2): the multi-GPU cost per step matches (32 and
+// 38 ms simulated, 29 and 34 published) but gpusim's 1-GPU step is 164 ms against the table's
+// 272 ms (7.36 seq/s), so the same cost weighs more and the scaling comes out low: a
+// single-GPU step-time error (issue 13), not a multi-GPU one. BERT AMP on DGX-2: the table
+// gains only 1.71x from 4 to 8 GPUs (199.5 to 341.6 seq/s), a multi-GPU cost of 128 ms/step
+// against 47 at 4 GPUs and 43 for FP32 at 8, which no per-step cost of gpusim reproduces.
+// ResNet-50 AMP on DGX-2 16 GPUs: the simulated step is input-bound (the tf.data pipeline of
+// 16 replicas on 96 host threads) at 17.4k img/s against 17.25k published, and gpusim's 1-GPU
+// step is 2% slower than the table's (1274 against 1300 img/s).
 var dleKnownOff = map[string]float64{
-	"bert-large:seq=384 v100-16gb amp_fp16 batch 4 on 4 GPUs (dgx-1)":  -6.4,
-	"bert-large:seq=384 v100-16gb amp_fp16 batch 4 on 8 GPUs (dgx-1)":  -8.4,
-	"bert-large:seq=384 v100-16gb fp32 batch 2 on 8 GPUs (dgx-1)":      -5.4,
-	"bert-large:seq=384 v100-32gb amp_fp16 batch 24 on 8 GPUs (dgx-2)": 16.7,
-	"resnet50-v1.5 v100-32gb amp_fp16 batch 256 on 16 GPUs (dgx-2)":    3.1,
+	"bert-large:seq=384 v100-16gb fp32 batch 2 on 4 GPUs (dgx-1)":      -7.6,
+	"bert-large:seq=384 v100-16gb fp32 batch 2 on 8 GPUs (dgx-1)":      -8.6,
+	"bert-large:seq=384 v100-32gb amp_fp16 batch 24 on 8 GPUs (dgx-2)": 19.2,
+	"resnet50-v1.5 v100-32gb amp_fp16 batch 256 on 16 GPUs (dgx-2)":    3.4,
+}
+
+// dleWarmupSteps are the first steps a DLE throughput leaves out: the XLA compilation and the
+// autotuning steps (run_squad.py's LogTrainRunHook skips num_steps_ignore_xla = 100 of some
+// thousands; gpusim compiles at step 1).
+const dleWarmupSteps = 5
+
+// steadyThroughput is the throughput as the DLE scripts compute it: samples over the total
+// time of the steps after the warm-up (run_squad.py: (num_train_steps - skipped) x
+// global_batch_size / train_time_wo_overhead), the mean step, not the median. With Horovod's
+// cycle and per-replica jitter the steps differ, and the mean is what a long run averages.
+func steadyThroughput(res *Result) float64 {
+	st := res.StepTimes
+	if len(st) > dleWarmupSteps {
+		st = st[dleWarmupSteps:]
+	}
+	var sum float64
+	for _, s := range st {
+		sum += s
+	}
+	if sum == 0 {
+		return 0
+	}
+	return float64(res.GlobalBatch*len(st)) / sum
 }

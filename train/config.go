@@ -84,6 +84,11 @@ type System struct {
 	// StrategyDevices is MirroredStrategy(devices=["/gpu:i", ...]): the logical GPUs that get a
 	// replica (indices after CUDA_VISIBLE_DEVICES and set_visible_devices); nil means all.
 	StrategyDevices []int
+	// HorovodCompression is hvd.DistributedOptimizer(compression=...): "none"
+	// (Compression.none, gradients all-reduced in their own dtype) or "fp16"
+	// (Compression.fp16: float32 gradients cast to float16 before the all-reduce and back
+	// after, half the bytes; NVIDIA's BERT scripts pass it with --amp). "" is "none".
+	HorovodCompression string
 	// AccumulationSteps is how many micro-batches make one optimizer update (1 = none).
 	AccumulationSteps int
 	// StepsPerExecution is model.compile(steps_per_execution=N): Keras runs N steps per call
@@ -367,6 +372,12 @@ func (c *Config) Validate() error {
 	}
 	if c.CrossDeviceOps != "" {
 		add(oneOf("CrossDeviceOps", c.CrossDeviceOps, crossDeviceOps))
+	}
+	if c.HorovodCompression != "" {
+		add(oneOf("HorovodCompression", c.HorovodCompression, []string{"none", "fp16"}))
+		if c.HorovodCompression == "fp16" && c.Strategy != "horovod" {
+			add(fieldErr("HorovodCompression", "fp16 is Horovod's Compression.fp16: it needs strategy horovod, got %q", c.Strategy))
+		}
 	}
 	if c.Device != "" && c.MultiReplica() {
 		add(fieldErr("Device", "MirroredStrategy runs each replica under its own device scope, so an enclosing tf.device does not choose its GPUs; choose them with tf.visible_devices or cuda_visible_devices"))

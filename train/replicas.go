@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/collective"
+	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/models"
 	"github.com/gpusim/gpusim/sim"
 )
@@ -30,8 +31,10 @@ const stepJitterCV = 0.0114
 // (Horovod's background threads agree on the ready tensors; MultiWorkerMirroredStrategy's
 // collective executors do the same through their group leader) per level of the log2(n)
 // rounds such an agreement takes: fitted with stepJitterCV on the DLE ResNet-50 DGX A100 table
-// (see calibration_test.go), not a per-model value. One process (MirroredStrategy) pays none.
-const processSyncPerLevel = 1.67e-3
+// (see calibration_test.go; refitted on the mean step once Horovod's fusion-buffer copies were
+// simulated: A100 AMP 8 GPUs +0.1%), not a per-model value. One process (MirroredStrategy)
+// pays none.
+const processSyncPerLevel = 1.4e-3
 
 // Horovod's defaults (horovod/common/operations.cc, BackgroundThreadLoop): the background
 // thread coordinates ready tensors every HOROVOD_CYCLE_TIME (SetCycleTimeMs(5)) and fuses
@@ -58,6 +61,12 @@ type multiState struct {
 	smShare float64
 	// launch is the host time to launch one step's NCCL kernels on every GPU.
 	launch float64
+	// fusionCopy is, per Horovod bucket, the time of one of its two fusion-buffer copies (in
+	// before the all-reduce, out after it); 0 for a bucket of one tensor.
+	fusionCopy []float64
+	// postReduce is the time of Horovod's per-gradient TF ops after the all-reduce (the
+	// average, the decompression cast) when XLA does not fuse them.
+	postReduce float64
 	// exposed and overlapped sum, over steps, Horovod's all-reduce after the slowest
 	// backward pass and the part hidden under it.
 	exposed, overlapped []float64
@@ -131,6 +140,8 @@ func (r *runner) setupHorovod() error {
 		}
 	}
 	var grads []collective.ReadyGradient
+	var post hw.Work
+	post.Kind = hw.KindElementwise
 	for _, ti := range p.Gradients {
 		rt, ok := ready[ti]
 		if !ok || r.cfg.XLA {
@@ -140,15 +151,59 @@ func (r *runner) setupHorovod() error {
 			// the end of the backward pass: nothing to overlap.
 			rt = t
 		}
-		grads = append(grads, collective.ReadyGradient{Bytes: p.Tensors[ti].Bytes, Ready: rt})
+		tn := p.Tensors[ti]
+		b := tn.Bytes
+		// horovod/tensorflow/__init__.py allreduce: compression.compress (Compression.fp16:
+		// tf.cast of a float32 gradient to float16), _allreduce, decompress (the cast back),
+		// then summed / size for the average. XLA fuses the casts and the division into the
+		// gradient's producer and the optimizer's cluster; without XLA each is a TF
+		// element-wise kernel per gradient, after the all-reduce: the cast back (read float16,
+		// write float32) and the division (read and write float32).
+		fp16 := r.cfg.HorovodCompression == "fp16" && tn.DType == models.Float32
+		if fp16 {
+			b /= 2
+		}
+		if !r.cfg.XLA {
+			post.Bytes += 2 * float64(tn.Bytes)
+			post.Kernels++
+			if fp16 {
+				post.Bytes += float64(b + tn.Bytes)
+				post.Kernels++
+			}
+		}
+		grads = append(grads, collective.ReadyGradient{Bytes: b, Ready: rt})
 	}
 	sortReady(grads)
-	o, err := collective.OverlapBucketed(r.topo, grads, horovodFusionBytes, "")
+	o, err := collective.OverlapFused(r.topo, grads, horovodFusionBytes, "")
 	if err != nil {
 		return fmt.Errorf("plan horovod all-reduce: %w", err)
 	}
 	r.multi.overlap, r.multi.readyOffsetEnd = &o, t
 	r.multi.launch = math.Max(r.gpu.LaunchOverhead, ncclKernelLaunchFloor) * float64(len(o.Buckets))
+	// NCCLAllreduce::Execute (horovod/common/ops/nccl_operations.cc): a fused response of
+	// several tensors is copied into the fusion buffer before ncclAllReduce and out of it
+	// after (MemcpyInFusionBuffer / MemcpyOutFusionBuffer: one cudaMemcpyAsync device to
+	// device per tensor, issued by the background thread on Horovod's stream); a lone tensor
+	// is reduced in place. Each copy is a device copy of the bucket (read and write) whose
+	// host side issues one copy per tensor, a bare CUDA call (no TF op dispatch).
+	r.multi.fusionCopy = make([]float64, len(o.Buckets))
+	for i, b := range o.Buckets {
+		if b.Gradients < 2 {
+			continue
+		}
+		c, err := r.gpu.Cost(hw.Work{Kind: hw.KindCopy, Bytes: 2 * float64(b.Bytes), Kernels: b.Gradients, Host: ncclKernelLaunchFloor})
+		if err != nil {
+			return fmt.Errorf("plan horovod fusion buffer copies: %w", err)
+		}
+		r.multi.fusionCopy[i] = math.Max(c.Exec, c.Issue)
+	}
+	if post.Kernels > 0 {
+		c, err := r.gpu.Cost(post)
+		if err != nil {
+			return fmt.Errorf("plan horovod average: %w", err)
+		}
+		r.multi.postReduce = math.Max(c.Exec, c.Issue)
+	}
 	return nil
 }
 
@@ -213,7 +268,7 @@ func (r *runner) allReduceTime(now sim.Time) sim.Time {
 	// Each replica's backward ran from opsStart to bwEnd; a gradient at offset x of the
 	// jitter-1 timeline is ready at opsStart + x * (bwEnd-opsStart)/readyOffsetEnd.
 	var end, overlapped float64
-	for _, b := range o.Buckets {
+	for i, b := range o.Buckets {
 		var ready float64
 		for _, rep := range r.active {
 			span := (rep.bwEnd - rep.opsStart).Seconds()
@@ -222,11 +277,11 @@ func (r *runner) allReduceTime(now sim.Time) sim.Time {
 		// The background thread notices the tensors at its next cycle.
 		tick := math.Ceil(ready/horovodCycleSeconds) * horovodCycleSeconds
 		start := math.Max(tick, end)
-		end = start + b.Result.Seconds + m.launch/float64(len(o.Buckets))
+		end = start + 2*m.fusionCopy[i] + b.Result.Seconds + m.launch/float64(len(o.Buckets))
 		overlapped += math.Max(0, math.Min(end, now.Seconds())-start)
 	}
 	// While NCCL's blocks hold smShare of the SMs, the backward kernels run on the rest.
-	tail := math.Max(0, end-now.Seconds()) + overlapped*m.smShare + sync
+	tail := math.Max(0, end-now.Seconds()) + overlapped*m.smShare + sync + m.postReduce
 	m.exposed = append(m.exposed, tail)
 	m.overlapped = append(m.overlapped, overlapped)
 	return sim.FromSeconds(tail)

@@ -216,3 +216,37 @@ func TestHierarchicalCopyRootsHoldTheSum(t *testing.T) {
 		t.Errorf("all-reduce peaks GPU:0 %d, GPU:4 %d, GPU:1 %d; want the two roots equal and above the others", p(0), p(4), p(1))
 	}
 }
+
+// TestHorovodCompressionAndFusionCopies: Compression.fp16 halves the bytes of float32
+// gradients on the wire, so the all-reduce after backward shrinks; and Horovod's fused
+// buckets pay their fusion-buffer copies (in and out) on top of the NCCL time.
+func TestHorovodCompressionAndFusionCopies(t *testing.T) {
+	base := func(comp string) Config {
+		c := DefaultConfig()
+		c.Model, c.GPU, c.Host, c.XLA, c.Steps = "bert-large:seq=384", "v100-16gb", "dgx-1", true, 8
+		c.Precision, c.Optimizer, c.GPUCount, c.Batch = "mixed_float16", "adam", 8, 32
+		c.Strategy, c.HorovodCompression, c.SymmetricReplicas = "horovod", comp, true
+		return c
+	}
+	none, fp16 := mustRun(t, base("none")), mustRun(t, base("fp16"))
+	if !(fp16.AllReduceTime < 0.7*none.AllReduceTime) {
+		t.Errorf("all-reduce with Compression.fp16 %.2f ms, without %.2f ms: want fp16 under 70%%", 1e3*fp16.AllReduceTime, 1e3*none.AllReduceTime)
+	}
+	// The NCCL time alone of none's buckets is below its exposed all-reduce by the copies.
+	r, err := newRunner(base("none"))
+	if err != nil || r.multi.overlap == nil {
+		t.Fatalf("newRunner: %v, overlap %v", err, r.multi.overlap)
+	}
+	var nccl float64
+	for _, b := range r.multi.overlap.Buckets {
+		nccl += b.Result.Seconds
+	}
+	if !(none.AllReduceTime > nccl+2e-3) {
+		t.Errorf("exposed all-reduce %.2f ms, NCCL alone %.2f ms: want the fusion-buffer copies (1.3 GB in and out) on top", 1e3*none.AllReduceTime, 1e3*nccl)
+	}
+	bad := base("fp16")
+	bad.Strategy = "mirrored"
+	if _, err := Run(context.Background(), bad); err == nil {
+		t.Errorf("Compression.fp16 under MirroredStrategy ran; want an error naming HorovodCompression")
+	}
+}
