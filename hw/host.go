@@ -68,6 +68,10 @@ const (
 	ncclQPIBW    = 6e9  // QPI_BW: older Intel QPI (Broadwell, DGX-1)
 )
 
+// NCCLIntelInterSocketBandwidth is NCCL's SKL_QPI_BW (src/graph/topo.h), the inter-socket
+// figure for a PCIe ring crossing Intel Skylake-or-later sockets, bytes/s.
+const NCCLIntelInterSocketBandwidth = ncclSKLQPIBW
+
 // builtinHosts are host profiles matching the usual servers of the GPUs above.
 var builtinHosts = []Host{
 	{

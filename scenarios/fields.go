@@ -26,6 +26,7 @@ var configKeys = map[string]string{
 	"GPUCount":            "hardware.count",
 	"Nodes":               "hardware.nodes",
 	"Host":                "hardware.host.profile",
+	"Topology":            "hardware.topology",
 	"HostCores":           "hardware.host.cores",
 	"CUDAVisibleDevices":  "cuda_visible_devices",
 	"Strategy":            "strategy.name",

@@ -152,6 +152,9 @@ func TestErrorsNameFileLineAndKey(t *testing.T) {
 		{"mis-indented key", "model: resnet50\nbatch: 64\nmemory:\n  growth: true\n limit_mib: 6144\n", "bad.yaml:4: yaml syntax: did not find expected key"},
 		{"no line", "batch: *x\n", "bad.yaml: yaml syntax: unknown anchor 'x' referenced"},
 		{"order not a bool", "memory:\n  growth: true\n  growth_after_limit: later\n", "bad.yaml:3: memory.growth_after_limit: want true or false"},
+		{"unknown topology", "model: resnet50\nhardware:\n  count: 8\n  topology: infiniband\n", "bad.yaml:4: hardware.topology: \"infiniband\" is not one of nvswitch, nvlink, pcie"},
+		{"compression without horovod", "strategy:\n  name: mirrored\n  compression: fp16\n", "bad.yaml:3: strategy.compression: fp16 is Horovod's Compression.fp16"},
+		{"unknown compression", "strategy:\n  name: horovod\n  compression: int8\n", "bad.yaml:3: strategy.compression: \"int8\" is not one of none, fp16"},
 	} {
 		_, err := Parse("bad.yaml", []byte(tc.doc))
 		if err == nil {

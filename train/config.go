@@ -56,6 +56,12 @@ type System struct {
 	// cores, RAM and disk bandwidth the tf.data pipeline runs on, where the input section
 	// leaves pipeline's defaults.
 	Host string
+	// Topology is how the box's GPUs reach each other, overriding the host profile's
+	// interconnect (or, without a host profile, the guess from the GPU): "nvswitch",
+	// "nvlink" (point to point, DGX-1's hybrid cube mesh), "pcie" (P2P through the CPU's root
+	// complex, nvidia-smi topo's PHB), or "pcie-pix", "pcie-pxb", "pcie-phb", "pcie-sys" to
+	// name the worst hop of the ring; "" keeps the host's.
+	Topology string
 	// CUDAVisibleDevices is the CUDA_VISIBLE_DEVICES value the process starts with; nil means
 	// unset (every GPU visible). Env["CUDA_VISIBLE_DEVICES"] sets it too.
 	CUDAVisibleDevices *string
@@ -310,6 +316,7 @@ func (c *Config) NodeCount() int { return max(c.Nodes, 1) }
 var (
 	precisions = []string{"float32", "mixed_float16", "mixed_bfloat16"}
 	strategies = []string{"default", "mirrored", "multi_worker_mirrored", "horovod"}
+	topologies = []string{"nvswitch", "nvlink", "pcie", "pcie-pix", "pcie-pxb", "pcie-phb", "pcie-sys"}
 	allocators = []string{"bfc", "cuda_malloc_async", "platform"}
 	caches     = []string{"none", "memory", "file"}
 	modes      = []string{"preallocate", "growth", "limit"}
@@ -353,6 +360,9 @@ func (c *Config) Validate() error {
 		add(fieldErr("GPUCount", "must be positive, got %d", c.GPUCount))
 	}
 	add(oneOf("Strategy", c.Strategy, strategies))
+	if c.Topology != "" {
+		add(oneOf("Topology", c.Topology, topologies))
+	}
 	if c.Nodes < 0 {
 		add(fieldErr("Nodes", "must not be negative, got %d", c.Nodes))
 	}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -248,5 +249,35 @@ func TestHorovodCompressionAndFusionCopies(t *testing.T) {
 	bad.Strategy = "mirrored"
 	if _, err := Run(context.Background(), bad); err == nil {
 		t.Errorf("Compression.fp16 under MirroredStrategy ran; want an error naming HorovodCompression")
+	}
+}
+
+// TestTopologyOverridesHost: Config.Topology replaces the host profile's interconnect and
+// keeps the rest of the box: DGX A100's GPUs over PCIe through one root complex, then across
+// the sockets, all-reduce slower each time; without a host profile it sets the interconnect of
+// the GPU's guessed server.
+func TestTopologyOverridesHost(t *testing.T) {
+	run := func(host, topo string) *Result {
+		c := DefaultConfig()
+		c.Model, c.GPU, c.Host, c.Topology = "resnet50", "a100-40gb", host, topo
+		c.GPUCount, c.Batch, c.Strategy, c.Steps, c.SymmetricReplicas = 8, 512, "mirrored", 6, true
+		return mustRun(t, c)
+	}
+	sw, phb, sys := run("dgx-a100", ""), run("dgx-a100", "pcie"), run("dgx-a100", "pcie-sys")
+	if got := phb.AllReduce.Topology; got != collective.PCIe {
+		t.Errorf("dgx-a100 with topology pcie runs over %q, want pcie", got)
+	}
+	if !(sw.AllReduceTime < phb.AllReduceTime && phb.AllReduceTime < sys.AllReduceTime) {
+		t.Errorf("all-reduce nvswitch %.2f ms, pcie %.2f ms, pcie-sys %.2f ms: want increasing", 1e3*sw.AllReduceTime, 1e3*phb.AllReduceTime, 1e3*sys.AllReduceTime)
+	}
+	if got := run("", "pcie").AllReduce.Topology; got != collective.PCIe {
+		t.Errorf("no host, topology pcie: runs over %q, want pcie", got)
+	}
+	c := DefaultConfig()
+	c.GPU, c.Topology, c.GPUCount, c.Batch, c.Strategy = "t4", "nvlink", 4, 64, "mirrored"
+	_, err := Run(context.Background(), c)
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "Topology" {
+		t.Errorf("t4 over nvlink: error %v, want a FieldError on Topology (a T4 has no NVLink)", err)
 	}
 }

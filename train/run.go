@@ -533,12 +533,16 @@ func (r *runner) setupDevices() error {
 		rep.onEnd = func() { r.opEnd(rep) }
 		r.replicas = append(r.replicas, rep)
 	}
-	topo, err := topologyOf(r.gpu, r.host, r.hostSet, n, r.cfg.NodeCount())
+	h, hostSet := withTopology(r.host, r.hostSet, r.cfg.Topology)
+	topo, err := topologyOf(r.gpu, h, hostSet, n, r.cfg.NodeCount())
+	if fe, ok := err.(*FieldError); ok && fe.Field == "Host" && r.cfg.Topology != "" {
+		fe.Field = "Topology"
+	}
 	if err != nil {
 		return err
 	}
 	r.topo = topo
-	if r.topo.Kind == collective.PCIe && r.gpu.NVLinkBandwidth > 0 && n > 2 && !r.hostSet {
+	if r.topo.Kind == collective.PCIe && r.gpu.NVLinkBandwidth > 0 && n > 2 && !hostSet {
 		r.notes = append(r.notes, fmt.Sprintf("NVLink bridges join %s cards in pairs: a ring over %d GPUs crosses PCIe, so NCCL runs at PCIe speed", r.gpu.Name, n))
 	}
 	r.visible = len(visible)
@@ -580,6 +584,31 @@ func topologyOf(g hw.GPU, h hw.Host, hostSet bool, n, nodes int) (collective.Top
 		t.Nodes, t.NetBandwidth = nodes, h.NICBandwidth*float64(n/nodes)
 	}
 	return t, nil
+}
+
+// withTopology is host h with its interconnect replaced by Config.Topology (its other
+// fields, the box size and the network, kept); without a host profile the host only carries
+// the interconnect. "" leaves h as it is.
+func withTopology(h hw.Host, hostSet bool, topo string) (hw.Host, bool) {
+	if topo == "" {
+		return h, hostSet
+	}
+	if !hostSet {
+		// Only the interconnect comes from the host here; the box size and the network stay
+		// unset, as without a host profile.
+		h = hw.Host{Name: h.Name, PCIeBandwidth: h.PCIeBandwidth}
+	}
+	kind, path, _ := strings.Cut(topo, "-")
+	h.Interconnect, h.PCIePath = kind, ""
+	if kind == hw.InterconnectPCIe {
+		h.PCIePath = path
+		if path == "sys" && h.InterSocketBandwidth == 0 {
+			// NCCL's figure for the SMP link a SYS ring crosses on Intel Skylake and later
+			// (src/graph/topo.h SKL_QPI_BW), when the host profile names none.
+			h.InterSocketBandwidth = hw.NCCLIntelInterSocketBandwidth
+		}
+	}
+	return h, true
 }
 
 // topology describes the interconnect of n GPUs of profile g as the usual servers wire them:
