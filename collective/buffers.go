@@ -13,12 +13,20 @@ const (
 	ncclLL128BufferBytes = 120 * 640 * 8 * 8
 )
 
-// NCCLBufferBytes is the device memory NCCL's communicator takes on each GPU of t for its ring
-// channels: per channel, one receive connection (from the previous GPU of the ring) with a
-// buffer per protocol (LL128 only where NCCL enables it: NVLink between Volta, Ampere or
-// Hopper GPUs). NCCL allocates it with cudaMalloc when the communicator first connects, outside
-// TF's allocator: it is memory the BFC pool cannot have. Tree connections, which NCCL adds
-// when it picks the tree, are not counted. 0 for one GPU.
+// NCCLBufferBytes is the device memory NCCL's communicator takes on the most loaded GPU of t
+// for its channels' connections: per channel, one receive connection per peer it receives
+// from, each with a buffer per protocol (LL128 only where NCCL enables it: NVLink between
+// Volta, Ampere or Hopper GPUs; with P2P read the Simple buffer sits on the sender, which
+// leaves the total per GPU the same: src/transport/p2p.cc p2pSendSetup/p2pRecvSetup).
+// initTransportsRank (src/init.cc, v2.19) connects the rings (receive from ring.prev), then
+// the trees (receive from tree.up and every tree.down), on every channel, whatever the
+// algorithm later used; ncclTransportP2pConnect (src/transport.cc) skips a peer already
+// connected. One node's tree is a chain that shares one neighbour with the ring, so an
+// interior GPU receives from one more peer; across nodes the head GPU of a node also receives
+// from its parent and two children of the inter-node double binary tree (NCCL_MAX_TREE_ARITY
+// 3), three more than its ring. Two GPUs have only each other. NCCL allocates it with
+// cudaMalloc when the communicator connects, outside TF's allocator: memory the BFC pool
+// cannot have. 0 for one GPU.
 func NCCLBufferBytes(t Topology) int64 {
 	if t.GPUs < 2 {
 		return 0
@@ -27,5 +35,12 @@ func NCCLBufferBytes(t Topology) int64 {
 	if cc := t.cc(); t.Kind != PCIe && (cc == 70 || cc == 80 || cc == 90) {
 		per += ncclLL128BufferBytes
 	}
-	return int64(t.channels()) * per
+	peers := int64(1) // the ring's previous GPU
+	switch {
+	case t.nodes() > 1:
+		peers += 3
+	case t.GPUs > 2:
+		peers++
+	}
+	return int64(t.channels()) * peers * per
 }

@@ -51,8 +51,8 @@
 //
 // Topology.PCIePath "sys" caps a PCIe ring at the sockets' link (NCCL's SKL_QPI_BW / AMD_BW);
 // Nodes > 1 makes rings and trees cross the network at NetBandwidth, the NICs of a host
-// together (one ring per NIC). NCCLBufferBytes is what NCCL's ring channels allocate per GPU
-// outside TF's allocator.
+// together (one ring per NIC). NCCLBufferBytes is what NCCL's ring and tree connections
+// allocate per GPU outside TF's allocator.
 //
 // The package takes plain numbers (Topology) and imports nothing of the simulator's hardware
 // profiles. Example:

@@ -212,3 +212,26 @@ func BenchmarkAllReduce(b *testing.B) {
 	r := AllReduce(dgxA100, 1<<30, "auto")
 	b.ReportMetric(r.BusBW/1e9, "busbw_GB/s@1GiB")
 }
+
+// TestNCCLBufferBytes: per channel, one set of protocol buffers (Simple 4 MiB, LL 512 KiB,
+// LL128 4.7 MiB where enabled) per peer a GPU receives from: the ring's previous GPU, the
+// tree's other chain neighbour from three GPUs on, and three inter-node tree peers across
+// nodes.
+func TestNCCLBufferBytes(t *testing.T) {
+	const simple, ll, ll128 = 4 << 20, 512 << 10, 120 * 640 * 8 * 8
+	for _, tc := range []struct {
+		name string
+		t    Topology
+		want int64
+	}{
+		{"dgx-a100 x2", Topology{GPUs: 2, Kind: NVSwitch, LinkBandwidth: 300e9, CCMajor: 8}, 24 * (simple + ll + ll128)},
+		{"dgx-a100 x8", Topology{GPUs: 8, Kind: NVSwitch, LinkBandwidth: 300e9, CCMajor: 8}, 24 * 2 * (simple + ll + ll128)},
+		{"pcie x8", Topology{GPUs: 8, Kind: PCIe, LinkBandwidth: 31.5e9, CCMajor: 8}, 2 * 2 * (simple + ll)},
+		{"2 nodes x8", Topology{GPUs: 16, Nodes: 2, NetBandwidth: 200e9, Kind: NVSwitch, LinkBandwidth: 300e9, CCMajor: 8}, 24 * 4 * (simple + ll + ll128)},
+		{"one GPU", Topology{GPUs: 1, Kind: NVSwitch, LinkBandwidth: 300e9}, 0},
+	} {
+		if got := NCCLBufferBytes(tc.t); got != tc.want {
+			t.Errorf("NCCLBufferBytes(%s) = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

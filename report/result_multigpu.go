@@ -135,7 +135,7 @@ func writeMultiGPUText(p func(string, ...any), res *analysis.Result) {
 			p("  overlapped with backward (Horovod fusion buckets): %s hidden, %s after the slowest backward pass (median)\n", sec(a.OverlappedSeconds), sec(a.ExposedSeconds))
 		}
 		if a.NCCLBufferBytes > 0 {
-			p("  NCCL buffers: %s per GPU outside TF's allocator (ring channels' receive buffers)\n", bytes(a.NCCLBufferBytes))
+			p("  NCCL buffers: %s per GPU outside TF's allocator (ring and tree connections' buffers)\n", bytes(a.NCCLBufferBytes))
 		}
 		p("  pack buffers: %s per GPU on top of what the GPU holds when the all-reduce starts", bytes(a.PackBufferBytes))
 		if a.ReduceDeviceExtraBytes > 0 {

@@ -31,6 +31,7 @@ var capacityExamples = []string{
 	"gpusim capacity gpus resnet50-a100 --throughput 10000 --global-batch 1024 --max-gpus 16",
 	"gpusim capacity gpus resnet50-a100 --throughput 10000 --dataset-size 1281167 --epochs 90",
 	"gpusim capacity gpus resnet50-8xa100 --set hardware.host.profile=dgx-a100 --set precision=mixed_float16 --set xla=true --throughput 60000 --per-gpu-batch 256",
+	"gpusim capacity gpus resnet50-8xa100 --set hardware.host.profile=dgx-a100 --set precision=mixed_float16 --set xla=true --throughput 60000 --per-gpu-batch 256 --strategy horovod",
 }
 
 func capacityUsage() string {
@@ -50,7 +51,8 @@ updates were applied. Fitting is not monotone with TF's BFC allocator (fragmenta
 batch can leave a pool layout in which a later tensor has no room); when a batch below the
 answer OOMs, the report says so and lists it.
 
-gpus finds the fewest GPUs (hardware.count, with strategy.name=mirrored) whose throughput
+gpus finds the fewest GPUs (hardware.count, with strategy.name=mirrored, or horovod with
+--strategy horovod) whose throughput
 reaches --throughput samples/s: counts 1, 2, 4, ... up to --max-gpus, then bisection. By default
 each GPU keeps its batch (weak scaling: --per-gpu-batch, default the scenario's batch per GPU);
 --global-batch keeps the global batch and splits it (strong scaling). Every count tried is
@@ -58,7 +60,7 @@ listed with its throughput and scaling efficiency. When the target is out of rea
 says why: input bound (tf.data cannot feed more), all-reduce bound, throughput falling with more
 GPUs, OOM, or simply more GPUs needed than --max-gpus. With a host profile that holds a fixed
 number of GPUs (hardware.host.profile=dgx-a100: 8), larger counts are whole hosts trained with
-MultiWorkerMirroredStrategy over the hosts' network (hardware.nodes); without one, every count
+MultiWorkerMirroredStrategy (or Horovod) over the hosts' network (hardware.nodes); without one, every count
 is one host on NVSwitch. The report states where the batches come from: a
 scenario without an input section has synthetic input (batches already on the GPU), so its
 throughput is an upper bound that no tf.data pipeline lowers. --dataset-size (samples per
@@ -231,9 +233,21 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 	fs.IntVar(&o.GlobalBatch, "global-batch", 0, "global batch, fixed and split over the GPUs (strong scaling)")
 	fs.IntVar(&o.Training.DatasetSize, "dataset-size", 0, "samples per epoch: report each count's time to train (ImageNet-1k: 1281167)")
 	fs.IntVar(&o.Training.Epochs, "epochs", 1, "epochs of --dataset-size to train")
+	strategy := fs.String("strategy", "mirrored", "`mirrored` (MirroredStrategy in a box, MultiWorkerMirroredStrategy across boxes) or horovod (one process per GPU, in a box and across)")
 	sc, done, err := c.parse("gpus", fs, stdout, args, "batch", "hardware.count", "strategy.name", "hardware.nodes")
 	if done || err != nil {
 		return err
+	}
+	switch *strategy {
+	case "mirrored":
+		if sc.Config.Strategy == "horovod" {
+			// The search runs MirroredStrategy unless told otherwise.
+			sc.Config.Strategy = "mirrored"
+		}
+	case "horovod":
+		sc.Config.Strategy = "horovod"
+	default:
+		return usagef("capacity gpus: --strategy %q: want mirrored or horovod", *strategy)
 	}
 	switch {
 	case !fs.Changed("throughput"):

@@ -106,6 +106,7 @@ func TestCapacityBadInputExits2(t *testing.T) {
 		{[]string{"capacity", "gpus", "--throughput", "100", "--global-batch", "0"}, "--global-batch 0"},
 		{[]string{"capacity", "gpus", "--throughput", "100", "--set", "hardware.count=4"}, "hardware.count is what the search varies"},
 		{[]string{"capacity", "gpus", "--throughput", "100", "--set", "cuda_visible_devices=7"}, "cuda_visible_devices"},
+		{[]string{"capacity", "gpus", "--throughput", "100", "--strategy", "ps"}, `--strategy "ps": want mirrored or horovod`},
 	} {
 		_, errs, code := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
@@ -176,5 +177,20 @@ func TestCapacityGPUsTimeToTrain(t *testing.T) {
 	}
 	if _, stderr, code := allocRun(t, "capacity", "gpus", "--throughput", "1", "--epochs", "3"); code != 2 || !strings.Contains(stderr, "--epochs needs --dataset-size") {
 		t.Errorf("--epochs alone: exit %d, %q", code, stderr)
+	}
+}
+
+// TestCapacityGPUsHorovod: --strategy horovod searches Horovod runs, beyond one DGX A100 as
+// whole boxes over the network: 60k img/s of ResNet-50 AMP takes 32 GPUs on 4 nodes.
+func TestCapacityGPUsHorovod(t *testing.T) {
+	out, errs, code := runCLI(t, "capacity", "gpus", "resnet50-8xa100", "--set", "hardware.host.profile=dgx-a100",
+		"--set", "precision=mixed_float16", "--set", "xla=true", "--throughput", "60000", "--per-gpu-batch", "256", "--strategy", "horovod")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"Horovod", "GPUs needed      32 on 4 nodes of 8 (horovod)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("capacity gpus --strategy horovod: output lacks %q:\n%s", want, out)
+		}
 	}
 }
