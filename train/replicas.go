@@ -31,10 +31,11 @@ const stepJitterCV = 0.0114
 // (Horovod's background threads agree on the ready tensors; MultiWorkerMirroredStrategy's
 // collective executors do the same through their group leader) per level of the log2(n)
 // rounds such an agreement takes: fitted with stepJitterCV on the DLE ResNet-50 DGX A100 table
-// (see calibration_test.go; refitted on the mean step once Horovod's fusion-buffer copies were
-// simulated: A100 AMP 8 GPUs +0.1%), not a per-model value. One process (MirroredStrategy)
+// (see calibration_test.go; refitted on the mean step once Horovod's fusion-buffer copies and
+// TF1's graph-rewrite AMP were simulated: A100 AMP 8 GPUs -0.1%, TF32 -1.9%), not a per-model
+// value. One process (MirroredStrategy)
 // pays none.
-const processSyncPerLevel = 1.4e-3
+const processSyncPerLevel = 1.3e-3
 
 // Horovod's defaults (horovod/common/operations.cc, BackgroundThreadLoop): the background
 // thread coordinates ready tensors every HOROVOD_CYCLE_TIME (SetCycleTimeMs(5)) and fuses

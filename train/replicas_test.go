@@ -234,7 +234,7 @@ func TestHorovodCompressionAndFusionCopies(t *testing.T) {
 		t.Errorf("all-reduce with Compression.fp16 %.2f ms, without %.2f ms: want fp16 under 70%%", 1e3*fp16.AllReduceTime, 1e3*none.AllReduceTime)
 	}
 	// The NCCL time alone of none's buckets is below its exposed all-reduce by the copies.
-	r, err := newRunner(base("none"))
+	r, err := newRunner(base("none"), false)
 	if err != nil || r.multi.overlap == nil {
 		t.Fatalf("newRunner: %v, overlap %v", err, r.multi.overlap)
 	}
