@@ -59,6 +59,8 @@ type Measurement struct {
 	// Feed is how the Keras recordings fed the step: "device-fed" (the batch already on the
 	// GPU) or "host-fed" (model.fit from host arrays); "" for the others.
 	Feed string
+	// TFVersion is the TensorFlow release that ran it (MAJOR.MINOR), "" when not TF.
+	TFVersion string
 	// Env is the TF environment the run set that changes what gpusim simulates (the DLE
 	// table's env column: TF_ENABLE_AUTO_MIXED_PRECISION=1 for TF1's graph-rewrite AMP).
 	Env map[string]string
@@ -257,6 +259,7 @@ func readDLE(path string) ([]Measurement, error) {
 				return nil, err
 			}
 		}
+		m.TFVersion = t.get(i, "tf_version")
 		if e := t.get(i, "env"); e != "" {
 			m.Env = map[string]string{}
 			for _, kv := range strings.Split(e, ";") {

@@ -135,6 +135,7 @@ func (m Measurement) Config(steps int) train.Config {
 	}
 	// model.fit from host numpy arrays, as the Keras recordings' host-fed rows ran.
 	c.FitFromArrays = m.Feed == "host-fed"
+	c.TFVersion = m.TFVersion
 	if len(m.Env) > 0 {
 		env := map[string]string{}
 		for k, v := range c.Env {

@@ -16,6 +16,20 @@ func init() { Kinds = append(Kinds, KindFusion) }
 // rows and XLA fuses them into one pass.
 const XLABatchNormPasses = 1.6
 
+// XLARowReductionPasses and XLARowReductionGradPasses are how many times an XLA without
+// normalization fusions moves the bytes the plan counts for a softmax or layer norm
+// (input and output; backward: output gradient, saved tensor and input gradient). Such an
+// XLA fuses a reduction only as its fusion's root, so a softmax is a max reduction (reads x),
+// a sum of exponentials (reads x) and the normalization (reads x, writes y), and a layer norm
+// (nn.moments) a mean (reads x), a variance of x minus that mean (reads x) and the
+// normalization (reads x, writes y): 4 tensors moved where 2 are counted. Backward, the row
+// sums (sum of dy*y; sums of dy and dy*x_hat) read dy and the saved tensor, then the
+// element-wise gradient reads both again and writes dx: 5 where 3 are counted.
+const (
+	XLARowReductionPasses     = 2.0
+	XLARowReductionGradPasses = 5.0 / 3
+)
+
 // fusible reports whether XLA fuses ops of kind k into a loop or input fusion. Matmuls and
 // convolutions stay library calls (cuBLAS/cuDNN custom calls in XLA's GPU backend), the
 // optimizer update is left alone (one kernel per variable), pooling and gathers are left alone.

@@ -31,6 +31,9 @@ type System struct {
 	TF32 bool
 	// XLA is jit_compile=True on the train step: fused ops, fewer kernel launches.
 	XLA bool
+	// TFVersion is the TensorFlow release the run uses ("1.15", "2.4"); "" is a current one.
+	// It decides which XLA fuses the step: see xla.go, rowReductionPasses.
+	TFVersion string
 	// XLADistinctShapes is how many distinct input shapes the train step sees (sequence-length
 	// buckets, a ragged last batch): under XLA each new shape compiles the step again (xla.go).
 	// 0 or 1 means one shape: only the first step compiles.
@@ -394,6 +397,11 @@ func (c *Config) Validate() error {
 	}
 	if c.AccumulationSteps <= 0 {
 		add(fieldErr("AccumulationSteps", "must be positive, got %d", c.AccumulationSteps))
+	}
+	if c.TFVersion != "" {
+		if _, _, err := parseTFVersion(c.TFVersion); err != nil {
+			add(fieldErr("TFVersion", "%v", err))
+		}
 	}
 	if c.StepsPerExecution <= 0 {
 		add(fieldErr("StepsPerExecution", "must be positive, got %d", c.StepsPerExecution))

@@ -32,6 +32,7 @@ type pricedKey struct {
 	mp        *models.Plan
 	gpu       string // the profile written out (it holds a map, so hw.GPU is not comparable)
 	tf32, xla bool
+	splitRows bool  // XLA only: softmax and layer norm as several fusions (xla.go)
 	keepGrads bool  // XLA only
 	limit     int64 // XLA only
 }

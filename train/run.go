@@ -223,12 +223,14 @@ const profilePoints = 120
 const maxGrowth = 64
 
 type runner struct {
-	cfg      Config
-	eng      *sim.Engine
-	gpu      hw.GPU
-	gpuKey   string // gpu written out, the priced-plan cache's key (memo.go)
-	model    *models.Model
-	replicas []*replica
+	cfg Config
+	// splitRowReductions: the run's XLA emits softmax and layer norm as several fusions.
+	splitRowReductions bool
+	eng                *sim.Engine
+	gpu                hw.GPU
+	gpuKey             string // gpu written out, the priced-plan cache's key (memo.go)
+	model              *models.Model
+	replicas           []*replica
 	// active are the replicas simulated: all, or replica 0 alone when the others are proven
 	// to be its copies (symmetric.go)
 	active   []*replica
@@ -323,7 +325,8 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
-	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[int]*batch{}}
+	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[int]*batch{},
+		splitRowReductions: splitsRowReductions(cfg.TFVersion)}
 	r.host = hw.DefaultHost()
 	if cfg.Host != "" {
 		h, err := hw.LookupHost(cfg.Host)
@@ -762,7 +765,7 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	if r.gpuKey == "" {
 		r.gpuKey = gpuKey(r.gpu)
 	}
-	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.cfg.TF32, xla: r.cfg.XLA}
+	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.cfg.TF32, xla: r.cfg.XLA, splitRows: r.splitRowReductions}
 	if r.cfg.XLA {
 		k.keepGrads, k.limit = len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1, limit
 	}

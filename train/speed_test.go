@@ -497,3 +497,36 @@ func TestGraphRewriteAMPEnv(t *testing.T) {
 		t.Errorf("float32 step %.2f ms with the env, %.2f ms without: want equal", 1e3*b, 1e3*a)
 	}
 }
+
+// TestTFVersionSplitsRowReductions: TF releases before 2.13 bundle an XLA that fuses a
+// reduction only as a fusion's root, so under XLA BERT's softmaxes and layer norms re-read
+// their inputs (hw.XLARowReductionPasses) and the step is slower than with a current
+// release; without XLA the release changes nothing; a malformed release is a field error.
+func TestTFVersionSplitsRowReductions(t *testing.T) {
+	step := func(version string, xla bool) float64 {
+		c := DefaultConfig()
+		c.Model, c.GPU, c.Precision, c.Batch, c.Steps, c.Optimizer = "bert-base:seq=128", "v100-16gb", "mixed_float16", 16, 4, "adam"
+		c.XLA, c.TFVersion = xla, version
+		res := mustRun(t, c)
+		if res.OOM != nil {
+			t.Fatalf("%q: OOM %s", version, res.OOM.Message)
+		}
+		return res.StepTime
+	}
+	cur, old := step("", true), step("1.15", true)
+	t.Logf("bert-base seq 128 batch 16 on v100-16gb under XLA: current %.2f ms, TF 1.15 %.2f ms", 1e3*cur, 1e3*old)
+	if old <= cur*1.01 {
+		t.Errorf("TF 1.15 XLA step %.2f ms, current %.2f ms: want 1.15 over 1%% slower", 1e3*old, 1e3*cur)
+	}
+	if got := step("2.13", true); got != cur {
+		t.Errorf("TF 2.13 XLA step %.2f ms, want the current release's %.2f ms", 1e3*got, 1e3*cur)
+	}
+	if a, b := step("", false), step("1.15", false); a != b {
+		t.Errorf("without XLA: TF 1.15 step %.2f ms, current %.2f ms: want equal", 1e3*b, 1e3*a)
+	}
+	c := DefaultConfig()
+	c.TFVersion = "1.x"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "TFVersion") {
+		t.Errorf("Validate with TFVersion %q = %v, want an error naming TFVersion", c.TFVersion, err)
+	}
+}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gpusim/gpusim/hw"
@@ -145,8 +146,53 @@ func (r *runner) opWork(op models.Op) hw.Work {
 			w.Bytes *= hw.XLABatchNormPasses
 		}
 	}
+	if r.cfg.XLA && r.splitRowReductions {
+		switch {
+		case strings.HasSuffix(op.Name, "/LayerNorm"), strings.HasSuffix(op.Name, "softmax/softmax"):
+			w.Bytes *= hw.XLARowReductionPasses
+		case strings.HasSuffix(op.Name, "/LayerNorm/grad"), strings.HasSuffix(op.Name, "softmax/softmax/grad"):
+			w.Bytes *= hw.XLARowReductionGradPasses
+		}
+	}
 	if r.cfg.XLA && w.Kind != hw.KindH2D && !op.OutsideXLA {
 		w.Graph = true
 	}
 	return w
+}
+
+// tritonNormalizationRelease is the first TensorFlow release whose XLA can emit a softmax or
+// a layer norm as one kernel: the Triton normalization fusion (xla/service/gpu
+// softmax_rewriter_triton.cc) entered XLA in 2023, after TF 2.12 was cut. The XLA of older
+// releases fuses a reduction only as the root of its fusion (the reduction emitter writes the
+// reduced value; gpu_fusible.cc lets element-wise producers into it, never the consumer that
+// broadcasts the result back over the row), so a row-wise normalization is a chain of
+// fusions, each reading the input again (hw.XLARowReductionPasses).
+var tritonNormalizationRelease = [2]int{2, 13}
+
+// splitsRowReductions reports whether the XLA of TF release v runs softmax and layer norm
+// as several fusions.
+func splitsRowReductions(v string) bool {
+	if v == "" {
+		return false
+	}
+	major, minor, err := parseTFVersion(v)
+	if err != nil {
+		return false
+	}
+	return major < tritonNormalizationRelease[0] || (major == tritonNormalizationRelease[0] && minor < tritonNormalizationRelease[1])
+}
+
+// parseTFVersion reads "MAJOR.MINOR" (a patch part is allowed and ignored).
+func parseTFVersion(v string) (major, minor int, err error) {
+	parts := strings.Split(strings.TrimSpace(v), ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0, 0, fmt.Errorf("%q: want MAJOR.MINOR such as 1.15 or 2.4", v)
+	}
+	if major, err = strconv.Atoi(parts[0]); err != nil || major < 1 {
+		return 0, 0, fmt.Errorf("%q: want MAJOR.MINOR such as 1.15 or 2.4", v)
+	}
+	if minor, err = strconv.Atoi(parts[1]); err != nil || minor < 0 {
+		return 0, 0, fmt.Errorf("%q: want MAJOR.MINOR such as 1.15 or 2.4", v)
+	}
+	return major, minor, nil
 }

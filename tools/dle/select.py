@@ -75,7 +75,19 @@ PRECISION = {"fp32": "float32", "tf32": "float32", "amp_fp16": "mixed_float16"}
 
 OUT = ["source_path", "commit", "commit_date", "framework_version", "system", "dle_gpu", "num_gpus",
        "dle_model", "precision", "xla", "xla_source", "batch_per_gpu", "accumulation_steps", "metric", "value", "data",
-       "model", "gpu", "gpusim_precision", "optimizer", "env", "table_heading", "mapping_note"]
+       "model", "gpu", "gpusim_precision", "optimizer", "env", "tf_version", "table_heading", "mapping_note"]
+
+
+def tf_version(framework):
+    """MAJOR.MINOR of the row's TensorFlow: "TF 1.15 (NGC 20.06-py3)" gives 1.15; the TF2
+    rows name only the container, and NGC 21.02's TensorFlow 2 is 2.4.0 (NGC TensorFlow
+    release notes, 21.02)."""
+    m = re.match(r"TF (\d+)\.(\d+)", framework)
+    if m:
+        return "%s.%s" % m.groups()
+    if "NGC 21.02" in framework:
+        return "2.4"
+    raise ValueError("framework_version %r: no TensorFlow release" % framework)
 
 
 def gpu_profile(gpu, system):
@@ -160,6 +172,7 @@ def main(path):
                 "data": data, "model": m[0], "gpu": gpu_profile(r["gpu"], system(r["table_heading"])),
                 "gpusim_precision": PRECISION[r["precision"]], "optimizer": opt,
                 "env": TF1_AMP_ENV if r["source_path"].startswith("TensorFlow/") and r["precision"] == "amp_fp16" else "",
+                "tf_version": tf_version(r["framework_version"]),
                 "table_heading": r["table_heading"], "mapping_note": note,
             })
     for k, v in sorted(skipped.items()):
