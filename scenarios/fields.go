@@ -17,6 +17,7 @@ var configKeys = map[string]string{
 	"Precision":           "precision",
 	"TF32":                "tf32",
 	"XLA":                 "xla",
+	"TFVersion":           "tf_version",
 	"XLADistinctShapes":   "xla_distinct_shapes",
 	"Optimizer":           "optimizer",
 	"Steps":               "steps",
