@@ -146,6 +146,11 @@ func (m Measurement) Config(steps int) train.Config {
 			c.Env[k] = v
 		}
 	}
+	// The device-fed rows timed the step on a batch already in GPU memory: no input copy.
+	c.InputOnDevice = m.Feed == "device-fed"
+	if m.Source == SourceKeras {
+		c.KerasVersion = 3 // Keras 3.16 (testdata/h200/keras/README.md)
+	}
 	c.Steps = steps
 	c.Name = m.Ref
 	return c

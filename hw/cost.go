@@ -163,8 +163,16 @@ func (g *GPU) byteRate(w Work) float64 {
 	switch w.Kind {
 	case KindH2D:
 		return g.PCIeBandwidth * g.Efficiency.PCIe
-	case KindFusion:
-		return g.MemBandwidth * g.Efficiency.Memory
+	}
+	if w.Graph || w.Kind == KindFusion {
+		// A kernel XLA generated (a Graph Work, or a fusion FuseXLA made): its own measured
+		// efficiency, else the general streaming one.
+		if v := g.Efficiency.MemoryByKind[xlaMemoryClass(w)]; v > 0 {
+			return g.MemBandwidth * v
+		}
+		if w.Kind == KindFusion {
+			return g.MemBandwidth * g.Efficiency.Memory
+		}
 	}
 	return g.MemBandwidth * g.Efficiency.memory(w.Kind)
 }

@@ -122,7 +122,10 @@ const GraphHostPerKernel = 0.96e-6
 //     the implicit-GEMM or Winograd prediction at the GEMM rate: 0.63 and 0.69 of it).
 //     ConvHalf: the same in NHWC FP16/BF16 (micro.csv, 0.83 of the GEMM rate).
 //   - Memory: streaming element-wise kernels (add, relu, mul, copy of 67-268 M elements,
-//     micro.csv): 4.2-4.4 TB/s of 4.8. Norm: cuDNN batch norm forward and backward in
+//     micro.csv): 4.2-4.4 TB/s of 4.8. The kernels XLA generates have their own entries in
+//     MemoryByKind (MemXLAFusion, MemXLABatchNorm...; memkinds/micro.csv, measured with JAX on
+//     the H200): a batch norm there moves its bytes at about half the streaming rate, since
+//     XLA reads the activation once per column reduction. Norm: cuDNN batch norm forward and backward in
 //     ResNet-50 (kernels.csv, fp16 NHWC batch 256: 5.73 + 8.08 ms; nchw/kernels.csv, tf32
 //     batch 256: 10.4 + 14.3 ms) against the bytes the plan counts: 0.42 and 0.46 of 4.8 TB/s.
 //   - ComputeRamp: the per-kernel fill and drain of a GEMM: the 2048x768x768 BF16 GEMM takes
@@ -146,6 +149,16 @@ func DefaultEfficiency() Efficiency {
 		Memory:     0.88,
 		MemoryByKind: map[string]float64{
 			KindNorm: 0.44,
+			// Keras 3's batch norm as XLA compiles it (testdata/h200/memkinds/micro.csv,
+			// JAX 0.11.2, kernel_s: the medians over 12 NHWC shapes at batch 128, its 7 and
+			// 8 kernels' ramps taken out; float16 at three shapes as bfloat16). XLA's loop
+			// fusions need no entry of their own (MemXLAFusion): those of 64M-268M elements
+			// stream at 0.86-0.915 (median 0.895; add, the eight-op chain, casts, float32
+			// and bfloat16), Memory's 0.88.
+			MemXLABatchNorm:         0.425,
+			MemXLABatchNormGrad:     0.47,
+			MemXLABatchNormHalf:     0.324,
+			MemXLABatchNormHalfGrad: 0.318,
 		},
 		ComputeRamp: 5e-6,
 		MemoryRamp:  0.96e-6,

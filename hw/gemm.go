@@ -163,12 +163,12 @@ const (
 // for filters of 5x5 and larger with many channels, which the zoo's CNNs do not have outside
 // their first layer (cuDNN developer guide, "Supported Algorithms": FFT needs the filter's
 // spatial size under the input's and large workspaces). A grouped convolution with one
-// channel per group (depthwise) is not a GEMM: cuDNN and TF's DepthwiseConv2dNative run
-// direct kernels bound by memory (DepthwiseMemory).
+// channel per group (depthwise) is not a GEMM: see depthwise.
 func (g *GPU) convAlgorithm(w Work, p string, rate float64) (algo string, compute, memory float64) {
 	s := w.Shape
 	if s.InC == 1 && s.Batch > 1 {
-		return AlgoDepthwise, w.FLOPs / g.vectorRate(dtypeOf(w)), w.Bytes / (g.MemBandwidth * DepthwiseMemory)
+		compute, memory = g.depthwise(w)
+		return AlgoDepthwise, compute, memory
 	}
 	algo = AlgoImplicitGEMM
 	compute = w.FLOPs / (rate * g.shapeEfficiency(s, p))
@@ -188,11 +188,52 @@ func (g *GPU) convAlgorithm(w Work, p string, rate float64) (algo string, comput
 	return algo, compute, memory
 }
 
-// DepthwiseMemory is the fraction of the memory bandwidth depthwise convolutions reach: the
-// H200 measured 3.0 TB/s of 4.8 for MobileNetV2's 3x3 depthwise layers in FP32 and FP16
-// (testdata/h200/micro.csv, conv rows with g = c: n128_c96_h112, 409 us for 1.23 GB in FP32,
-// 201 us for 0.62 GB in FP16).
-const DepthwiseMemory = 0.63
+// DepthwiseCompute and DepthwiseComputeHalf are the fractions of the CUDA cores' rate
+// (vectorRate) that cuDNN's depthwise kernels reach (conv2d_c1_k1_nhwc for the forward and
+// input gradient, the depthwise wgrad kernels for the filter gradient, as XLA calls them for a
+// convolution with one channel per group). They are bound by their multiply-adds, not by
+// memory: at MobileNetV2's and EfficientNetB0's stride-1 layers (3x3 and 5x5, batch 128)
+// the H200 ran 2 k^2 FLOPs per output element at 6.9 TFLOP/s in float32 and 10.0 in bfloat16
+// (testdata/h200/memkinds/micro.csv, dwconv_* rows of 100 us and more, ComputeRamp per kernel
+// taken out: 0.21 of 33.5 and 0.15 of 66.9). Float16 is taken as bfloat16 (not measured).
+const (
+	DepthwiseCompute     = 0.21
+	DepthwiseComputeHalf = 0.15
+)
+
+// depthwise returns the compute and memory time of a depthwise convolution or its gradient.
+// At stride s > 1 the input gradient runs as a stride-1 convolution over dy dilated to the
+// input's grid (cuDNN has no input dilation, so XLA pads dy with interior zeros in a pass of
+// its own first): s^2 times the taps of the forward, after that pass's read of dy and write of
+// an input-sized tensor, and before the filter gradient, which streams x and dy. The three
+// run one after another, so their times add up: measured for MobileNetV2's 112x112x96
+// stride-2 layer at batch 128 in float32 (memkinds/micro_kernels.csv: input gradient 414 us,
+// filter gradient 207 us, the dilation 193 us). Not modelled: cuDNN's strided half-precision
+// kernels run at about half the stride-1 rate (the bfloat16 stride-2 rows there).
+func (g *GPU) depthwise(w Work) (compute, memory float64) {
+	s := w.Shape
+	frac := DepthwiseCompute
+	if dt := dtypeOf(w); dt == Float16 || dt == BFloat16 {
+		frac = DepthwiseComputeHalf
+	}
+	rate := g.vectorRate(dtypeOf(w)) * frac
+	stream := g.MemBandwidth * g.Efficiency.Memory
+	if w.Grad && s.Stride > 1 {
+		// One kernel's FLOPs (2 x outputs x taps); the op holds the input gradient when its
+		// FLOPs hold two of them.
+		one := 2 * float64(s.M) * float64(s.K) * float64(max(s.Batch, 1))
+		if w.FLOPs >= 2*one*0.999 {
+			st2 := float64(s.Stride * s.Stride)
+			out := float64(s.M) * float64(max(s.Batch, 1)) * dtypeSize(dtypeOf(w))
+			dilate := (out + out*st2) / stream
+			dgrad := one * st2 / rate
+			wgrad := max((w.FLOPs-one)/rate, max(w.Bytes-out*st2, out)/stream)
+			t := dilate + dgrad + wgrad
+			return t, t
+		}
+	}
+	return w.FLOPs / rate, w.Bytes / stream
+}
 
 // vectorRate is the CUDA-core rate for element-wise math in dtype.
 func (g *GPU) vectorRate(dtype string) float64 {

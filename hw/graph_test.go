@@ -17,7 +17,8 @@ func TestGraphWork(t *testing.T) {
 	e := g.Efficiency
 	add := Work{Kind: KindElementwise, FLOPs: 1.5e6, Bytes: 9.4e6, DType: BFloat16} // a BERT b16 residual add
 	gemm := Work{Kind: KindMatMul, FLOPs: 2 * 2048 * 768 * 768, Bytes: 3 * 2048 * 768 * 2, DType: BFloat16}
-	mem := func(w Work) float64 { return w.Bytes/g.ByteRate(w) + e.MemoryRamp + e.KernelGap }
+	// A graph kernel streams at the rate of the XLA kernels (MemXLAFusion).
+	mem := func(w Work) float64 { return w.Bytes/g.ByteRate(withGraph(w)) + e.MemoryRamp + e.KernelGap }
 	tests := []struct {
 		name               string
 		w                  Work

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/gpusim/gpusim/internal/limitread"
@@ -120,8 +121,8 @@ func decodeInto(file string, m *yaml.Node, v reflect.Value, prefix string, lines
 			}
 			for j := 0; j+1 < len(val.Content); j += 2 {
 				kk := val.Content[j].Value
-				if !knownKind(kk) {
-					return fmt.Errorf("%s:%d: %s.%s: unknown work kind (known: %s)", file, val.Content[j].Line, path, kk, strings.Join(Kinds, ", "))
+				if !knownKind(kk) && !slices.Contains(MemoryClasses, kk) {
+					return fmt.Errorf("%s:%d: %s.%s: unknown work kind (known: %s)", file, val.Content[j].Line, path, kk, strings.Join(append(append([]string(nil), Kinds...), MemoryClasses...), ", "))
 				}
 				lines[path+"."+kk] = val.Content[j].Line
 				f.SetMapIndex(reflect.ValueOf(kk), reflect.ValueOf(mm[kk]))
@@ -204,7 +205,7 @@ func (g GPU) validate() error {
 			return bad("efficiency."+f.key, fmt.Sprintf("%g: must be in (0, 2]", f.v))
 		}
 	}
-	for _, k := range Kinds {
+	for _, k := range append(append([]string(nil), Kinds...), MemoryClasses...) {
 		if v, ok := e.MemoryByKind[k]; ok && !(v > 0 && v <= 1.5) {
 			return bad("efficiency.memory_by_kind."+k, fmt.Sprintf("%g: must be in (0, 1.5]", v))
 		}

@@ -5,16 +5,59 @@ const KindFusion = "fusion"
 
 func init() { Kinds = append(Kinds, KindFusion) }
 
-// XLABatchNormPasses is how many times XLA's expansion of a training batch norm moves the
-// bytes the plan counts for it (input, output and, backward, the output gradient once each).
-// BatchNormExpander (gpu_compiler.cc) lowers batch-norm-training to a mean and variance
-// reduction over batch and space and an element-wise normalization, and its gradient to two
-// reductions (sum of dy, sum of dy*x_hat) and an element-wise dx: the reductions over all
-// but the channel axis are column reductions that cannot share a kernel with the element-wise
-// pass, so x is read twice forward (3 tensors moved where 2 are counted) and x and dy twice
-// backward (5 where 3 are counted): 1.5 and 1.67, 1.6 over a step. Layer norms reduce along
-// rows and XLA fuses them into one pass.
-const XLABatchNormPasses = 1.6
+// Memory classes of XLA-generated kernels: Efficiency.MemoryByKind keys beside the Work kinds,
+// for Works with Graph set (kernels of a compiled XLA step). Measured with JAX 0.11.2 on the
+// H200 (testdata/h200/memkinds/micro.csv, kernel_s: the kernels' own device time from a
+// profiler trace).
+const (
+	// MemXLAFusion is an XLA loop or input fusion: element-wise ops, casts, copies,
+	// reductions and optimizer updates that XLA emits itself.
+	MemXLAFusion = "xla_fusion"
+	// MemXLABatchNorm and MemXLABatchNormGrad are a training batch norm as XLA expands it
+	// (forward; backward), float32, on the bytes the plan counts (forward x and y, backward x,
+	// dy and dx); the Half ones the same with half-precision activations (the statistics in
+	// float32, as Keras computes them).
+	MemXLABatchNorm         = "xla_batchnorm"
+	MemXLABatchNormGrad     = "xla_batchnorm_grad"
+	MemXLABatchNormHalf     = "xla_batchnorm_half"
+	MemXLABatchNormHalfGrad = "xla_batchnorm_half_grad"
+)
+
+// MemoryClasses lists the MemoryByKind keys that are not Work kinds.
+var MemoryClasses = []string{MemXLAFusion, MemXLABatchNorm, MemXLABatchNormGrad, MemXLABatchNormHalf, MemXLABatchNormHalfGrad}
+
+// XLABatchNormKernels and XLABatchNormGradKernels are the kernels of a training batch norm
+// and of its gradient in an XLA step. BatchNormExpander (gpu_compiler.cc) lowers
+// batch-norm-training to a mean and a variance reduction over batch and space (column
+// reductions, two kernels each: input_reduce_fusion and a second stage) and an element-wise
+// normalization that the moving-average updates and a following ReLU join; the gradient to
+// the reductions of dy and dy*x_hat and an element-wise dx. Counted in the profiler trace of
+// Keras's BatchNormalization on the H200 (testdata/h200/memkinds/micro_kernels.csv, bn_fwd:
+// 7 kernels, bn_fwd_bwd: 15, at every shape).
+const (
+	XLABatchNormKernels     = 7
+	XLABatchNormGradKernels = 8
+)
+
+// xlaMemoryClass returns the MemoryByKind key of a Graph Work, or "" when its kind has none.
+func xlaMemoryClass(w Work) string {
+	switch w.Kind {
+	case KindNorm:
+		half := w.DType == Float16 || w.DType == BFloat16
+		switch {
+		case half && w.Grad:
+			return MemXLABatchNormHalfGrad
+		case half:
+			return MemXLABatchNormHalf
+		case w.Grad:
+			return MemXLABatchNormGrad
+		}
+		return MemXLABatchNorm
+	case KindElementwise, KindCast, KindCopy, KindReduction, KindOptimizer, KindFusion:
+		return MemXLAFusion
+	}
+	return ""
+}
 
 // XLARowReductionPasses and XLARowReductionGradPasses are how many times an XLA without
 // normalization fusions moves the bytes the plan counts for a softmax or layer norm
@@ -50,7 +93,8 @@ func fusible(k string) bool {
 // element-wise code in place of the framework's BatchNorm kernels (xla/debug_options_flags.cc
 // sets xla_gpu_use_cudnn_batchnorm false, "it does not provide a performance win on average",
 // and gpu_compiler.cc's BatchNormExpander turns batch norms into reductions and element-wise
-// HLO that the fusion passes merge). FLOPs add up; the dtype is the widest in the run.
+// HLO that the fusion passes merge). FLOPs add up; the dtype is the widest in the run. The
+// fused kernel is a Graph Work (MemXLAFusion's efficiency).
 func FuseXLA(works []Work) []Work {
 	out := make([]Work, 0, len(works))
 	i := 0
@@ -61,7 +105,7 @@ func FuseXLA(works []Work) []Work {
 			continue
 		}
 		j := i
-		f := Work{Kind: KindFusion, Kernels: 1, DType: works[i].DType, TF32: works[i].TF32, Host: works[i].Host}
+		f := Work{Kind: KindFusion, Kernels: 1, DType: works[i].DType, TF32: works[i].TF32, Host: works[i].Host, Graph: true}
 		for ; j < len(works) && fusible(works[j].Kind); j++ {
 			w := works[j]
 			f.FLOPs += w.FLOPs

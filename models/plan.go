@@ -666,6 +666,9 @@ func (pl *planner) forward() {
 		for _, x := range p.in {
 			if p.n == nil || !p.n.alias {
 				op.Bytes += pl.bytesOf(pl.pn[x].buf)
+				if pl.o.XLA && p.n != nil && p.n.kind == Norm {
+					op.NormBytes += 2 * pl.bytesOf(pl.pn[x].buf)
+				}
 			}
 		}
 		if p.buf >= 0 && !(p.n != nil && p.n.alias) {

@@ -183,6 +183,10 @@ type Op struct {
 	// OutsideXLA: under XLA the op still runs as its own TF kernels, outside the compiled
 	// step (an optimizer over TF1 reference variables).
 	OutsideXLA bool
+	// NormBytes is, for a forward batch or layer norm under XLA, its own traffic: its input
+	// read once and an output of that size written. Bytes may hold more: the element-wise ops
+	// fused after it (an activation) and the outputs kept for backward.
+	NormBytes float64
 	// Autotune is what cuDNN's autotuner allocates the first time TF runs this convolution
 	// (without XLA); nil for other ops. See AutotuneScratch.
 	Autotune *AutotuneScratch

@@ -1,7 +1,7 @@
 // Package scenarios reads gpusim's scenario files: YAML documents whose keys are the stable
 // scenario keys of docs/design.md (model, batch, precision, tf32, xla, optimizer, steps, seed,
 // hardware.gpu, hardware.count, cuda_visible_devices, strategy.name, strategy.num_packs,
-// accumulation_steps, steps_per_execution, fit_from_arrays, memory.mode/growth/growth_after_limit/limit_mib/fraction/allocator/gc, input.prefetch,
+// accumulation_steps, steps_per_execution, keras_version, fit_from_arrays, input_on_device, memory.mode/growth/growth_after_limit/limit_mib/fraction/allocator/gc, input.prefetch,
 // input.map.parallel_calls, input.cache, env, processes) plus name, description and
 // simulator.timeline_points / simulator.fast_forward. Keys() lists them all.
 //

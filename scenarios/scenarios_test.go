@@ -73,6 +73,8 @@ func TestStableKeys(t *testing.T) {
 		{"accumulation_steps", "4", func(c *train.Config) bool { return c.AccumulationSteps == 4 }},
 		{"steps_per_execution", "8", func(c *train.Config) bool { return c.StepsPerExecution == 8 }},
 		{"fit_from_arrays", "true", func(c *train.Config) bool { return c.FitFromArrays }},
+		{"input_on_device", "true", func(c *train.Config) bool { return c.InputOnDevice }},
+		{"keras_version", "3", func(c *train.Config) bool { return c.KerasVersion == 3 }},
 		{"memory.growth", "true", func(c *train.Config) bool { return c.Memory.Growth != nil && *c.Memory.Growth }},
 		{"memory.limit_mib", "4096", func(c *train.Config) bool { return c.Memory.LimitMiB == 4096 }},
 		{"memory.growth_after_limit", "true", func(c *train.Config) bool { return c.Memory.GrowthAfterLimit }},

@@ -104,10 +104,23 @@ type System struct {
 	// of its train function, so the host's per-step cost outside the ops (the GPU profile's
 	// StepOverhead: the Python loop, callbacks, the iterator) is paid once per N steps.
 	StepsPerExecution int
+	// KerasVersion is the Keras that builds the model: 2 (tf.keras 2.x, TF up to 2.15 or
+	// TF_USE_LEGACY_KERAS=1; 0 means 2) or 3 (Keras 3, TF 2.16's default and the JAX backend's).
+	// Under XLA it decides what a batch norm compiles to: tf.keras 2.x calls
+	// FusedBatchNormV3, which tf2xla turns into an HLO batch-norm op that BatchNormExpander
+	// expands with both statistics from one pass over x; Keras 3's BatchNormalization calls
+	// ops.moments (keras/src/backend/{tensorflow,jax}/nn.py: the mean, then the variance
+	// around it, two passes) and an element-wise normalization (xla.go, opWork).
+	KerasVersion int
 	// FitFromArrays is model.fit(x, y) on in-memory (numpy) arrays with Input nil: the host
 	// gathers each batch and copies it to the GPU, one batch ahead of the step (arrays.go).
 	// False with Input nil is data already on the GPU.
 	FitFromArrays bool
+	// InputOnDevice says each batch is already in GPU memory when the step starts (a dataset
+	// kept on the GPU, a batch reused from the device, as the device-fed Keras recordings in
+	// testdata/h200/keras ran): the step's input copy costs nothing. Without it a step with
+	// Input nil still copies its batch from the host (synthetic tf.data on the host CPU).
+	InputOnDevice bool
 	// Memory holds the memory options of the training process.
 	Memory Memory
 	// Input is the tf.data input pipeline; nil means the batches are already on the GPU
@@ -353,6 +366,9 @@ func (c *Config) Validate() error {
 	if c.GPU == "" && c.GPUProfile == nil {
 		add(fieldErr("GPU", "must be set"))
 	}
+	if c.InputOnDevice && (c.FitFromArrays || c.Input != nil) {
+		add(fieldErr("InputOnDevice", "the batches cannot be on the GPU already and come from host arrays or tf.data too (fit_from_arrays or an input section)"))
+	}
 	if c.XLADistinctShapes < 0 {
 		add(fieldErr("XLADistinctShapes", "must not be negative, got %d", c.XLADistinctShapes))
 	}
@@ -402,6 +418,9 @@ func (c *Config) Validate() error {
 		if _, _, err := parseTFVersion(c.TFVersion); err != nil {
 			add(fieldErr("TFVersion", "%v", err))
 		}
+	}
+	if c.KerasVersion != 0 && c.KerasVersion != 2 && c.KerasVersion != 3 {
+		add(fieldErr("KerasVersion", "%d: must be 2 or 3", c.KerasVersion))
 	}
 	if c.StepsPerExecution <= 0 {
 		add(fieldErr("StepsPerExecution", "must be positive, got %d", c.StepsPerExecution))

@@ -795,9 +795,26 @@ func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *xla
 	}
 	for i, op := range mp.Ops {
 		w := r.opWork(op)
+		extra := 0.0
+		if w.Graph && w.Kind == hw.KindNorm && op.NormBytes > 0 && op.Bytes > op.NormBytes {
+			// XLA's batch norm moves its own bytes at its measured rate; what the fused
+			// activation and the outputs kept for backward add streams at the loop fusions'
+			// rate (a ReLU fused into the normalizing pass costs nothing more:
+			// testdata/h200/memkinds, bn_relu_fwd against bn_fwd).
+			extra = op.Bytes - op.NormBytes
+			w.Bytes = op.NormBytes
+		}
+		if r.cfg.InputOnDevice && op.Kind == models.HostToDevice {
+			// The batch is on the GPU already: no copy, no kernel.
+			p.costs[i] = opCost{cat: catForward, kind: kindIndex(w.Kind)}
+			continue
+		}
 		c, err := r.gpu.Cost(w)
 		if err != nil {
 			return nil, nil, fmt.Errorf("price op %s: %w", op.Name, err)
+		}
+		if extra > 0 {
+			c.Exec += extra / r.gpu.ByteRate(hw.Work{Kind: hw.KindFusion, Graph: true, DType: w.DType})
 		}
 		cat := catForward
 		switch op.Phase {

@@ -127,12 +127,28 @@ func (r *runner) xlaResult(res *Result) {
 	res.Notes = append(res.Notes, msg)
 }
 
+// XLABatchNormPasses is how many times XLA's expansion of a training FusedBatchNormV3 moves
+// the bytes the plan counts for it (input, output and, backward, the output gradient once
+// each). BatchNormExpander (gpu_compiler.cc) lowers batch-norm-training to the mean and the
+// mean of squares, reduced together over batch and space, and an element-wise normalization,
+// and its gradient to two reductions (sum of dy, sum of dy*x_hat) and an element-wise dx: the
+// reductions over all but the channel axis are column reductions that cannot share a kernel
+// with the element-wise pass, so x is read twice forward (3 tensors moved where 2 are counted)
+// and x and dy twice backward (5 where 3 are counted): 1.5 and 1.67, 1.6 over a step.
+const XLABatchNormPasses = 1.6
+
 // opWork is the cost model's Work for a plan op. Under XLA a batch or layer norm is not a
 // cuDNN/Eigen kernel: tf2xla lowers FusedBatchNormV3 to HLO batch-norm ops that XLA's GPU
 // compiler expands into reductions and element-wise ops (BatchNormExpander in
 // gpu_compiler.cc; xla_gpu_use_cudnn_batchnorm defaults to false in debug_options_flags.cc)
 // and fuses; such a kernel is priced as hw.KindFusion, at the streaming memory efficiency
-// rather than the framework norm kernels' (hw.FuseXLA does the same on op lists).
+// rather than the framework norm kernels' (hw.FuseXLA does the same on op lists), its bytes
+// times XLABatchNormPasses. A Keras 3 batch norm (Config.KerasVersion 3) is not
+// FusedBatchNormV3 but ops.moments and an element-wise normalization, which XLA compiles to
+// two dependent column reductions and a loop fusion, and its gradient by autodiff: it stays
+// hw.KindNorm as a Graph Work, priced at what Keras 3's batch norm measured under XLA on the
+// H200 (hw.MemXLABatchNorm and the others, hw.XLABatchNormKernels). A layer norm reduces
+// along rows, which XLA fuses into one pass, and is priced as hw.KindFusion.
 //
 // Under XLA every kernel of the step but the input copy (the h2d op, outside the compiled
 // program) is hw.Work.Graph: XLA's GPU runtime replays the compiled step from CUDA graphs
@@ -141,9 +157,17 @@ func (r *runner) xlaResult(res *Result) {
 func (r *runner) opWork(op models.Op) hw.Work {
 	w := work(op, r.cfg.TF32)
 	if r.cfg.XLA && w.Kind == hw.KindNorm {
-		w.Kind = hw.KindFusion
-		if strings.HasSuffix(op.Name, "/FusedBatchNormV3") || strings.HasSuffix(op.Name, "/FusedBatchNormV3/grad") {
-			w.Bytes *= hw.XLABatchNormPasses
+		fwd, grad := strings.HasSuffix(op.Name, "/FusedBatchNormV3"), strings.HasSuffix(op.Name, "/FusedBatchNormV3/grad")
+		switch {
+		case r.cfg.KerasVersion == 3 && fwd:
+			w.Kernels = hw.XLABatchNormKernels
+		case r.cfg.KerasVersion == 3 && grad:
+			w.Kernels = hw.XLABatchNormGradKernels
+		default:
+			w.Kind = hw.KindFusion
+			if fwd || grad {
+				w.Bytes *= XLABatchNormPasses
+			}
 		}
 	}
 	if r.cfg.XLA && r.splitRowReductions {
