@@ -10,9 +10,9 @@ import (
 )
 
 // A priced plan (a models.Plan with XLA's buffer assignment applied and every op's device and
-// host time from hw) is a pure function of the plan, the GPU profile, TF32 and XLA (and, under
-// XLA, the allocator limit rematerialization aims below and whether the gradients leave the
-// compiled step). models builds each plan once per process; pricing it is as costly again, so
+// host time from hw) is a pure function of the plan, the GPU profile, TF32, XLA and
+// InputOnDevice (and, under XLA, the Keras version, the allocator limit rematerialization aims
+// below and whether the gradients leave the compiled step). models builds each plan once per process; pricing it is as costly again, so
 // a process prices each (plan, GPU, options) once too and runs share the result: a plan is
 // never written after makePlan returns it. This is a memo, not state: a run that misses it
 // builds the same plan. The cache keeps at most maxPriced plans (a long-lived `gpusim serve`
@@ -33,6 +33,8 @@ type pricedKey struct {
 	gpu       string // the profile written out (it holds a map, so hw.GPU is not comparable)
 	tf32, xla bool
 	splitRows bool  // XLA only: softmax and layer norm as several fusions (xla.go)
+	onDevice  bool  // InputOnDevice: the input copy is free
+	keras     int   // XLA only: KerasVersion decides the batch norm's lowering
 	keepGrads bool  // XLA only
 	limit     int64 // XLA only
 }
