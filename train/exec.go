@@ -564,7 +564,11 @@ func (r *runner) endStep(rep *replica) {
 		r.eng.Stop()
 		return
 	}
-	if r.canFastForward() {
+	if r.multi.jitterOn {
+		if r.jitterStep() {
+			return
+		}
+	} else if r.canFastForward() {
 		r.fastForward()
 		return
 	}

@@ -209,17 +209,33 @@ type ReplayedSteps struct {
 	// Devices are the replicas (Span.Device), Busy each one's busy fraction of every step.
 	Devices []int
 	Busy    []float64
+	// Window, when set, is the jittered fast-forward's window (jitter.go): step j of the
+	// stretch is Window[j mod len(Window)], which then gives its Period, all-reduce and Busy.
+	Window []ReplayedStep `json:",omitempty"`
+}
+
+// step returns step j's length, all-reduce offset and length, and busy fractions.
+func (rs *ReplayedSteps) step(j int) (sim.Time, sim.Time, float64, []float64) {
+	if len(rs.Window) == 0 {
+		return rs.Period, rs.AllReduceOffset, rs.AllReduce, rs.Busy
+	}
+	w := &rs.Window[j%len(rs.Window)]
+	return w.Period, w.AllReduceOffset, w.AllReduce, w.Busy
 }
 
 // visit calls span for each span of the stretch, in the order the step-by-step run records
 // them after sorting by start: each step's step spans, then its all-reduce spans.
 func (rs *ReplayedSteps) visit(span func(Span)) {
+	st := rs.Start
 	for j := range rs.Steps {
-		st := rs.Start + sim.Time(j)*rs.Period
+		if len(rs.Window) == 0 {
+			st = rs.Start + sim.Time(j)*rs.Period
+		}
+		period, arOffset, ar, _ := rs.step(j)
 		step := rs.FirstStep + j
 		stepSpans := func() {
 			for _, d := range rs.Devices {
-				span(Span{Device: d, Track: TrackStep, Name: fmt.Sprintf("step %d", step+1), Step: step, Start: st.Seconds(), Dur: rs.Period.Seconds()})
+				span(Span{Device: d, Track: TrackStep, Name: fmt.Sprintf("step %d", step+1), Step: step, Start: st.Seconds(), Dur: period.Seconds()})
 			}
 		}
 		arSpans := func() {
@@ -227,16 +243,17 @@ func (rs *ReplayedSteps) visit(span func(Span)) {
 				return
 			}
 			for _, d := range rs.Devices {
-				span(Span{Device: d, Track: TrackAllReduce, Name: rs.AllReduceName, Step: step, Start: (st + rs.AllReduceOffset).Seconds(), Dur: rs.AllReduce})
+				span(Span{Device: d, Track: TrackAllReduce, Name: rs.AllReduceName, Step: step, Start: (st + arOffset).Seconds(), Dur: ar})
 			}
 		}
-		if rs.AllReduceOffset > 0 {
+		if arOffset > 0 {
 			stepSpans()
 			arSpans()
 		} else {
 			arSpans()
 			stepSpans()
 		}
+		st += period
 	}
 }
 
@@ -267,11 +284,16 @@ func (r *Result) visitUtilization(fn func(UtilPoint)) {
 		for ; i < len(r.Utilization) && r.Utilization[i].T < t; i++ {
 			fn(r.Utilization[i])
 		}
+		st := rs.Start
 		for j := range rs.Steps {
-			st := (rs.Start + sim.Time(j)*rs.Period).Seconds()
-			for d, dev := range rs.Devices {
-				fn(UtilPoint{Device: dev, T: st, Busy: rs.Busy[d]})
+			if len(rs.Window) == 0 {
+				st = rs.Start + sim.Time(j)*rs.Period
 			}
+			period, _, _, busy := rs.step(j)
+			for d, dev := range rs.Devices {
+				fn(UtilPoint{Device: dev, T: st.Seconds(), Busy: busy[d]})
+			}
+			st += period
 		}
 	}
 	for ; i < len(r.Utilization); i++ {

@@ -267,6 +267,7 @@ type runner struct {
 	kindBDs         runs[kindTimes]
 	ffSteps         int
 	replayed        []ReplayedSteps // the fast-forwarded stretches, for spans and per-step utilization
+	jit             jitterState     // the jittered fast-forward's window (jitter.go)
 	gradBytes       int64
 	input           inputSource
 	batches         map[int]*batch

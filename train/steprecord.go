@@ -9,9 +9,31 @@ type runs[T comparable] struct {
 	n int // entries
 }
 
+// A run holds n copies of v, or, when cyc is set, n entries cycling through cyc (entry o of
+// the run is cyc[o%len(cyc)]): the jittered fast-forward's replay of a window of steps
+// (jitter.go).
 type run[T comparable] struct {
-	v T
-	n int
+	v   T
+	n   int
+	cyc []T
+}
+
+// addCycle appends n entries cycling through vals (entry o is vals[o%len(vals)]); vals is
+// kept, not copied.
+func (s *runs[T]) addCycle(vals []T, n int) {
+	if n <= 0 || len(vals) == 0 {
+		return
+	}
+	s.n += n
+	s.r = append(s.r, run[T]{n: n, cyc: vals})
+}
+
+// value is entry o of the run.
+func (r *run[T]) value(o int) T {
+	if r.cyc != nil {
+		return r.cyc[o%len(r.cyc)]
+	}
+	return r.v
 }
 
 // add appends n copies of v.
@@ -20,11 +42,11 @@ func (s *runs[T]) add(v T, n int) {
 		return
 	}
 	s.n += n
-	if k := len(s.r); k > 0 && s.r[k-1].v == v {
+	if k := len(s.r); k > 0 && s.r[k-1].cyc == nil && s.r[k-1].v == v {
 		s.r[k-1].n += n
 		return
 	}
-	s.r = append(s.r, run[T]{v, n})
+	s.r = append(s.r, run[T]{v: v, n: n})
 }
 
 func (s *runs[T]) len() int { return s.n }
@@ -36,14 +58,18 @@ func (s *runs[T]) last() (T, int) {
 		return zero, 0
 	}
 	l := s.r[len(s.r)-1]
+	if l.cyc != nil {
+		return l.value(l.n - 1), 1
+	}
 	return l.v, l.n
 }
 
 // at returns entry i.
 func (s *runs[T]) at(i int) T {
-	for _, r := range s.r {
+	for k := range s.r {
+		r := &s.r[k]
 		if i < r.n {
-			return r.v
+			return r.value(i)
 		}
 		i -= r.n
 	}
@@ -56,9 +82,10 @@ func (s *runs[T]) expand() []T {
 		return nil
 	}
 	out := make([]T, 0, s.n)
-	for _, r := range s.r {
-		for range r.n {
-			out = append(out, r.v)
+	for k := range s.r {
+		r := &s.r[k]
+		for o := range r.n {
+			out = append(out, r.value(o))
 		}
 	}
 	return out
@@ -67,26 +94,34 @@ func (s *runs[T]) expand() []T {
 // medianRun returns the index of the (lower) median entry of s as medianIndex finds it in
 // the expanded record: entries in stable ascending order, the one at (n-1)/2. Equal values
 // keep their order, so within the sorted runs an entry's place is its run's place plus its
-// offset in the run. -1 for no entries.
+// offset in the run. A cycling run counts as one run per value of its cycle (entries c,
+// c+len(cyc), ...); among equal values of one cycle the lower cycle index comes first, which
+// may pick another entry of the same value than the expanded sort would. -1 for no entries.
 func medianRun(s *runs[float64]) int {
 	if s.n == 0 {
 		return -1
 	}
 	type pos struct {
-		v          float64
-		first, cnt int
+		v                  float64
+		first, cnt, stride int
 	}
 	ps := make([]pos, 0, len(s.r))
 	i := 0
 	for _, r := range s.r {
-		ps = append(ps, pos{r.v, i, r.n})
+		if w := len(r.cyc); w > 0 {
+			for c := 0; c < w && c < r.n; c++ {
+				ps = append(ps, pos{r.cyc[c], i + c, (r.n - c + w - 1) / w, w})
+			}
+		} else {
+			ps = append(ps, pos{r.v, i, r.n, 1})
+		}
 		i += r.n
 	}
 	sort.SliceStable(ps, func(a, b int) bool { return ps[a].v < ps[b].v })
 	k := (s.n - 1) / 2
 	for _, p := range ps {
 		if k < p.cnt {
-			return p.first + k
+			return p.first + k*p.stride
 		}
 		k -= p.cnt
 	}

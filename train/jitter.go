@@ -1,0 +1,255 @@
+package train
+
+import (
+	"github.com/gpusim/gpusim/allocator"
+	"github.com/gpusim/gpusim/sim"
+)
+
+// Fast-forward under kernel-time jitter (replicas.go: stepJitterCV). Jitter only scales a
+// replica's kernel times; it never changes what a replica's allocator is asked: each replica
+// runs its plan's ops one after the other (an op allocates when it starts and frees when it
+// ends, the next op is issued after it), the all-reduce is a barrier whose buffers each
+// replica allocates and frees in TF's fixed order (runPackStages), and neither the shared host
+// lanes of the one runtime (hostIssue) nor Horovod's overlapped buckets (allReduceTime)
+// allocate anything: they only move times. So once canFastForward's structural BFC proof holds
+// (the step added no persistent tensor, took or returned no region, had no failed request),
+// every later step asks each allocator the same requests in the same order from the same state
+// and gets the same memory figures; only the times differ, by the draws.
+//
+// Those times are kept statistically: jitterWindow proven steps are simulated in full, their
+// records kept (windowStep), and the later steps replay them in turn (the j-th replayed step
+// takes record j mod jitterWindow), so the run's step times, breakdown, throughput, slowest-
+// replica wait and Horovod's exposed all-reduce come out as the window's. The proof of equal
+// allocator state needs TF's classic BFC: the equal-bytes proof (stateAppender) also asks for
+// equal step times, which jitter never gives, so with any other allocator the run is simulated
+// step by step.
+
+// jitterWindow is the number of fully simulated steps whose records the replay cycles
+// through. A step's time is the slowest replica's, the maximum of the replicas' lognormal
+// factors (CV stepJitterCV = 1.14%): its spread is below that CV, so the mean of 64 i.i.d.
+// steps has a standard error under 1.14%/sqrt(64) = 0.14% of the step time, well inside the
+// 0.5% the differential test allows (TestJitterFastForwardMatchesFullSimulation), while
+// the window costs 64 simulated steps, a few milliseconds, once per run.
+const jitterWindow = 64
+
+// windowStep is what the replay of one jittered step records, as fastForward records a
+// repeated step: the per-step records, the step's length and all-reduce, and per simulated
+// replica the busy time, kernels and memory changes (offsets from the step's start).
+type windowStep struct {
+	dt                  float64
+	bd                  [numCats]sim.Time
+	kinds               kindTimes
+	ar                  float64
+	dur, arOffset       sim.Time
+	exposed, overlapped float64 // Horovod's, when allReduceTime recorded them
+	hasOverlap          bool
+	ops                 int
+	busy                []sim.Time
+	ivs                 [][]busySpan
+	trace               [][]memEvent
+}
+
+// jitterState is the window being recorded or complete, with the allocator counters it was
+// proven under: a complete window is reused after a simulated step (one the loss scale
+// skipped) only while no replica's pool changed and no request failed since.
+type jitterState struct {
+	win                  []windowStep
+	poolChanges, failues []int
+}
+
+// jitterFastForwardable reports whether fast-forward may run under jitter: every simulated
+// replica's allocator is TF's classic BFC (the structural proof of canFastForward).
+func (r *runner) jitterFastForwardable() bool {
+	for _, rep := range r.active {
+		a, ok := rep.alloc.(*allocator.BFC)
+		if !ok || a.Options().Variant != allocator.Classic {
+			return false
+		}
+	}
+	return true
+}
+
+// jitterStep runs at the end of a step under jitter: it records the step in the window when
+// canFastForward proved it (a step that is not proven empties an incomplete window) and, once
+// the window is complete, replays the steps up to the next one the loss scale skips. It
+// reports whether it replayed (the replay schedules the next step).
+func (r *runner) jitterStep() bool {
+	js := &r.jit
+	if !r.canFastForward() {
+		if len(js.win) < jitterWindow {
+			js.win = js.win[:0]
+		}
+		return false
+	}
+	if len(js.win) == jitterWindow && !r.countersMatch() {
+		js.win = js.win[:0]
+	}
+	if len(js.win) < jitterWindow {
+		js.win = append(js.win, r.windowRecord())
+		if len(js.win) < jitterWindow {
+			return false
+		}
+		js.poolChanges, js.failues = js.poolChanges[:0], js.failues[:0]
+		for _, rep := range r.active {
+			js.poolChanges = append(js.poolChanges, rep.poolChanges)
+			js.failues = append(js.failues, rep.failures)
+		}
+	}
+	return r.replayWindow()
+}
+
+func (r *runner) countersMatch() bool {
+	for i, rep := range r.active {
+		if rep.poolChanges != r.jit.poolChanges[i] || rep.failures != r.jit.failues[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// windowRecord copies the step just simulated (after canFastForward's trace swap).
+func (r *runner) windowRecord() windowStep {
+	w := windowStep{dur: r.eng.Now() - r.stepStart, arOffset: r.arStart - r.stepStart, ops: r.stepOps}
+	w.dt, _ = r.stepTimes.last()
+	w.bd, _ = r.breakdowns.last()
+	w.kinds, _ = r.kindBDs.last()
+	w.ar, _ = r.arTimes.last()
+	if m := &r.multi; m.overlap != nil && len(m.exposed) > 0 {
+		w.exposed, w.overlapped, w.hasOverlap = m.exposed[len(m.exposed)-1], m.overlapped[len(m.overlapped)-1], true
+	}
+	for _, rep := range r.active {
+		w.busy = append(w.busy, rep.busy-rep.busyAtStart)
+		w.ivs = append(w.ivs, append([]busySpan(nil), rep.stepBusyIvs...))
+		w.trace = append(w.trace, append([]memEvent(nil), rep.prevTrace...))
+	}
+	return w
+}
+
+// replayWindow replays the steps after the current one up to the next one the loss scale
+// skips (or the last), the j-th of them as window record j mod jitterWindow: the per-step
+// records as cycling runs, each replica's busy time, nvidia-smi windows and memory timeline as
+// whole windows repeated plus the leading part of one more, the spans and per-step
+// utilization as one ReplayedSteps. A replay that would run past MaxSimulatedTime is not
+// made: the steps are simulated, and the run stops where a simulated one would.
+func (r *runner) replayWindow() bool {
+	win := r.jit.win
+	start := r.eng.Now()
+	first := r.step + 1
+	count := 0
+	for first+count <= r.cfg.Steps && !r.skip(first+count) {
+		count++
+	}
+	if count == 0 {
+		return false
+	}
+	var period sim.Time // one pass over the window
+	for i := range win {
+		period += win[i].dur
+	}
+	full, rest := count/len(win), count%len(win)
+	var restDur sim.Time
+	for i := range rest {
+		restDur += win[i].dur
+	}
+	total := sim.Time(full)*period + restDur
+	if start+total > MaxSimulatedTime {
+		return false
+	}
+	dts := make([]float64, len(win))
+	ars := make([]float64, len(win))
+	bds := make([][numCats]sim.Time, len(win))
+	kinds := make([]kindTimes, len(win))
+	rs := ReplayedSteps{FirstStep: first - 1, Steps: count, Start: start, Window: make([]ReplayedStep, len(win)),
+		AllReduceName: r.allReduce.Impl}
+	ops := 0
+	for i := range win {
+		w := &win[i]
+		dts[i], ars[i], bds[i], kinds[i] = w.dt, w.ar, w.bd, w.kinds
+		rs.Window[i] = ReplayedStep{Period: w.dur, AllReduceOffset: w.arOffset, AllReduce: w.ar}
+		n := full
+		if i < rest {
+			n++
+		}
+		ops += n * w.ops
+	}
+	r.stepTimes.addCycle(dts, count)
+	r.arTimes.addCycle(ars, count)
+	r.breakdowns.addCycle(bds, count)
+	r.kindBDs.addCycle(kinds, count)
+	if m := &r.multi; win[0].hasOverlap {
+		for j := range count {
+			w := &win[j%len(win)]
+			m.exposed = append(m.exposed, w.exposed)
+			m.overlapped = append(m.overlapped, w.overlapped)
+		}
+	}
+	for k, rep := range r.active {
+		// One pass over the window as one step of the replay machinery.
+		var ivs, restIvs []busySpan
+		var ev, restEv []memEvent
+		var off, passBusy, restBusy sim.Time
+		for i := range win {
+			w := &win[i]
+			for _, iv := range w.ivs[k] {
+				ivs = append(ivs, busySpan{Start: iv.Start + off, End: iv.End + off})
+			}
+			for _, m := range w.trace[k] {
+				ev = append(ev, memEvent{at: m.at + off, inUse: m.inUse, pool: m.pool})
+			}
+			passBusy += w.busy[k]
+			if i < rest {
+				restBusy += w.busy[k]
+			}
+			off += w.dur
+			if i == rest-1 {
+				restIvs, restEv = slicesClip(ivs), slicesClip(ev)
+			}
+		}
+		rep.meter.AddPeriodic(start, period, full, ivs)
+		rep.sampler.replay(start, period, full, newStepTrace(ev))
+		if rest > 0 {
+			at := start + sim.Time(full)*period
+			rep.meter.AddPeriodic(at, restDur, 1, restIvs)
+			rep.sampler.replay(at, restDur, 1, newStepTrace(restEv))
+		}
+		busy := sim.Time(full)*passBusy + restBusy
+		last := win[(count-1)%len(win)].busy[k]
+		rep.busy += busy
+		rep.busyAtStart = rep.busy - last
+		rs.Devices = append(rs.Devices, rep.id)
+		for i := range win {
+			b := 0.0
+			if win[i].dur > 0 {
+				b = float64(win[i].busy[k]) / float64(win[i].dur)
+			}
+			rs.Window[i].Busy = append(rs.Window[i].Busy, b)
+		}
+	}
+	r.replayed = append(r.replayed, rs)
+	r.spansDropped += ops
+	r.ffSteps += count
+	r.step = first + count - 1
+	r.eng.At(start+total, func() {
+		if r.step < r.cfg.Steps {
+			r.step++
+			r.startStep()
+			return
+		}
+		r.end = r.eng.Now()
+		r.eng.Stop()
+	})
+	return true
+}
+
+// slicesClip returns s with its capacity cut to its length, so that appending to the whole
+// window's slice later leaves it alone.
+func slicesClip[T any](s []T) []T { return s[:len(s):len(s)] }
+
+// ReplayedStep is one step of a jittered fast-forward's window (ReplayedSteps.Window): its
+// length, its all-reduce (offset from the step's start, seconds) and each replica's busy
+// fraction (ReplayedSteps.Devices' order).
+type ReplayedStep struct {
+	Period, AllReduceOffset sim.Time
+	AllReduce               float64
+	Busy                    []float64
+}
