@@ -53,7 +53,12 @@ func WriteResultText(w io.Writer, res *analysis.Result) error {
 	rows := [][2]string{{"result", status}}
 	steps := fmt.Sprintf("%d of %d", len(res.StepTimes), res.StepsRequested)
 	if res.FastForwarded > 0 {
-		steps += fmt.Sprintf(" (%d fast-forwarded: identical to the step before)", res.FastForwarded)
+		how := "identical to the step before"
+		if len(res.Replayed) > 0 && len(res.Replayed[0].Window) > 0 {
+			// The replicas' jitter: a window of simulated steps replayed in turn.
+			how = fmt.Sprintf("replaying a window of %d jittered steps", len(res.Replayed[0].Window))
+		}
+		steps += fmt.Sprintf(" (%d fast-forwarded: %s)", res.FastForwarded, how)
 	}
 	rows = append(rows, [2]string{"steps completed", steps})
 	if len(res.StepTimes) > 0 {

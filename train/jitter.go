@@ -54,6 +54,7 @@ type windowStep struct {
 // skipped) only while no replica's pool changed and no request failed since.
 type jitterState struct {
 	win                  []windowStep
+	pass                 []windowPass // per simulated replica, once win is complete
 	poolChanges, failues []int
 }
 
@@ -94,6 +95,7 @@ func (r *runner) jitterStep() bool {
 			js.poolChanges = append(js.poolChanges, rep.poolChanges)
 			js.failues = append(js.failues, rep.failures)
 		}
+		r.buildPasses()
 	}
 	return r.replayWindow()
 }
@@ -184,35 +186,19 @@ func (r *runner) replayWindow() bool {
 		}
 	}
 	for k, rep := range r.active {
-		// One pass over the window as one step of the replay machinery.
-		var ivs, restIvs []busySpan
-		var ev, restEv []memEvent
-		var off, passBusy, restBusy sim.Time
-		for i := range win {
-			w := &win[i]
-			for _, iv := range w.ivs[k] {
-				ivs = append(ivs, busySpan{Start: iv.Start + off, End: iv.End + off})
-			}
-			for _, m := range w.trace[k] {
-				ev = append(ev, memEvent{at: m.at + off, inUse: m.inUse, pool: m.pool})
-			}
-			passBusy += w.busy[k]
-			if i < rest {
-				restBusy += w.busy[k]
-			}
-			off += w.dur
-			if i == rest-1 {
-				restIvs, restEv = slicesClip(ivs), slicesClip(ev)
-			}
+		ps := &r.jit.pass[k]
+		rep.meter.AddPeriodic(start, period, full, ps.ivs)
+		rep.sampler.replay(start, period, full, ps.trace)
+		var restBusy sim.Time
+		for i := range rest {
+			restBusy += win[i].busy[k]
 		}
-		rep.meter.AddPeriodic(start, period, full, ivs)
-		rep.sampler.replay(start, period, full, newStepTrace(ev))
 		if rest > 0 {
 			at := start + sim.Time(full)*period
-			rep.meter.AddPeriodic(at, restDur, 1, restIvs)
-			rep.sampler.replay(at, restDur, 1, newStepTrace(restEv))
+			rep.meter.AddPeriodic(at, restDur, 1, ps.ivs[:ps.ivEnd[rest]])
+			rep.sampler.replay(at, restDur, 1, newStepTrace(ps.trace.ev[:ps.evEnd[rest]]))
 		}
-		busy := sim.Time(full)*passBusy + restBusy
+		busy := sim.Time(full)*ps.busy + restBusy
 		last := win[(count-1)%len(win)].busy[k]
 		rep.busy += busy
 		rep.busyAtStart = rep.busy - last
@@ -241,9 +227,44 @@ func (r *runner) replayWindow() bool {
 	return true
 }
 
-// slicesClip returns s with its capacity cut to its length, so that appending to the whole
-// window's slice later leaves it alone.
-func slicesClip[T any](s []T) []T { return s[:len(s):len(s)] }
+// windowPass is one replica's pass over the complete window as one step of the replay
+// machinery: the kernels and memory changes of the window's steps, each shifted by the steps
+// before it; ivEnd[i] and evEnd[i] count those of the first i steps.
+type windowPass struct {
+	ivs          []busySpan
+	trace        *stepTrace
+	ivEnd, evEnd []int
+	busy         sim.Time
+}
+
+// buildPasses makes each replica's windowPass once the window is complete.
+func (r *runner) buildPasses() {
+	win := r.jit.win
+	r.jit.pass = r.jit.pass[:0]
+	for k := range r.active {
+		ni, ne := 0, 0
+		for i := range win {
+			ni, ne = ni+len(win[i].ivs[k]), ne+len(win[i].trace[k])
+		}
+		ps := windowPass{ivs: make([]busySpan, 0, ni), ivEnd: make([]int, len(win)+1), evEnd: make([]int, len(win)+1)}
+		ev := make([]memEvent, 0, ne)
+		var off sim.Time
+		for i := range win {
+			w := &win[i]
+			for _, iv := range w.ivs[k] {
+				ps.ivs = append(ps.ivs, busySpan{Start: iv.Start + off, End: iv.End + off})
+			}
+			for _, m := range w.trace[k] {
+				ev = append(ev, memEvent{at: m.at + off, inUse: m.inUse, pool: m.pool})
+			}
+			ps.busy += w.busy[k]
+			off += w.dur
+			ps.ivEnd[i+1], ps.evEnd[i+1] = len(ps.ivs), len(ev)
+		}
+		ps.trace = newStepTrace(ev)
+		r.jit.pass = append(r.jit.pass, ps)
+	}
+}
 
 // ReplayedStep is one step of a jittered fast-forward's window (ReplayedSteps.Window): its
 // length, its all-reduce (offset from the step's start, seconds) and each replica's busy
