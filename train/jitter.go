@@ -131,22 +131,33 @@ func (r *runner) windowRecord() windowStep {
 // skips (or the last), the j-th of them as window record j mod jitterWindow: the per-step
 // records as cycling runs, each replica's busy time, nvidia-smi windows and memory timeline as
 // whole windows repeated plus the leading part of one more, the spans and per-step
-// utilization as one ReplayedSteps. A replay that would run past MaxSimulatedTime is not
-// made: the steps are simulated, and the run stops where a simulated one would.
+// utilization as one ReplayedSteps. The replay stops before a step that would end past
+// MaxSimulatedTime: that one is simulated, and the run stops where a simulated one would.
 func (r *runner) replayWindow() bool {
 	win := r.jit.win
 	start := r.eng.Now()
 	first := r.step + 1
+	var period sim.Time // one pass over the window
+	for i := range win {
+		period += win[i].dur
+	}
+	// The steps that end by MaxSimulatedTime (a kernel ends by its step's end): the first
+	// one past it is simulated, and tooLong stops the run there.
+	limit := r.cfg.Steps - first + 1
+	if period > 0 {
+		room := MaxSimulatedTime - start
+		fits, left := int(room/period)*len(win), room%period
+		for i := 0; i < len(win) && win[i].dur <= left; i++ {
+			fits, left = fits+1, left-win[i].dur
+		}
+		limit = min(limit, fits)
+	}
 	count := 0
-	for first+count <= r.cfg.Steps && !r.skip(first+count) {
+	for count < limit && !r.skip(first+count) {
 		count++
 	}
 	if count == 0 {
 		return false
-	}
-	var period sim.Time // one pass over the window
-	for i := range win {
-		period += win[i].dur
 	}
 	full, rest := count/len(win), count%len(win)
 	var restDur sim.Time
@@ -154,9 +165,6 @@ func (r *runner) replayWindow() bool {
 		restDur += win[i].dur
 	}
 	total := sim.Time(full)*period + restDur
-	if start+total > MaxSimulatedTime {
-		return false
-	}
 	dts := make([]float64, len(win))
 	ars := make([]float64, len(win))
 	bds := make([][numCats]sim.Time, len(win))
