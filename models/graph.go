@@ -47,6 +47,7 @@ type node struct {
 	// is one fusion and only the op's input is kept.
 	composite  int64
 	alias      bool   // the output is a view of input 0 (Reshape, Flatten): no buffer
+	padSym     bool   // a zero padding with the same amount before and after on every axis
 	ew         bool   // element-wise: XLA fuses it into its producer
 	f32        bool   // computes in float32 even under a mixed policy
 	intOut     bool   // int32 output (token ids)

@@ -105,10 +105,12 @@ func buildZeroPadding(g *graph, l *layerCall) (int, error) {
 		return 0, err
 	}
 	out := clone(s)
+	sym := true
 	for i := 0; i < len(s)-1; i++ {
 		out[i] += pad[2*i] + pad[2*i+1]
+		sym = sym && pad[2*i] == pad[2*i+1]
 	}
-	return g.addNode(node{name: name + "/Pad", kind: Copy, in: []int{x}, shape: out}), nil
+	return g.addNode(node{name: name + "/Pad", kind: Copy, in: []int{x}, shape: out, padSym: sym}), nil
 }
 
 // buildUpSampling applies UpSampling1D, UpSampling2D.

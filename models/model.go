@@ -36,7 +36,11 @@ type PlanOptions struct {
 	Batch     int       // per-replica (micro-)batch, > 0
 	Precision Precision // "" = float32
 	XLA       bool      // jit_compile=True: element-wise chains fused into their producers
-	Optimizer string    // see Optimizers(); "" = sgd
+	// JAX: the step is differentiated by JAX (Keras 3 on the JAX backend), not by TF's
+	// registered gradients: jax.nn.relu and relu6 differentiate from their input
+	// (jax/_src/nn/functions.py, relu.defjvps: lax.select(x > 0, g, lax.full_like(g, 0))).
+	JAX       bool
+	Optimizer string // see Optimizers(); "" = sgd
 	// BatchNormSpatialPersistent is TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT=1 in the
 	// environment (NVIDIA's example scripts set it): grappler's remapper may then fuse a
 	// half-precision NHWC batch norm with the ReLU (and residual add) after it (remapper.cc,

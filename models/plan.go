@@ -420,6 +420,9 @@ func (pl *planner) buffers() {
 			}
 		}
 	}
+	if pl.o.XLA {
+		pl.xlaSavers()
+	}
 	if !pl.o.XLA && !pl.anyFused() {
 		return
 	}
@@ -444,6 +447,193 @@ func (pl *planner) buffers() {
 			pl.bufs[b].material = false
 		}
 	}
+}
+
+// xlaSavers redoes which forward values backward keeps when the step is one XLA module.
+// The gradient is part of the same HLO graph as the forward pass, and XLA keeps a value from
+// forward to backward only where a backward instruction reads it; the values kept are those
+// of XLA's own buffer assignment of real Keras steps (testdata/h200/keras/xla, the
+// after_optimizations-live-range.txt peaks listed by tools/h200/xla_peak.py):
+//   - A value read by a cuDNN or cuBLAS call of backward (a convolution's or a matmul's input,
+//     for its filter and input gradients) is kept: a library call reads a buffer.
+//   - A value read only by backward fusions (activation, batch-norm and multiply gradients,
+//     the max-pool gradient's argmax) that is itself an element-wise function (activation,
+//     batch norm's normalization, add, multiply, cast, zero padding) of other values is not
+//     kept: XLA's fusion passes duplicate cheap element-wise producers into each consumer
+//     (xla/service/gpu/transforms/priority_fusion.cc, instruction_fusion.cc), so backward
+//     recomputes it from its operands, which are kept in its place. ResNet-50's batch-norm
+//     and ReLU outputs are recomputed from the convolution outputs (kept for the batch-norm
+//     gradient); a ReLU output is kept only where a convolution reads it.
+//   - Convolution and matmul outputs, with the bias (and, when nothing else reads the
+//     pre-activation, the ReLU) that cuDNN/cuBLAS fuse into the call
+//     (gpu/transforms/cudnn_fused_conv_rewriter.cc, gemm_rewriter.cc), cannot be recomputed
+//     and are kept when needed; so are pooling, concatenation and reduction outputs.
+//   - A symmetric zero padding in front of a convolution becomes the convolution's window
+//     padding (AlgebraicSimplifier folds pad into conv; cuDNN takes symmetric padding only,
+//     so gpu/transforms/conv_padding_legalization.cc leaves an asymmetric one a real pad):
+//     the convolution's gradient reads the unpadded value.
+//   - Max pooling's gradient (select_and_scatter: JAX's reduce_window max transpose, and
+//     tf2xla's MaxPoolGrad) reads the pool's input, not its output.
+//
+// Under JAX the relu family differentiates from its input (see PlanOptions.JAX), so a ReLU
+// right after a convolution keeps the convolution's output (VGG16 under XLA keeps every
+// pre-activation beside the ReLU output the next convolution reads).
+func (pl *planner) xlaSavers() {
+	nb := len(pl.bufs)
+	kept := make([]bool, nb)
+	saver := make([]int, nb)
+	for b := range saver {
+		saver[b] = -1
+	}
+	keep := func(b, s int) {
+		if saver[b] < 0 || s < saver[b] {
+			saver[b] = s
+		}
+		kept[b] = true
+	}
+	type read struct{ b, s int }
+	var fusible []read
+	for i := range pl.pn {
+		p := &pl.pn[i]
+		if !p.needGrad {
+			continue
+		}
+		if p.isLoss {
+			for _, x := range p.in {
+				fusible = append(fusible, read{pl.pn[x].buf, i})
+			}
+			continue
+		}
+		n := p.n
+		if n == nil || n.input {
+			continue
+		}
+		saveIn, saveOut := n.saveIn, n.saveOut
+		switch {
+		case pl.o.JAX && jaxReadsInput(n):
+			saveIn, saveOut = 1, false
+		case n.kind == Pool && saveOut:
+			saveOut = false
+		}
+		lib := n.kind == Conv || n.kind == MatMul || n.kind == Attention
+		for j, x := range p.in {
+			if saveIn&(1<<uint(j)) == 0 {
+				continue
+			}
+			if lib {
+				if q := &pl.pn[x]; n.kind == Conv && q.n != nil && q.n.padSym && q.n.kind == Copy && len(q.in) == 1 {
+					x = q.in[0] // the padding folded into the convolution
+				}
+				keep(pl.pn[x].buf, i)
+			} else {
+				fusible = append(fusible, read{pl.pn[x].buf, i})
+			}
+		}
+		if saveOut && p.buf >= 0 {
+			if lib {
+				keep(p.buf, i)
+			} else {
+				fusible = append(fusible, read{p.buf, i})
+			}
+		}
+	}
+	var walk func(b, s int)
+	walk = func(b, s int) {
+		if kept[b] {
+			keep(b, s)
+			return
+		}
+		if saver[b] >= 0 && saver[b] <= s {
+			return // walked already for an earlier reader
+		}
+		r := pl.bufs[b].root
+		if !pl.xlaRecomputable(r) {
+			keep(b, s)
+			return
+		}
+		saver[b] = s
+		for _, x := range pl.pn[r].in {
+			if pl.pn[x].dt != Int32 {
+				walk(pl.pn[x].buf, s)
+			}
+		}
+	}
+	for _, r := range fusible {
+		walk(r.b, r.s)
+	}
+	for b := range pl.bufs {
+		if kept[b] {
+			pl.bufs[b].saver = saver[b]
+		} else {
+			pl.bufs[b].saver = -1
+		}
+	}
+}
+
+// jaxReluShape is 1 when the step is JAX's and a ReLU-family activation that needs a
+// gradient has the shape and dtype of x, else 0.
+func (pl *planner) jaxReluShape(x *pnode) int {
+	if !pl.o.JAX {
+		return 0
+	}
+	for i := range pl.pn {
+		q := &pl.pn[i]
+		if q.needGrad && q.n != nil && jaxReadsInput(q.n) && q.dt == x.dt && q.elems == x.elems && fmt.Sprint(q.shape) == fmt.Sprint(x.shape) {
+			return 1
+		}
+	}
+	return 0
+}
+
+// jaxReadsInput: the JAX gradient of this activation reads its input where TF's reads its
+// output (jax.nn.relu and relu6 are custom_jvp rules on x; elu and clip differentiate x).
+func jaxReadsInput(n *node) bool {
+	if n.kind != Elementwise || !n.saveOut || len(n.in) != 1 {
+		return false
+	}
+	for _, a := range []string{"/relu", "/relu6", "/relu_max_value", "/elu"} {
+		if strings.HasSuffix(n.name, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// xlaRecomputable: XLA recomputes pnode i's output inside the backward fusions that read it
+// (a cheap element-wise producer duplicated into its consumers) instead of keeping it.
+func (pl *planner) xlaRecomputable(i int) bool {
+	p := &pl.pn[i]
+	if p.isCast {
+		return true
+	}
+	n := p.n
+	if n == nil || n.input || pl.xlaLibOut(i) {
+		return false
+	}
+	return n.ew || n.kind == Norm || (n.kind == Copy && strings.HasSuffix(n.name, "/Pad"))
+}
+
+// xlaLibOut: pnode i's output is written by a cuDNN or cuBLAS call: a convolution or matmul,
+// the bias add fused into it, and a ReLU fused after that when its input has no other reader
+// (TF's ReluGrad reads the output; JAX's reads the input, which stops the fusion).
+func (pl *planner) xlaLibOut(i int) bool {
+	p := &pl.pn[i]
+	n := p.n
+	if n == nil {
+		return false
+	}
+	switch {
+	case n.kind == Conv || n.kind == MatMul || n.kind == Attention:
+		return true
+	case len(p.in) != 1 || pl.pn[p.in[0]].group != p.group || !pl.xlaLibOut(p.in[0]):
+		return false
+	case strings.HasSuffix(n.name, "/BiasAdd"):
+		return true
+	case strings.HasSuffix(n.name, "/relu") && !pl.o.JAX:
+		b := &pl.pn[p.in[0]]
+		return b.n != nil && strings.HasSuffix(b.n.name, "/BiasAdd")
+	}
+	return false
 }
 
 func (pl *planner) anyFused() bool {
@@ -612,6 +802,23 @@ func (pl *planner) forward() {
 					c.Name, c.Phase, c.Kind, c.DType = n.name+"/weights/Cast", Forward, KindCast, pl.half
 					pl.emit(c)
 				}
+			} else if pl.o.XLA && n.kind == Conv && p.needGrad {
+				// XLA's layout assignment gives cuDNN the filter as OHWI (the dumps'
+				// dim_labels b01f_o01i->b01f): a transposed copy of Keras's HWIO kernel, written
+				// in forward and read again by the input gradient (the 13 to 94 "wrapped_transpose"
+				// values of state live at the recorded float32 peaks). Under a mixed policy the
+				// cast copy above is that transposed copy.
+				for _, w := range n.weights {
+					wt := &g.weights[w]
+					t := pl.tensor(wt.name+"/transpose", 4*wt.elems, Cast, Float32, dims(wt.shape))
+					pl.p.Tensors[t].Recompute = true // rematerialization transposes again (b400 under 20.97 GiB keeps 2 of 53)
+					op.Alloc = append(op.Alloc, t)
+					if pl.anyDx(p) {
+						pl.keep[i] = append(pl.keep[i], t)
+					} else {
+						after = append(after, t)
+					}
+				}
 			}
 			op.Name, op.Kind, op.Kernels = n.name, n.kind, n.kF
 			op.GEMM = pl.gemm(n)
@@ -652,6 +859,23 @@ func (pl *planner) forward() {
 			}
 			if n.composite > 0 && !pl.o.XLA {
 				saved("/intermediates", n.composite)
+			}
+			if pl.o.XLA && p.needGrad && n.kind == Pool && strings.HasSuffix(n.name, "/MaxPool") {
+				// The max-pool gradient scatters into a zero tensor of the input's shape
+				// (select_and_scatter, expanded on GPU to an argmax reduce-window and a
+				// scatter that updates its operand in place); XLA materializes the zeros in
+				// forward and keeps them to the gradient. Under JAX a ReLU of that shape
+				// broadcasts the same zeros (its JVP's lax.full_like(g, 0)); CSE makes them one
+				// value that the ReLU gradients read too, so the scatter gets a copy: two
+				// tensors (VGG16: five pools, ten; ResNet-50's pool reads a padded tensor
+				// no ReLU shares: one).
+				x := &pl.pn[p.in[0]]
+				for k := 0; k < 1+pl.jaxReluShape(x); k++ {
+					t := pl.tensor(n.name+"/grad/zeros", x.elems*pl.B*x.dt.Size(), Activation, x.dt, x.shape)
+					pl.p.Tensors[t].Recompute = true // a broadcast: rematerialization drops it
+					op.Alloc = append(op.Alloc, t)
+					pl.keep[i] = append(pl.keep[i], t)
+				}
 			}
 			if n.workspace {
 				ws := min(pl.bufs[p.buf].bytes, workspaceLimit)

@@ -19,6 +19,7 @@ var configKeys = map[string]string{
 	"XLA":                 "xla",
 	"TFVersion":           "tf_version",
 	"XLADistinctShapes":   "xla_distinct_shapes",
+	"Framework":           "framework",
 	"Optimizer":           "optimizer",
 	"Steps":               "steps",
 	"Seed":                "seed",

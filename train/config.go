@@ -34,6 +34,10 @@ type System struct {
 	// TFVersion is the TensorFlow release the run uses ("1.15", "2.4"); "" is a current one.
 	// It decides which XLA fuses the step: see xla.go, rowReductionPasses.
 	TFVersion string
+	// Framework is what differentiates the step: "tensorflow" (default; TF's registered
+	// gradients) or "jax" (Keras 3 on the JAX backend: JAX's gradients, which decide what XLA
+	// keeps for backward; models.PlanOptions.JAX).
+	Framework string
 	// XLADistinctShapes is how many distinct input shapes the train step sees (sequence-length
 	// buckets, a ragged last batch): under XLA each new shape compiles the step again (xla.go).
 	// 0 or 1 means one shape: only the first step compiles.
@@ -448,6 +452,9 @@ func (c *Config) Validate() error {
 				add(err)
 			}
 		}
+	}
+	if c.Framework != "" && c.Framework != "tensorflow" && c.Framework != "jax" {
+		add(fieldErr("Framework", "%q is not one of tensorflow, jax", c.Framework))
 	}
 	for i, p := range c.Processes {
 		f := fmt.Sprintf("Processes[%d]", i)

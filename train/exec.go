@@ -170,17 +170,26 @@ func (r *runner) nextOp(rep *replica) {
 	}
 	i := rep.opIdx
 	op := &p.Ops[i]
-	if op.Phase == models.Optimizer && !rep.slotsDone {
-		// Keras creates slot variables in optimizer.build at the first apply_gradients.
-		for _, ti := range p.Slots {
-			if !r.allocPersistent(rep, p, ti, op.Name) {
-				return
-			}
-		}
-		rep.slotsDone = true
+	if op.Phase == models.Optimizer && !r.allocSlots(rep, p, op.Name) {
+		return
 	}
 	rep.pend = pendingOp{name: op.Name, alloc: op.Alloc, free: op.Free, cost: p.costs[i], plan: p, tune: op.Autotune}
 	r.issue(rep)
+}
+
+// allocSlots allocates the optimizer's slot variables once, at the first update: Keras creates
+// them in optimizer.build at the first apply_gradients. It reports false on an OOM.
+func (r *runner) allocSlots(rep *replica, p *plan, op string) bool {
+	if rep.slotsDone {
+		return true
+	}
+	for _, ti := range p.Slots {
+		if !r.allocPersistent(rep, p, ti, op) {
+			return false
+		}
+	}
+	rep.slotsDone = true
+	return true
 }
 
 // pendingOp is the op a replica is issuing or running. then runs at its end; nil means the
@@ -464,6 +473,13 @@ func (r *runner) barrier(rep *replica) {
 			rp.optimizing = true
 			if r.skipThis {
 				// LossScaleOptimizer: non-finite gradients skip apply_gradients on all replicas.
+				// The slots exist all the same: the optimizer's variables are built before the
+				// finite check (Keras 3 builds them with the model's state before the first
+				// step; tf.keras's LossScaleOptimizer.apply_gradients creates them before its
+				// tf.cond, which cannot create variables).
+				if !r.allocSlots(rp, r.plan(rp), "apply_gradients") {
+					return
+				}
 				rp.opIdx = len(r.plan(rp).Ops)
 			}
 			r.nextOp(rp)

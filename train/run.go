@@ -757,7 +757,7 @@ func (r *runner) setupAllReduce() error {
 // limit (XLA's rematerialization aims below it). The priced plan is shared by every run of the
 // process that asks for the same one (memo.go).
 func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
-	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, Optimizer: r.cfg.Optimizer,
+	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, JAX: r.cfg.Framework == "jax", Optimizer: r.cfg.Optimizer,
 		BatchNormSpatialPersistent: envTrue(r.cfg.Env["TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"]),
 		GraphRewriteAMP:            graphRewriteAMP(r.cfg.Env)})
 	if err != nil {

@@ -27,7 +27,7 @@ func kerasRun(t *testing.T, model, prec string, batch int, extra ...string) *tra
 		model = "inceptionv3:image=299"
 	}
 	set := append([]string{"model=" + model, "precision=" + prec, "batch=" + strconv.Itoa(batch), "xla=true",
-		"hardware.gpu=h200", "optimizer=momentum", "steps=3"}, extra...)
+		"hardware.gpu=h200", "optimizer=momentum", "framework=jax", "steps=3"}, extra...)
 	if err := sc.SetAll(set); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,10 @@ func TestKerasPeaks(t *testing.T) {
 		{"resnet50", "float32", 64, 0.07}, {"resnet50", "float32", 128, 0.07}, {"resnet50", "float32", 256, 0.07},
 		{"resnet50", "mixed_bfloat16", 64, 0.07}, {"resnet50", "mixed_bfloat16", 128, 0.07}, {"resnet50", "mixed_bfloat16", 256, 0.07},
 		{"resnet50", "mixed_float16", 64, 0.07}, {"resnet50", "mixed_float16", 128, 0.07}, {"resnet50", "mixed_float16", 256, 0.07},
-		{"vgg16", "float32", 128, 0}, {"mobilenetv2", "float32", 128, 0}, {"inceptionv3", "float32", 128, 0},
+		{"vgg16", "float32", 128, 0.05}, {"mobilenetv2", "float32", 128, 0.05}, {"inceptionv3", "float32", 128, 0.05},
+		// EfficientNetB0 -7.5%: XLA's fusion also keeps the swish output the squeeze-excite
+		// multiply reads in blocks 2a-3b (a multi-output reduction fusion), 0.5 GiB that the
+		// recompute rule does not see (testdata/h200/keras/xla/README.md).
 		{"efficientnetb0", "float32", 128, 0},
 	}
 	for _, c := range cfgs {
@@ -133,15 +136,15 @@ func TestKerasPeaks(t *testing.T) {
 }
 
 // TestXLARematerializationFits: under a 20.97 GiB limit (the recording's
-// XLA_PYTHON_CLIENT_MEM_FRACTION=0.15) ResNet-50 FP32 b384 needs ~30 GiB of temporaries op by
+// XLA_PYTHON_CLIENT_MEM_FRACTION=0.15) ResNet-50 FP32 b400 needs ~30 GiB of temporaries op by
 // op; XLA rematerializes and it runs (real: 368, 384 and 400 run; b400 "only reduced to
-// 19.77GiB, down from 30.10GiB"), at a time cost; without XLA the same batch runs out of
-// memory. The simulated max batch is within one search step of the real one.
+// 19.77GiB, down from 30.10GiB"; 416 fails), at a time cost; without XLA the same batch runs
+// out of memory. The simulated max batch by steps of 16 is the real one: 400 fits, 416 fails.
 func TestXLARematerializationFits(t *testing.T) {
 	limit := []string{"memory.limit_mib=21474"} // 22517071872 B, the recording's bytes_limit
-	res := kerasRun(t, "resnet50", "float32", 384, limit...)
+	res := kerasRun(t, "resnet50", "float32", 400, limit...)
 	if res.OOM != nil {
-		t.Fatalf("XLA b384 under 20.97 GiB: OOM %s; want rematerialization to fit it", res.OOM.Message)
+		t.Fatalf("XLA b400 under 20.97 GiB: OOM %s; want rematerialization to fit it", res.OOM.Message)
 	}
 	remat := false
 	for _, n := range res.Notes {
@@ -152,12 +155,12 @@ func TestXLARematerializationFits(t *testing.T) {
 	if !remat {
 		t.Errorf("no rematerialization note: %q", res.Notes)
 	}
-	free := kerasRun(t, "resnet50", "float32", 384)
+	free := kerasRun(t, "resnet50", "float32", 400)
 	if res.StepTime <= free.StepTime {
 		t.Errorf("rematerialized step %.4f s <= %.4f s without a limit; recomputation costs time", res.StepTime, free.StepTime)
 	}
 	sc, _ := scenarios.Resolve("default")
-	if err := sc.SetAll(append([]string{"model=resnet50", "batch=384", "xla=false", "hardware.gpu=h200", "optimizer=momentum", "steps=2"}, limit...)); err != nil {
+	if err := sc.SetAll(append([]string{"model=resnet50", "batch=400", "xla=false", "hardware.gpu=h200", "optimizer=momentum", "steps=2"}, limit...)); err != nil {
 		t.Fatal(err)
 	}
 	op, err := train.Run(context.Background(), sc.Config)
@@ -165,12 +168,12 @@ func TestXLARematerializationFits(t *testing.T) {
 		t.Fatal(err)
 	}
 	if op.OOM == nil {
-		t.Errorf("op by op (no XLA) b384 fits under 20.97 GiB; want OOM (the plan needs %.1f GiB)", gib(free.Devices[0].PeakBytesInUse))
+		t.Errorf("op by op (no XLA) b400 fits under 20.97 GiB; want OOM (the plan needs %.1f GiB)", gib(free.Devices[0].PeakBytesInUse))
 	}
-	// The max batch by steps of 16 within one step of the real 400 (416 fails for real):
-	// b432 must fail.
-	if over := kerasRun(t, "resnet50", "float32", 432, limit...); over.OOM == nil {
-		t.Errorf("b432 under 20.97 GiB fits; real Keras fits 400 and fails 416, want the simulated max batch within one step of 16")
+	// The max batch by steps of 16 is the real 400: b416 fails ("Out of memory while trying to
+	// allocate 20.68GiB").
+	if over := kerasRun(t, "resnet50", "float32", 416, limit...); over.OOM == nil {
+		t.Errorf("b416 under 20.97 GiB fits; real Keras fits 400 and fails 416")
 	}
 	// A batch far past the floor fails on the temp buffer, as XLA's runtime does ("Out of
 	// memory while trying to allocate ...").
