@@ -135,6 +135,13 @@ func (pl *planner) backward() {
 					op.Kernels = max(nd, 1)
 				}
 			}
+			if ws := pl.blasWorkspace(p); ws > 0 {
+				// The gradient's two GEMMs run one after the other on the stream; each takes the
+				// workspace for its call.
+				t := pl.tensor(n.name+"/grad/cublas_workspace", ws, Workspace, Int32, []int64{ws / 4})
+				op.Alloc = append(op.Alloc, t)
+				pl.pf = append(pl.pf, t)
+			}
 			if n.workspace && anyDx {
 				ws := pl.bufs[p.buf].bytes
 				if b := pl.bufs[pl.pn[p.in[0]].buf].bytes; b > ws {

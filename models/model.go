@@ -39,8 +39,13 @@ type PlanOptions struct {
 	// JAX: the step is differentiated by JAX (Keras 3 on the JAX backend), not by TF's
 	// registered gradients: jax.nn.relu and relu6 differentiate from their input
 	// (jax/_src/nn/functions.py, relu.defjvps: lax.select(x > 0, g, lax.full_like(g, 0))).
-	JAX       bool
-	Optimizer string // see Optimizers(); "" = sgd
+	JAX bool
+	// BlasWorkspace is the cuBLAS workspace XLA gives each GEMM call inside the compiled step
+	// (xla/service/gpu/matmul_utils.h GemmConfig: kHopperWorkspace 32 MiB on compute
+	// capability 9.0 and newer, kDefaultWorkspace 4 MiB before, "based on NVIDIA
+	// recommendation" of the cuBLAS API reference, cublasSetWorkspace); 0: none modelled.
+	BlasWorkspace int64
+	Optimizer     string // see Optimizers(); "" = sgd
 	// BatchNormSpatialPersistent is TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT=1 in the
 	// environment (NVIDIA's example scripts set it): grappler's remapper may then fuse a
 	// half-precision NHWC batch norm with the ReLU (and residual add) after it (remapper.cc,

@@ -570,6 +570,26 @@ func (pl *planner) xlaSavers() {
 	}
 }
 
+// blasWorkspace is the workspace of a cuBLAS call XLA makes for pnode p (a matmul or an
+// attention product): the GEMM rewriter appends an s8 buffer of min(BlasWorkspace, the
+// operands' bytes) to the call's outputs, in the step's temp buffer (gemm_rewriter.cc
+// GemmWorkspaceRewriteVisitor: "Pass a user-managed workspace to legacy cuBLAS operations, as
+// otherwise cuBLAS will use its own internal pool"); VGG16's fc GEMMs on the H200 have
+// s8[33554432]. 0 outside XLA or for other ops.
+func (pl *planner) blasWorkspace(p *pnode) int64 {
+	if !pl.o.XLA || pl.o.BlasWorkspace <= 0 || p.n == nil || (p.n.kind != MatMul && p.n.kind != Attention) {
+		return 0
+	}
+	var operands int64
+	for _, x := range p.in {
+		operands += pl.bufs[pl.pn[x].buf].bytes
+	}
+	for _, w := range p.n.weights {
+		operands += pl.g.weights[w].elems * p.dt.Size()
+	}
+	return min(pl.o.BlasWorkspace, operands) / 4 * 4
+}
+
 // jaxReluShape is 1 when the step is JAX's and a ReLU-family activation that needs a
 // gradient has the shape and dtype of x, else 0.
 func (pl *planner) jaxReluShape(x *pnode) int {
@@ -876,6 +896,11 @@ func (pl *planner) forward() {
 					op.Alloc = append(op.Alloc, t)
 					pl.keep[i] = append(pl.keep[i], t)
 				}
+			}
+			if ws := pl.blasWorkspace(p); ws > 0 {
+				t := pl.tensor(n.name+"/cublas_workspace", ws, Workspace, Int32, []int64{ws / 4})
+				op.Alloc = append(op.Alloc, t)
+				after = append(after, t)
 			}
 			if n.workspace {
 				ws := min(pl.bufs[p.buf].bytes, workspaceLimit)

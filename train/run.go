@@ -757,7 +757,8 @@ func (r *runner) setupAllReduce() error {
 // limit (XLA's rematerialization aims below it). The priced plan is shared by every run of the
 // process that asks for the same one (memo.go).
 func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
-	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, JAX: r.cfg.Framework == "jax", Optimizer: r.cfg.Optimizer,
+	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, JAX: r.cfg.Framework == "jax",
+		BlasWorkspace: blasWorkspace(r.gpu.CCMajor), Optimizer: r.cfg.Optimizer,
 		BatchNormSpatialPersistent: envTrue(r.cfg.Env["TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"]),
 		GraphRewriteAMP:            graphRewriteAMP(r.cfg.Env)})
 	if err != nil {
@@ -862,4 +863,13 @@ func work(op models.Op, tf32 bool) hw.Work {
 	g := op.GEMM
 	return hw.Work{Kind: kind, FLOPs: op.FLOPs, Bytes: op.Bytes, Kernels: op.Kernels, DType: dtype, TF32: tf32, Grad: op.Phase == models.Backward,
 		Shape: hw.Shape{M: g.M, N: g.N, K: g.K, Batch: g.Batch, FilterH: g.FilterH, FilterW: g.FilterW, Stride: g.Stride, InC: g.InC}}
+}
+
+// blasWorkspace is the cuBLAS workspace XLA passes each GEMM (models.PlanOptions.BlasWorkspace):
+// 32 MiB from compute capability 9.0 (Hopper), 4 MiB before.
+func blasWorkspace(ccMajor int) int64 {
+	if ccMajor >= 9 {
+		return 32 << 20
+	}
+	return 4 << 20
 }
