@@ -14,9 +14,15 @@ func (pl *planner) backward() {
 		pl.wgrad[i] = -1
 	}
 	saved := make([][]int, len(pl.pn))
+	// read: what each gradient reads, for its bytes (under XLA also what backward fusions
+	// recompute it from rather than keep).
+	read := make([][]int, len(pl.pn))
 	for b := range pl.bufs {
 		if s := pl.bufs[b].saver; s >= 0 && pl.bufs[b].tensor >= 0 {
 			saved[s] = append(saved[s], b)
+		}
+		if s := pl.bufs[b].reader; s >= 0 && (pl.bufs[b].tensor >= 0 || !pl.bufs[b].material) {
+			read[s] = append(read[s], b)
 		}
 	}
 	type dx struct{ j, t int }
@@ -100,7 +106,7 @@ func (pl *planner) backward() {
 				op.Kernels--
 			}
 			op.Bytes += float64(pl.p.Tensors[dy].Bytes)
-			for _, b := range saved[i] {
+			for _, b := range read[i] {
 				op.Bytes += float64(pl.bufs[b].bytes)
 			}
 			for _, w := range n.weights {

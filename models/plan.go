@@ -63,12 +63,15 @@ type pnode struct {
 }
 
 type buffer struct {
-	name     string
-	bytes    int64
-	dt       DType
-	role     Role
-	lastFwd  int // last pnode reading it in forward
-	saver    int // earliest pnode whose gradient reads it; -1: none
+	name    string
+	bytes   int64
+	dt      DType
+	role    Role
+	lastFwd int // last pnode reading it in forward
+	saver   int // earliest pnode whose gradient reads it; -1: none
+	// reader is saver as TF's gradients read the buffer, before XLA's savers (xlaSavers)
+	// change what is kept; a gradient op's bytes count what it reads either way.
+	reader   int
 	material bool
 	tensor   int // index in Plan.Tensors once allocated, -1 before
 	root     int // producing pnode
@@ -419,6 +422,9 @@ func (pl *planner) buffers() {
 				b.saver = i
 			}
 		}
+	}
+	for b := range pl.bufs {
+		pl.bufs[b].reader = pl.bufs[b].saver
 	}
 	if pl.o.XLA {
 		pl.xlaSavers()
