@@ -38,7 +38,7 @@ func ExampleGPUs() {
 	fmt.Println("answer:", rep.GPUs)
 	// Output:
 	// 1 GPUs: 1766 img/s, efficiency 100.0%, reaches false
-	// 2 GPUs: 3440 img/s, efficiency 97.4%, reaches false
+	// 2 GPUs: 3441 img/s, efficiency 97.4%, reaches false
 	// 4 GPUs: 6500 img/s, efficiency 92.0%, reaches false
 	// 6 GPUs: 9268 img/s, efficiency 87.5%, reaches false
 	// 7 GPUs: 10565 img/s, efficiency 85.5%, reaches true
