@@ -10,19 +10,7 @@ import (
 func BenchmarkRun(b *testing.B) {
 	c := DefaultConfig()
 	c.Steps = 1000
-	steps := 0
-	for b.Loop() {
-		res, err := Run(context.Background(), c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.OOM != nil {
-			b.Fatal(res.OOM.Message)
-		}
-		steps += len(res.StepTimes)
-	}
-	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
-	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+	benchRun(b, c)
 }
 
 // BenchmarkRunMirrored8 is docs/design.md's other budget: ResNet-50 on 8 GPUs with
@@ -30,16 +18,7 @@ func BenchmarkRun(b *testing.B) {
 func BenchmarkRunMirrored8(b *testing.B) {
 	c := DefaultConfig()
 	c.Steps, c.GPUCount, c.Strategy, c.Batch = 1000, 8, "mirrored", 512
-	steps := 0
-	for b.Loop() {
-		res, err := Run(context.Background(), c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		steps += len(res.StepTimes)
-	}
-	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
-	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+	benchRun(b, c)
 }
 
 // BenchmarkRunMirrored8Long is DESIGN.md's long-run budget: ResNet-50 on 8 GPUs with
@@ -50,17 +29,8 @@ func BenchmarkRunMirrored8(b *testing.B) {
 func BenchmarkRunMirrored8Long(b *testing.B) {
 	c := DefaultConfig()
 	c.Steps, c.GPUCount, c.Strategy, c.Batch, c.SymmetricReplicas = 1_000_000, 8, "mirrored", 512, true
-	steps := 0
 	b.ReportAllocs()
-	for b.Loop() {
-		res, err := Run(context.Background(), c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		steps += len(res.StepTimes)
-	}
-	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
-	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+	benchRun(b, c)
 }
 
 // BenchmarkRunSymmetric8 runs ResNet-50 on 8 symmetric A100s, each GPU with its own host
@@ -84,4 +54,23 @@ func BenchmarkRunSymmetric8(b *testing.B) {
 			b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
 		})
 	}
+}
+
+// benchRun runs c once per iteration and reports simulated steps per second of wall time and
+// seconds per run; a run that ends in an OOM fails the benchmark (it would time a shorter run).
+func benchRun(b *testing.B, c Config) {
+	b.Helper()
+	steps := 0
+	for b.Loop() {
+		res, err := Run(context.Background(), c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.OOM != nil {
+			b.Fatal(res.OOM.Message)
+		}
+		steps += len(res.StepTimes)
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
 }

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"context"
 	"math"
 	"testing"
 
@@ -145,15 +144,6 @@ func BenchmarkRunMirrored8Jitter(b *testing.B) {
 	c := DefaultConfig()
 	mirrored8(&c)
 	c.Steps = 1_000_000
-	steps := 0
 	b.ReportAllocs()
-	for b.Loop() {
-		res, err := Run(context.Background(), c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		steps += len(res.StepTimes)
-	}
-	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
-	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+	benchRun(b, c)
 }
