@@ -155,7 +155,13 @@ func (r *runner) fastForward() {
 	}
 	// Move the clock over the replayed steps; a step the loss scale skips is simulated again.
 	r.step = first + count - 1
-	r.eng.At(start+sim.Time(count)*stepDur, func() {
+	r.resumeAt(start + sim.Time(count)*stepDur)
+}
+
+// resumeAt schedules, at the end of replayed steps, the next simulated step, or the end of
+// the run when the replayed steps were the last.
+func (r *runner) resumeAt(at sim.Time) {
+	r.eng.At(at, func() {
 		if r.step < r.cfg.Steps {
 			r.step++
 			r.startStep()

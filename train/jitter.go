@@ -223,15 +223,7 @@ func (r *runner) replayWindow() bool {
 	r.spansDropped += ops
 	r.ffSteps += count
 	r.step = first + count - 1
-	r.eng.At(start+total, func() {
-		if r.step < r.cfg.Steps {
-			r.step++
-			r.startStep()
-			return
-		}
-		r.end = r.eng.Now()
-		r.eng.Stop()
-	})
+	r.resumeAt(start + total)
 	return true
 }
 
