@@ -202,6 +202,15 @@ func oomMarks(xys plotter.XYs) (*plotter.Scatter, error) {
 	return s, nil
 }
 
+// memoryOOMMarks marks each of m's OOMs at the bytes in use when the allocation failed.
+func memoryOOMMarks(m MemorySeries) (*plotter.Scatter, error) {
+	xys := make(plotter.XYs, len(m.OOMs))
+	for i, t := range m.OOMs {
+		xys[i] = plotter.XY{X: t, Y: inUseAt(m.Points, t) / gib}
+	}
+	return oomMarks(xys)
+}
+
 const gib = 1 << 30
 
 // MemoryFigure plots memory over time on each GPU of r: bytes in use, the allocator's pool and
@@ -265,11 +274,7 @@ func MemoryFigure(r *Run) (*Figure, error) {
 		}
 		if len(m.OOMs) > 0 {
 			anyOOM = true
-			xys := make(plotter.XYs, len(m.OOMs))
-			for i, t := range m.OOMs {
-				xys[i] = plotter.XY{X: t, Y: inUseAt(m.Points, t) / gib}
-			}
-			s, err := oomMarks(xys)
+			s, err := memoryOOMMarks(m)
 			if err != nil {
 				return nil, fmt.Errorf("memory plot of %s: %w", m.Device, err)
 			}

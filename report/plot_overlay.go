@@ -84,11 +84,7 @@ func MemoryOverlayFigure(runs []Run) (*Figure, error) {
 			}
 			if len(m.OOMs) > 0 {
 				anyOOM = true
-				xys := make(plotter.XYs, len(m.OOMs))
-				for i, t := range m.OOMs {
-					xys[i] = plotter.XY{X: t, Y: inUseAt(m.Points, t) / gib}
-				}
-				s, err := oomMarks(xys)
+				s, err := memoryOOMMarks(m)
 				if err != nil {
 					return nil, fmt.Errorf("memory overlay of %s: %w", r.Label, err)
 				}
