@@ -109,7 +109,8 @@ type System struct {
 	// StepOverhead: the Python loop, callbacks, the iterator) is paid once per N steps.
 	StepsPerExecution int
 	// KerasVersion is the Keras that builds the model: 2 (tf.keras 2.x, TF up to 2.15 or
-	// TF_USE_LEGACY_KERAS=1; 0 means 2) or 3 (Keras 3, TF 2.16's default and the JAX backend's).
+	// TF_USE_LEGACY_KERAS=1) or 3 (Keras 3, TF 2.16's default and the JAX backend's); 0 takes
+	// it from TFVersion and Framework (Keras, below).
 	// Under XLA it decides what a batch norm compiles to: tf.keras 2.x calls
 	// FusedBatchNormV3, which tf2xla turns into an HLO batch-norm op that BatchNormExpander
 	// expands with both statistics from one pass over x; Keras 3's BatchNormalization calls
@@ -314,6 +315,36 @@ func fieldErr(field, format string, args ...any) error {
 }
 
 // MultiReplica says the strategy runs one replica per GPU (every strategy but "default").
+// Keras is the Keras major version that builds the model. An explicit KerasVersion wins.
+// Otherwise the JAX backend exists only in Keras 3, and `pip install tensorflow` brings
+// Keras 3 from TF 2.16 on, unless TF_USE_LEGACY_KERAS=1 keeps tf.keras on tf_keras 2.x
+// (the TF 2.16 release notes; tf_keras's README). An unset TFVersion keeps 2, the
+// simulator's default since its recordings of TF's behaviour are tf.keras 2.x.
+func (c *Config) Keras() int {
+	switch {
+	case c.KerasVersion != 0:
+		return c.KerasVersion
+	case c.Framework == "jax":
+		return 3
+	case legacyKeras(c.Env):
+		return 2
+	}
+	if major, minor, err := parseTFVersion(c.TFVersion); err == nil && (major > 2 || major == 2 && minor >= 16) {
+		return 3
+	}
+	return 2
+}
+
+// legacyKeras reports whether env sets TF_USE_LEGACY_KERAS the way TF's package
+// __init__ reads it (tensorflow/api_template.__init__.py: "true", "True" or "1").
+func legacyKeras(env map[string]string) bool {
+	switch env["TF_USE_LEGACY_KERAS"] {
+	case "1", "true", "True":
+		return true
+	}
+	return false
+}
+
 func (c *Config) MultiReplica() bool {
 	switch c.Strategy {
 	case "mirrored", "multi_worker_mirrored", "horovod":
@@ -425,6 +456,12 @@ func (c *Config) Validate() error {
 	}
 	if c.KerasVersion != 0 && c.KerasVersion != 2 && c.KerasVersion != 3 {
 		add(fieldErr("KerasVersion", "%d: must be 2 or 3", c.KerasVersion))
+	}
+	if c.KerasVersion == 2 && c.Framework == "jax" {
+		add(fieldErr("KerasVersion", "2: the JAX backend is Keras 3's; tf.keras 2.x runs on TensorFlow only"))
+	}
+	if major, minor, err := parseTFVersion(c.TFVersion); err == nil && c.KerasVersion == 3 && (major < 2 || major == 2 && minor < 15) {
+		add(fieldErr("KerasVersion", "3: Keras 3 runs on TensorFlow 2.15 or later, tf_version is %s", c.TFVersion))
 	}
 	if c.StepsPerExecution <= 0 {
 		add(fieldErr("StepsPerExecution", "must be positive, got %d", c.StepsPerExecution))

@@ -66,3 +66,54 @@ func TestKeras3BatchNormXLA(t *testing.T) {
 		t.Errorf("KerasVersion 4: %v, want a FieldError on KerasVersion", err)
 	}
 }
+
+// TestKerasFromTFVersion: an unset keras_version follows the TF release (Keras 3 from TF
+// 2.16, tf_keras 2.x with TF_USE_LEGACY_KERAS) and the JAX backend; an explicit one wins,
+// and the combinations no release ships are refused.
+func TestKerasFromTFVersion(t *testing.T) {
+	for _, tc := range []struct {
+		tf, framework, legacy string
+		keras, want           int
+	}{
+		{"", "", "", 0, 2},
+		{"2.15", "", "", 0, 2},
+		{"2.16", "", "", 0, 3},
+		{"2.17.1", "", "", 0, 3},
+		{"2.16", "", "1", 0, 2},
+		{"2.16", "", "True", 0, 2},
+		{"2.16", "", "0", 0, 3},
+		{"", "jax", "", 0, 3},
+		{"2.16", "", "", 2, 2},
+		{"2.15", "", "", 3, 3},
+	} {
+		c := DefaultConfig()
+		c.TFVersion, c.Framework, c.KerasVersion = tc.tf, tc.framework, tc.keras
+		if tc.legacy != "" {
+			c.Env = map[string]string{"TF_USE_LEGACY_KERAS": tc.legacy}
+		}
+		if got := c.Keras(); got != tc.want {
+			t.Errorf("tf %q framework %q legacy %q keras_version %d: Keras() = %d, want %d", tc.tf, tc.framework, tc.legacy, tc.keras, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		tf, framework string
+		keras         int
+	}{{"2.14", "", 3}, {"1.15", "", 3}, {"", "jax", 2}} {
+		c := DefaultConfig()
+		c.TFVersion, c.Framework, c.KerasVersion = tc.tf, tc.framework, tc.keras
+		var fe *FieldError
+		if err := c.Validate(); !errors.As(err, &fe) || fe.Field != "KerasVersion" {
+			t.Errorf("tf %q framework %q keras_version %d: %v, want a FieldError on KerasVersion", tc.tf, tc.framework, tc.keras, err)
+		}
+	}
+	// The derived version reaches the pricing: TF 2.16 under XLA prices Keras 3's batch norm.
+	c := DefaultConfig()
+	c.GPU, c.Model, c.Batch, c.Steps, c.XLA = "h200", "resnet50", 128, 6, true
+	c.KerasVersion = 3
+	k3 := mustRun(t, c)
+	c.KerasVersion, c.TFVersion = 0, "2.16"
+	tf216 := mustRun(t, c)
+	if tf216.StepTime != k3.StepTime {
+		t.Errorf("tf_version 2.16: step %.4g s, keras_version 3: %.4g s; want equal", tf216.StepTime, k3.StepTime)
+	}
+}

@@ -770,7 +770,7 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.cfg.TF32, xla: r.cfg.XLA, splitRows: r.splitRowReductions, onDevice: r.cfg.InputOnDevice}
 	if r.cfg.XLA {
 		k.keepGrads, k.limit = len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1, limit
-		k.keras = max(r.cfg.KerasVersion, 2)
+		k.keras = r.cfg.Keras()
 	}
 	p, x, err := pricedPlan(k, func() (*plan, *xlaTemp, error) { return r.pricePlan(mp, batch, k) })
 	if err != nil {

@@ -159,9 +159,9 @@ func (r *runner) opWork(op models.Op) hw.Work {
 	if r.cfg.XLA && w.Kind == hw.KindNorm {
 		fwd, grad := strings.HasSuffix(op.Name, "/FusedBatchNormV3"), strings.HasSuffix(op.Name, "/FusedBatchNormV3/grad")
 		switch {
-		case r.cfg.KerasVersion == 3 && fwd:
+		case r.cfg.Keras() == 3 && fwd:
 			w.Kernels = hw.XLABatchNormKernels
-		case r.cfg.KerasVersion == 3 && grad:
+		case r.cfg.Keras() == 3 && grad:
 			w.Kernels = hw.XLABatchNormGradKernels
 		default:
 			w.Kind = hw.KindFusion
