@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -11,10 +12,14 @@ import (
 // the ceilings were set (DLE: resnet50-v1.5 and bert-large:seq=384 rows; see
 // testdata/dle/README.md):
 //
-//	dle 1-GPU throughput MAE, 106 rows     24.4%  (resnet50-v1.5 14.8%, bert-large SQuAD 19.4%;
-//	                                              pre-training, LAMB, seq 128 28.4%, seq 512 35.2%)
-//	dle 1-GPU AMP/FP32 ratio, 48 pairs     13.8%; AMP/TF32 9.4% (7); XLA on/off 8.2% (2)
-//	dle leave-one-GPU-out, mean of 5       27.3%  (no constant fitted on the DLE tables; DGX-2
+//	dle 1-GPU throughput MAE, 106 rows     17.2%  (resnet50-v1.5 14.8%, bert-large SQuAD 19.1%;
+//	                                              pre-training, LAMB, seq 128 15.1%, seq 512 16.8%)
+//	dle 1-GPU AMP/FP32 ratio, 48 pairs     14.5%; AMP/TF32 9.5% (7); XLA on/off 8.2% (2)
+//	                                              (AMP/FP32 was 13.7% before the 19.06 pre-training
+//	                                              tables ran the LAMB update every step, as the
+//	                                              19.08 ones: their 6 pairs now share those
+//	                                              tables' -22% to -29%)
+//	dle leave-one-GPU-out, mean of 5       22.0%  (no constant fitted on the DLE tables; DGX-2
 //	                                              rows on v100-sxm3-32gb)
 //	h200-keras device-fed step, 13 rows    6.6% (against the synchronised step, batch on the
 //	                                              GPU, Keras 3 batch norm); host-fed 8.3% (fit from
@@ -40,15 +45,15 @@ func TestValidateShippedMeasurements(t *testing.T) {
 		minN         int
 		ceiling      float64
 	}{
-		{"dle 1-GPU", "all", "", 106, 0.25},
+		{"dle 1-GPU", "all", "", 106, 0.18},
 		{"dle 1-GPU", "model", "resnet50-v1.5", 12, 0.15},
 		{"dle 1-GPU", "model", "bert-large:seq=384", 47, 0.20},
-		{"dle 1-GPU", "model", "bert-large:seq=128,head=mlm", 23, 0.29},
-		{"dle 1-GPU", "model", "bert-large:seq=512,head=mlm", 24, 0.36},
-		{"dle 1-GPU", "ratio", "amp/fp32", 48, 0.14},
+		{"dle 1-GPU", "model", "bert-large:seq=128,head=mlm", 23, 0.16},
+		{"dle 1-GPU", "model", "bert-large:seq=512,head=mlm", 24, 0.17},
+		{"dle 1-GPU", "ratio", "amp/fp32", 48, 0.15},
 		{"dle 1-GPU", "ratio", "amp/tf32", 7, 0.10},
 		{"dle 1-GPU", "ratio", "xla on/off", 2, 0.09},
-		{"dle 1-GPU", "leave-one-gpu-out", "mean of folds", 5, 0.28},
+		{"dle 1-GPU", "leave-one-gpu-out", "mean of folds", 5, 0.23},
 		{SourceKeras + " device-fed", "all", "", 13, 0.07},
 		{SourceKeras + " host-fed", "all", "", 13, 0.09},
 		{SourceJAX, "all", "", 3, 0.17},
@@ -68,6 +73,43 @@ func TestValidateShippedMeasurements(t *testing.T) {
 		}
 		if g.MAE > c.ceiling {
 			t.Errorf("%s %s %s: MAE %.1f%%, want <= %.0f%%", c.set, c.by, c.key, 100*g.MAE, 100*c.ceiling)
+		}
+	}
+}
+
+// TestDLEPretrainingAccumulation holds how the DLE pre-training rows run the LAMB update
+// (testdata/dle/README.md): every step for the TF 19.06 and 19.08 tables (8749cf39, 58a3ed6b;
+// the 19.08 tables say so, the 19.06 ones repeat their script, batches and figures), every 16
+// micro-batches for the 2020-2023 tables, which state thousands.
+func TestDLEPretrainingAccumulation(t *testing.T) {
+	ms, err := readDLE("../testdata/dle/dle_tf.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"8749cf39": 1, "58a3ed6b": 1, "9de48bc9": 16, "7ee81a16": 16}
+	seen := map[string]int{}
+	for _, m := range ms {
+		if !strings.Contains(m.Model, "head=mlm") {
+			continue
+		}
+		commit := ""
+		for c := range want {
+			if strings.Contains(m.Ref, "@"+c+",") {
+				commit = c
+			}
+		}
+		if commit == "" {
+			t.Errorf("%s: pre-training row of an unexpected README version", m.Ref)
+			continue
+		}
+		seen[commit]++
+		if m.Accumulation != want[commit] {
+			t.Errorf("%s: accumulation %d, want %d", m.Ref, m.Accumulation, want[commit])
+		}
+	}
+	for c := range want {
+		if seen[c] == 0 {
+			t.Errorf("no pre-training row from %s", c)
 		}
 	}
 }
