@@ -45,6 +45,27 @@ type AllReduceJSON struct {
 	ExposedSeconds         float64 `json:"exposed_seconds,omitempty"`
 	OverlappedSeconds      float64 `json:"overlapped_seconds,omitempty"`
 	NCCLBufferBytes        int64   `json:"nccl_buffer_bytes"`
+	// Horovod is set for a Horovod run: its fusion buckets.
+	Horovod *HorovodJSON `json:"horovod,omitempty"`
+}
+
+// HorovodJSON is Horovod's all-reduce of one step (train.HorovodAllReduce).
+type HorovodJSON struct {
+	FusionThresholdBytes int64               `json:"fusion_threshold_bytes"`
+	Compression          string              `json:"compression"`
+	WireBytes            int64               `json:"wire_bytes"`
+	NCCLSeconds          float64             `json:"nccl_seconds"`
+	CopySeconds          float64             `json:"fusion_copy_seconds"`
+	PostReduceSeconds    float64             `json:"post_reduce_seconds"`
+	CycleSeconds         float64             `json:"cycle_seconds"`
+	Buckets              []HorovodBucketJSON `json:"buckets"`
+}
+
+// HorovodBucketJSON is one fused response.
+type HorovodBucketJSON struct {
+	Bytes     int64   `json:"bytes"`
+	Gradients int     `json:"gradients"`
+	Seconds   float64 `json:"seconds"`
 }
 
 // ScalingJSON compares the run with one replica alone on one GPU.
@@ -79,6 +100,15 @@ func multiGPUJSON(j *ResultJSON, res *analysis.Result) {
 			BucketBytes: a.BucketBytes, BucketedSeconds: a.BucketedSeconds, BucketedExposedSeconds: a.BucketedExposedSeconds,
 			LaunchSeconds: a.LaunchSeconds, Overlapped: a.Overlapped, ExposedSeconds: a.ExposedSeconds, OverlappedSeconds: a.OverlappedSeconds,
 			NCCLBufferBytes: a.NCCLBufferBytes}
+		if h := a.Horovod; h != nil {
+			hj := &HorovodJSON{FusionThresholdBytes: h.FusionThresholdBytes, Compression: h.Compression, WireBytes: h.WireBytes,
+				NCCLSeconds: h.NCCLSeconds, CopySeconds: h.CopySeconds, PostReduceSeconds: h.PostReduceSeconds, CycleSeconds: h.CycleSeconds,
+				Buckets: []HorovodBucketJSON{}}
+			for _, b := range h.Buckets {
+				hj.Buckets = append(hj.Buckets, HorovodBucketJSON{Bytes: b.Bytes, Gradients: b.Gradients, Seconds: b.Seconds})
+			}
+			m.AllReduce.Horovod = hj
+		}
 	}
 	if s := res.Scaling; s != nil {
 		m.Scaling = &ScalingJSON{SingleBatch: s.SingleBatch, SingleStepTimeS: s.SingleStepTime, SingleThroughput: finite(s.SingleThroughput),
@@ -125,7 +155,9 @@ func writeMultiGPUText(p func(string, ...any), res *analysis.Result) {
 			}
 		}
 	}
-	if a := res.AllReduce; a != nil {
+	if a := res.AllReduce; a != nil && a.Horovod != nil {
+		writeHorovod(p, a)
+	} else if a != nil {
 		p("\nAll-reduce per update: %s over %s, %s of gradients per replica", a.Impl, a.Topology, bytes(a.GradientBytes))
 		if a.Impl == "nccl" {
 			p(", num_packs=%d (%d NCCL call(s))", a.NumPacks, a.Calls)
@@ -229,4 +261,34 @@ func writeWarnings(p func(string, ...any), res *analysis.Result) {
 	for _, w := range res.Warnings {
 		p("\nwarning: %s\n", w)
 	}
+}
+
+// writeHorovod writes Horovod's all-reduce: its fusion buckets, not MirroredStrategy's packs.
+func writeHorovod(p func(string, ...any), a *train.AllReduceInfo) {
+	sec := func(v float64) string { return FormatValue(v, UnitSeconds) }
+	bytes := func(v int64) string { return FormatBytes(float64(v)) }
+	h := a.Horovod
+	p("\nAll-reduce per update: Horovod (NCCL) over %s, %s of gradients per replica", a.Topology, bytes(a.GradientBytes))
+	if h.Compression != "none" {
+		p(", %s on the wire (Compression.%s)", bytes(h.WireBytes), h.Compression)
+	}
+	p("\n  %d fusion bucket(s) of at most %s (HOROVOD_FUSION_THRESHOLD), one ncclAllReduce each:", len(h.Buckets), bytes(h.FusionThresholdBytes))
+	for i, b := range h.Buckets {
+		if i == 6 {
+			p(" ... (%d more)", len(h.Buckets)-i)
+			break
+		}
+		p(" %s (%d tensors) %s;", bytes(b.Bytes), b.Gradients, sec(b.Seconds))
+	}
+	p("\n  NCCL %s, bus bandwidth %s (nccl-tests busbw), fusion-buffer copies %s, NCCL kernel launches %s\n",
+		sec(h.NCCLSeconds), FormatValue(a.BusBW, UnitBytesPerSecond), sec(h.CopySeconds), sec(a.LaunchSeconds))
+	if h.PostReduceSeconds > 0 {
+		p("  per-gradient ops after the all-reduce (average, decompression; no XLA): %s\n", sec(h.PostReduceSeconds))
+	}
+	p("  overlapped with backward (background thread every %s): %s hidden, %s after the slowest backward pass (median)\n",
+		sec(h.CycleSeconds), sec(a.OverlappedSeconds), sec(a.ExposedSeconds))
+	if a.NCCLBufferBytes > 0 {
+		p("  NCCL buffers: %s per GPU outside TF's allocator (ring and tree connections' buffers)\n", bytes(a.NCCLBufferBytes))
+	}
+	p("  fusion buffer: %s per GPU, allocated once through TF's allocator\n", bytes(h.FusionThresholdBytes))
 }

@@ -252,6 +252,55 @@ func TestHorovodCompressionAndFusionCopies(t *testing.T) {
 	}
 }
 
+// TestHorovodAllReduceInfo: a Horovod run reports its own fusion buckets: one NCCL call per
+// bucket, each within HOROVOD_FUSION_THRESHOLD unless it is one tensor, the buckets holding every
+// gradient once (half the float32 bytes under Compression.fp16), and the reported time and
+// busbw those of the buckets; MirroredStrategy reports none.
+func TestHorovodAllReduceInfo(t *testing.T) {
+	run := func(strategy, comp string) *Result {
+		c := DefaultConfig()
+		c.Model, c.GPU, c.Host, c.XLA, c.Steps = "bert-large:seq=384", "v100-16gb", "dgx-1", true, 8
+		c.Precision, c.Optimizer, c.GPUCount, c.Batch = "mixed_float16", "adam", 8, 32
+		c.Strategy, c.HorovodCompression, c.SymmetricReplicas = strategy, comp, true
+		return mustRun(t, c)
+	}
+	for _, comp := range []string{"none", "fp16"} {
+		res := run("horovod", comp)
+		a := res.AllReduce
+		if a == nil || a.Horovod == nil {
+			t.Fatalf("horovod %s: AllReduce %+v, want Horovod's plan", comp, a)
+		}
+		h := a.Horovod
+		if a.Calls != len(h.Buckets) || a.NumPacks != 0 {
+			t.Errorf("horovod %s: %d NCCL calls, num_packs %d; want one call per bucket (%d) and no packs", comp, a.Calls, a.NumPacks, len(h.Buckets))
+		}
+		var bytes int64
+		var grads int
+		var nccl float64
+		for i, b := range h.Buckets {
+			if b.Bytes > h.FusionThresholdBytes && b.Gradients > 1 {
+				t.Errorf("horovod %s: bucket %d holds %d bytes in %d tensors, over the %d threshold", comp, i, b.Bytes, b.Gradients, h.FusionThresholdBytes)
+			}
+			bytes += b.Bytes
+			grads += b.Gradients
+			nccl += b.Seconds
+		}
+		want := a.GradientBytes
+		if comp == "fp16" {
+			want /= 2 // every BERT gradient is float32 (the variables' dtype)
+		}
+		if bytes != h.WireBytes || bytes < want-int64(grads) || bytes > want {
+			t.Errorf("horovod %s: buckets hold %d bytes, WireBytes %d, want %d (gradients %d)", comp, bytes, h.WireBytes, want, a.GradientBytes)
+		}
+		if math.Abs(nccl-h.NCCLSeconds) > 1e-12 || a.Seconds < h.NCCLSeconds || a.BusBW <= 0 {
+			t.Errorf("horovod %s: time %v, NCCL %v (buckets %v), busbw %v", comp, a.Seconds, h.NCCLSeconds, nccl, a.BusBW)
+		}
+	}
+	if m := run("mirrored", ""); m.AllReduce == nil || m.AllReduce.Horovod != nil {
+		t.Errorf("mirrored: AllReduce %+v, want MirroredStrategy's plan without Horovod's", m.AllReduce)
+	}
+}
+
 // TestTopologyOverridesHost: Config.Topology replaces the host profile's interconnect and
 // keeps the rest of the box: DGX A100's GPUs over PCIe through one root complex, then across
 // the sockets, all-reduce slower each time; without a host profile it sets the interconnect of

@@ -44,6 +44,38 @@ type AllReduceInfo struct {
 	// communication time and the part of it the backward pass does not hide.
 	BucketBytes                             int64
 	BucketedSeconds, BucketedExposedSeconds float64
+	// Horovod is Horovod's own plan (strategy horovod with NCCL): its fusion buckets replace
+	// MirroredStrategy's packs, and Impl, Calls, Seconds and BusBW above describe them; nil
+	// otherwise.
+	Horovod *HorovodAllReduce
+}
+
+// HorovodAllReduce is one step's Horovod all-reduce of every replica's gradients.
+type HorovodAllReduce struct {
+	// FusionThresholdBytes is HOROVOD_FUSION_THRESHOLD, the most a fused response holds.
+	FusionThresholdBytes int64
+	// Buckets are the fused responses, in the order the backward pass fills them: one
+	// ncclAllReduce each.
+	Buckets []HorovodBucket
+	// Compression is hvd.DistributedOptimizer's compression ("none" or "fp16"); WireBytes the
+	// bytes one replica all-reduces after it.
+	Compression string
+	WireBytes   int64
+	// NCCLSeconds is the buckets' ncclAllReduce times summed; CopySeconds their fusion-buffer
+	// copies, in and out, summed; PostReduceSeconds the per-gradient TF ops after the
+	// all-reduce (decompression cast, average) when XLA does not fuse them.
+	NCCLSeconds, CopySeconds, PostReduceSeconds float64
+	// CycleSeconds is HOROVOD_CYCLE_TIME: a ready tensor waits for the background thread's
+	// next cycle.
+	CycleSeconds float64
+}
+
+// HorovodBucket is one fused response.
+type HorovodBucket struct {
+	Bytes     int64
+	Gradients int
+	// Seconds is its ncclAllReduce's time.
+	Seconds float64
 }
 
 // bucketBytes is the bucket size of the overlapped comparison: PyTorch DDP's default
@@ -209,6 +241,15 @@ func (r *runner) allReduceInfo() *AllReduceInfo {
 	if r.multi.overlap != nil {
 		info.Overlapped = true
 		info.ExposedSeconds, info.OverlappedSeconds = median(r.multi.exposed), median(r.multi.overlapped)
+		info.Horovod = r.horovodInfo()
+		h := info.Horovod
+		info.NumPacks, info.Calls = 0, len(h.Buckets)
+		info.Seconds = h.NCCLSeconds + h.CopySeconds
+		info.BusBW = 0
+		if n := len(r.replicas); h.NCCLSeconds > 0 {
+			// nccl-tests' busbw of the buckets together: algbw x 2(n-1)/n.
+			info.BusBW = float64(h.WireBytes) / h.NCCLSeconds * 2 * float64(n-1) / float64(n)
+		}
 	}
 	if ar.Impl == collective.ImplNCCL {
 		info.NCCLBufferBytes = collective.NCCLBufferBytes(r.topo)
@@ -221,10 +262,27 @@ func (r *runner) allReduceInfo() *AllReduceInfo {
 		// Logical GPUs of one card: the copies are device-memory traffic, no link is used.
 		info.Topology = "one GPU"
 	}
-	if ar.Impl == collective.ImplNCCL {
+	if ar.Impl == collective.ImplNCCL && info.Horovod == nil {
 		if o, err := r.bucketed(r.replicas[0].plans[len(r.replicas[0].plans)-1]); err == nil {
 			info.BucketBytes, info.BucketedSeconds, info.BucketedExposedSeconds = bucketBytes, o.CommSeconds, o.ExposedSeconds
 		}
 	}
 	return info
+}
+
+// horovodInfo describes the fusion buckets setupHorovod planned.
+func (r *runner) horovodInfo() *HorovodAllReduce {
+	m := &r.multi
+	h := &HorovodAllReduce{FusionThresholdBytes: horovodFusionBytes, Compression: r.cfg.HorovodCompression,
+		PostReduceSeconds: m.postReduce, CycleSeconds: horovodCycleSeconds}
+	if h.Compression == "" {
+		h.Compression = "none"
+	}
+	for i, b := range m.overlap.Buckets {
+		h.Buckets = append(h.Buckets, HorovodBucket{Bytes: b.Bytes, Gradients: b.Gradients, Seconds: b.Result.Seconds})
+		h.WireBytes += b.Bytes
+		h.NCCLSeconds += b.Result.Seconds
+		h.CopySeconds += 2 * m.fusionCopy[i]
+	}
+	return h
 }
