@@ -228,7 +228,7 @@ func errStats(set, by, key string, errs []float64, failed int) GroupError {
 
 // groupKeys returns the (by, key) pairs a row is grouped under.
 func groupKeys(r ValidationRow) [][2]string {
-	keys := [][2]string{{"all", ""}, {"model", r.Model}, {"precision", r.Label}, {"xla", onOff(r.XLA)}}
+	keys := [][2]string{{"all", ""}, {"model", modelGroup(r.Model)}, {"precision", r.Label}, {"xla", onOff(r.XLA)}}
 	if r.Source == SourceDLE {
 		keys = append(keys, [2]string{"gpu", r.GPU})
 		if r.GPUs > 1 {
@@ -238,6 +238,26 @@ func groupKeys(r ValidationRow) [][2]string {
 		keys = append(keys, [2]string{"batch", fmt.Sprint(r.Batch)})
 	}
 	return keys
+}
+
+// modelGroup is the model a row counts under in the per-model figures and the
+// leave-one-model-out folds: its spec without the impl option, since two implementations of
+// one network (keras_hub's and the TF Model Garden's BERT) are the same model to a user.
+func modelGroup(spec string) string {
+	name, opts, ok := strings.Cut(spec, ":")
+	if !ok {
+		return spec
+	}
+	var keep []string
+	for _, kv := range strings.Split(opts, ",") {
+		if !strings.HasPrefix(strings.TrimSpace(kv), "impl=") {
+			keep = append(keep, kv)
+		}
+	}
+	if len(keep) == 0 {
+		return name
+	}
+	return name + ":" + strings.Join(keep, ",")
 }
 
 func onOff(b bool) string {
@@ -378,7 +398,7 @@ func (v *Validation) holdOuts(ctx context.Context, ms []Measurement, o ValidateO
 			if by == "gpu" {
 				return m.GPU
 			}
-			return m.Model
+			return modelGroup(m.Model)
 		}
 		vals := map[string]bool{}
 		for _, i := range idx {

@@ -101,3 +101,19 @@ func TestReadDLEErrors(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+// TestModelGroup: a row's model group drops only the impl option, so the Model Garden's BERT
+// rows count with keras_hub's in the per-model figures and leave-one-model-out.
+func TestModelGroup(t *testing.T) {
+	for _, c := range []struct{ spec, want string }{
+		{"resnet50-v1.5", "resnet50-v1.5"},
+		{"bert-large:seq=384", "bert-large:seq=384"},
+		{"bert-large:seq=384,impl=model-garden", "bert-large:seq=384"},
+		{"bert-large:impl=model-garden,seq=128,head=mlm", "bert-large:seq=128,head=mlm"},
+		{"bert-large:impl=model-garden", "bert-large"},
+	} {
+		if got := modelGroup(c.spec); got != c.want {
+			t.Errorf("modelGroup(%q) = %q, want %q", c.spec, got, c.want)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package models
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestGraphRewriteAMPDtypes checks the dtypes TF1's mixed precision graph rewrite gives BERT's
 // ops (auto_mixed_precision_lists.h): the matmuls and everything between two of them in
@@ -67,5 +70,72 @@ func TestGraphRewriteAMPDtypes(t *testing.T) {
 	}
 	if rb <= kb {
 		t.Errorf("graph-rewrite step moves %.3g bytes, Keras policy %.3g: want more", rb, kb)
+	}
+}
+
+// TestModelGardenBERTDtypes checks the dtypes of the TF Model Garden's BERT under a
+// mixed_float16 policy (impl=model-garden; official/nlp/modeling/layers/transformer.py): the
+// layer norms, the residual adds feeding them, the GELU and the embeddings' layer norm and
+// dropout run in float32, with casts around them; the matmuls, the attention softmax and its
+// dropout stay float16. keras_hub's BERT (the default) runs them all in float16.
+func TestModelGardenBERTDtypes(t *testing.T) {
+	opts := PlanOptions{Batch: 8, Precision: MixedFloat16, Optimizer: "adam"}
+	plan := func(spec string) map[string]DType {
+		m, err := Get(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := m.Plan(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := map[string]DType{}
+		for _, op := range p.Ops {
+			if op.Phase == Forward {
+				d[op.Name] = op.DType
+			}
+		}
+		return d
+	}
+	hub, garden := plan("bert-base:seq=128"), plan("bert-base:seq=128,impl=model-garden")
+	const l = "transformer_layer_3/"
+	for _, c := range []struct {
+		op   string
+		want DType
+	}{
+		{"embeddings_layer_norm/LayerNorm", Float32},
+		{"embeddings_dropout/dropout", Float32},
+		{l + "self_attention/query/MatMul", Float16},
+		{l + "self_attention/softmax/softmax", Float16},
+		{l + "self_attention/attention_dropout/dropout", Float16},
+		{l + "self_attention_dropout/dropout", Float16},
+		{l + "self_attention_add/Add", Float32},
+		{l + "self_attention_layer_norm/LayerNorm", Float32},
+		{l + "feedforward_intermediate_dense/MatMul", Float16},
+		{l + "feedforward_intermediate_dense/gelu", Float32},
+		{l + "feedforward_output_dense/MatMul", Float16},
+		{l + "feedforward_add/Add", Float32},
+		{l + "feedforward_layer_norm/LayerNorm", Float32},
+	} {
+		if got, ok := garden[c.op]; !ok || got != c.want {
+			t.Errorf("impl=model-garden: %s runs %v (found %v), want %v", c.op, got, ok, c.want)
+		}
+		if hub[c.op] != Float16 {
+			t.Errorf("keras-hub: %s runs %v, want %v", c.op, hub[c.op], Float16)
+		}
+	}
+	casts := func(d map[string]DType) (n int) {
+		for name := range d {
+			if strings.HasSuffix(name, "/Cast") {
+				n++
+			}
+		}
+		return n
+	}
+	if c, h := casts(garden), casts(hub); c <= h {
+		t.Errorf("impl=model-garden plans %d casts, keras-hub %d: want more (into and out of float32)", c, h)
+	}
+	if _, err := Get("bert-base:impl=nope"); err == nil {
+		t.Errorf("bert-base:impl=nope: no error")
 	}
 }

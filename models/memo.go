@@ -28,7 +28,7 @@ type zooBuild struct {
 }
 
 func newZooKey(name string, o ModelOptions) zooKey {
-	return zooKey{name: name, opts: fmt.Sprintf("%d/%d/%d/%q/%v", o.ImageSize, o.SeqLen, o.Classes, o.Head, o.Hidden)}
+	return zooKey{name: name, opts: fmt.Sprintf("%d/%d/%d/%q/%v/%q", o.ImageSize, o.SeqLen, o.Classes, o.Head, o.Hidden, o.Impl)}
 }
 
 // memoNew returns the model build makes for (name, o), building it at the first call only.

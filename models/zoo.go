@@ -14,6 +14,11 @@ type ModelOptions struct {
 	Classes   int    // output classes; default 1000 (ImageNet), 2 (BERT classifier), 1 (LSTM)
 	Head      string // BERT head: "classification" (default) or "mlm"
 	Hidden    []int  // MLP hidden widths; default 512, 512
+	// Impl is the BERT implementation: "" or "keras-hub" (keras_hub BertBackbone), or
+	// "model-garden" (the TF Model Garden's official.nlp encoder, which NVIDIA's TF2 BERT
+	// scripts run: the same graph, with its layer norms and GELU computed in float32 under a
+	// mixed policy; see bertModelGardenFloat32).
+	Impl string
 }
 
 type zooEntry struct {
@@ -117,6 +122,8 @@ func ParseName(spec string) (string, ModelOptions, error) {
 			o.Classes, err = num()
 		case "head":
 			o.Head = v
+		case "impl":
+			o.Impl = v
 		case "hidden":
 			for _, h := range strings.Split(v, "x") {
 				n, e := strconv.Atoi(h)
@@ -126,7 +133,7 @@ func ParseName(spec string) (string, ModelOptions, error) {
 				o.Hidden = append(o.Hidden, n)
 			}
 		default:
-			return "", o, fmt.Errorf("model %q: unknown option %q (image, seq, classes, head, hidden)", spec, k)
+			return "", o, fmt.Errorf("model %q: unknown option %q (image, seq, classes, head, hidden, impl)", spec, k)
 		}
 		if err != nil {
 			return "", o, err

@@ -1,6 +1,9 @@
 package models
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 func seqLen(o ModelOptions, def int) int {
 	if o.SeqLen > 0 {
@@ -64,6 +67,13 @@ func bert(layers, d, heads int) func(string, ModelOptions) (*graph, error) {
 		for i := 0; i < layers; i++ {
 			x = encoderBlock(z, x, fmt.Sprintf("transformer_layer_%d/", i), heads, d, 4*d, "gelu", false, 0.1)
 		}
+		switch o.Impl {
+		case "", "keras-hub":
+		case "model-garden":
+			bertModelGardenFloat32(z.g)
+		default:
+			return nil, fmt.Errorf("impl %q: want keras-hub or model-garden", o.Impl)
+		}
 		switch o.Head {
 		case "", "classification", "classifier":
 			cls := z.call("TokenSlice", "cls_token", cfg{"tokens": 1}, x)
@@ -83,6 +93,32 @@ func bert(layers, d, heads int) func(string, ModelOptions) (*graph, error) {
 			return z.done(y)
 		}
 		return nil, fmt.Errorf("head %q: want classification or mlm", o.Head)
+	}
+}
+
+// bertModelGardenFloat32 marks the encoder ops that the TF Model Garden's BERT computes in
+// float32 whatever the Keras policy: the embeddings' layer norm and dropout
+// (official/nlp/modeling/networks/transformer_encoder.py: LayerNormalization and Dropout with
+// dtype=tf.float32), and in each layer both residual adds, both layer norms and the GELU
+// (official/nlp/modeling/layers/transformer.py, Transformer.call: "Use float32 in keras layer
+// norm and the gelu activation in the intermediate dense layer for numeric stability", with a
+// tf.cast to float32 before each and back to float16 after). The attention, its softmax and
+// dropout, the dense layers and their dropouts keep the policy's float16. Those are the ops
+// TF1's graph rewrite keeps in float32 in NVIDIA's TF1 BERT (amp.go), minus the bias adds
+// and dropouts there that sit between a matmul and a deny op.
+func bertModelGardenFloat32(g *graph) {
+	for i := range g.nodes {
+		n := &g.nodes[i]
+		switch {
+		case strings.HasPrefix(n.name, "embeddings_layer_norm/"), strings.HasPrefix(n.name, "embeddings_dropout/"):
+		case !strings.HasPrefix(n.name, "transformer_layer_"):
+			continue
+		case strings.HasSuffix(n.name, "_layer_norm/LayerNorm"), strings.HasSuffix(n.name, "_add/Add"),
+			strings.HasSuffix(n.name, "feedforward_intermediate_dense/gelu"):
+		default:
+			continue
+		}
+		n.f32 = true
 	}
 }
 

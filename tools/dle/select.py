@@ -78,6 +78,10 @@ README_ERRORS[("TensorFlow/LanguageModeling/BERT/README.md", "9de48bc9",
     "README copy error: the 1-GPU FP32 sequence-128 cell repeats the table's 1-GPU mixed-precision "
     "sequence-512 cell (35.32), and the table's own weak scaling from it is 5.47 at 4 GPUs and "
     "21.57 at 16; DGX-1 32GB gives 46.78 for the same run")
+# The TF2 BERT scripts build the TF Model Garden's encoder (official/nlp/modeling), which casts
+# to float32 around its layer norms and GELU whatever the Keras policy (layers/transformer.py).
+TF2_BERT_NOTE = ("TF2 scripts: the TF Model Garden's BERT (official/nlp/modeling/layers/transformer.py), "
+                 "layer norms, residual adds and GELU in float32 under mixed_float16")
 # TF1's automatic mixed precision is grappler's graph rewrite (BERT optimization.py
 # enable_mixed_precision_graph_rewrite; ConvNets sets TF_ENABLE_AUTO_MIXED_PRECISION=1);
 # the TF2 scripts use a Keras mixed_float16 policy.
@@ -171,9 +175,12 @@ def main(path):
                 skipped["duplicate of a row of another table of the same README version"] += 1
                 continue
             seen.add(key)
-            opt, note = m[1], m[2]
+            spec, opt, note = m[0], m[1], m[2]
             if r["model"] in TF1_OPTIMIZER and r["source_path"].startswith("TensorFlow/"):
                 opt, note = TF1_OPTIMIZER[r["model"]]
+            if r["source_path"].startswith("TensorFlow2/LanguageModeling/BERT/"):
+                spec += ",impl=model-garden"
+                note += "; " + TF2_BERT_NOTE
             w.writerow({
                 "source_path": r["source_path"], "commit": r["commit"], "commit_date": r["commit_date"],
                 "framework_version": r["framework_version"], "system": system(r["table_heading"]),
@@ -181,7 +188,7 @@ def main(path):
                 "precision": r["precision"], "xla": xla, "xla_source": src,
                 "batch_per_gpu": r["batch_per_gpu"], "accumulation_steps": accumulation,
                 "metric": r["metric"], "value": r["value"],
-                "data": data, "model": m[0], "gpu": gpu_profile(r["gpu"], system(r["table_heading"])),
+                "data": data, "model": spec, "gpu": gpu_profile(r["gpu"], system(r["table_heading"])),
                 "gpusim_precision": PRECISION[r["precision"]], "optimizer": opt,
                 "env": TF1_AMP_ENV if r["source_path"].startswith("TensorFlow/") and r["precision"] == "amp_fp16" else "",
                 "tf_version": tf_version(r["framework_version"]),
