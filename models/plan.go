@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -553,7 +554,7 @@ func (pl *planner) xlaSavers() {
 			return // walked already for an earlier reader
 		}
 		r := pl.bufs[b].root
-		if !pl.xlaRecomputable(r) {
+		if !pl.xlaRecomputable(r) || pl.xlaReduceSideOutput(r) {
 			keep(b, s)
 			return
 		}
@@ -638,6 +639,87 @@ func (pl *planner) xlaRecomputable(i int) bool {
 	}
 	return n.ew || n.kind == Norm || (n.kind == Copy && strings.HasSuffix(n.name, "/Pad"))
 }
+
+// xlaReduceSideOutput: pnode i is a transcendental activation (swish, sigmoid, ...) that a
+// spatial mean and another op both read, where the mean is a race-free column reduction of a
+// long extent; XLA then writes the activation as a second output of the reduction's fusion
+// and backward reads that buffer instead of recomputing it. The squeeze-and-excitation blocks
+// of EfficientNetB0 show it (testdata/h200/keras/xla/efficientnetb0_float32_b128.peak.txt:
+// input_multiply_reduce_fusion{1}, the swish beside the se_squeeze reduce_sum, and a plain
+// multiply for se_excite, in blocks 2a-3b). Why: priority fusion fuses a producer into all of
+// its consumers or none, by GpuPerformanceModel's estimate of the fused and unfused run times
+// (gpu/transforms/priority_fusion.cc CalculateProducerPriority), and a producer left unfused
+// is merged into its reduction consumer as a multi-output fusion (multi_output_fusion.cc).
+//   - Reductions longer than the race-free bound, WarpSize * 128 rows for a column reduction
+//     (reduction_utils.cc ReductionDimensionRaceFreeBound), are split in two by the tree
+//     reduction rewriter before fusion, and the activation fuses into both halves: block 1a's
+//     112x112 = 12544 rows are recomputed.
+//   - Below xlaSideOutputMinRows the estimate fuses as well: the recording recomputes the
+//     activation at 14x14 = 196 and 7x7 rows and keeps it at 28x28 = 784 and 56x56 = 3136.
+//     The threshold is the smallest extent the recording keeps (the cost model's crossing
+//     point between 196 and 784 is not modelled).
+func (pl *planner) xlaReduceSideOutput(i int) bool {
+	p := &pl.pn[i]
+	if !pl.o.XLA || p.n == nil || p.n.kind != Elementwise || len(p.shape) < 3 {
+		return false
+	}
+	transcendental := false
+	for _, a := range []string{"/swish", "/silu", "/sigmoid", "/mish", "/softplus", "/elu", "/gelu", "/tanh"} {
+		transcendental = transcendental || strings.HasSuffix(p.n.name, a)
+	}
+	if !transcendental {
+		return false
+	}
+	rows := prod64(p.shape[1 : len(p.shape)-1]) // spatial extent per sample, NHWC
+	mean, other := false, false
+	for j := range pl.pn {
+		q := &pl.pn[j]
+		if !slices.Contains(q.in, i) {
+			continue
+		}
+		if q.n != nil && q.n.kind == Reduction && strings.HasSuffix(q.n.name, "/Mean") && len(q.n.in) == 1 &&
+			rows >= xlaSideOutputMinRows && rows <= xlaColumnRaceFreeRows {
+			mean = true
+		} else {
+			other = true
+		}
+	}
+	return mean && other
+}
+
+// jaxCentered adds the float32 x - mean that Keras 3's batch normalization on JAX keeps for
+// backward when the variance's reduction is race-free, and returns it (-1: none). Keras's
+// moments (keras/src/backend/jax/nn.py) computes in float32, casting float16 and bfloat16
+// inputs, and takes jnp.var, whose x - mean the variance's gradient reads again. XLA emits
+// the batch statistics as a column reduction over batch x spatial rows; where those rows are
+// within the race-free bound (xlaColumnRaceFreeRows) the centered value is written as a
+// second output of the reduction's fusion and kept, as XLA's own buffer assignments of
+// ResNet-50 at batch 64 show (testdata/h200/keras/xla/resnet50_*_b64.peak.txt: nine
+// "jvp(convN_bn)/jit(_var)/sub" buffers, f32[64,7,7,C], 0.108 GiB in every precision, for the
+// 7x7 stage's 64x49 = 3136 rows); longer reductions are split by the tree reduction rewriter
+// and backward recomputes x - mean from the convolution output (none at batch 128: 6272 rows).
+func (pl *planner) jaxCentered(p *pnode) int {
+	n := p.n
+	if !pl.o.XLA || !pl.o.JAX || !p.needGrad || n == nil || n.kind != Norm || !strings.HasSuffix(n.name, "/FusedBatchNormV3") || len(p.shape) < 2 {
+		return -1
+	}
+	if rows := prod64(p.shape[:len(p.shape)-1]); rows > xlaColumnRaceFreeRows {
+		return -1
+	}
+	t := pl.tensor(n.name+"/centered", p.elems*pl.B*Float32.Size(), Activation, Float32, p.shape)
+	pl.p.Tensors[t].Recompute = true // an element-wise value: rematerialization recomputes it
+	return t
+}
+
+const (
+	// xlaColumnRaceFreeRows is XLA's race-free bound of a column reduction on NVIDIA GPUs:
+	// WarpSize (32) times the column tile of 128 rows (reduction_utils.cc GetReductionTiling,
+	// ReductionDimensionRaceFreeBound); longer ones are split (tree_reduction_rewriter.cc).
+	xlaColumnRaceFreeRows = 32 * 128
+	// xlaSideOutputMinRows: the smallest reduced extent at which the recorded EfficientNetB0
+	// step keeps the activation as a side output (28x28; 14x14 is recomputed).
+	xlaSideOutputMinRows = 28 * 28
+)
 
 // xlaLibOut: pnode i's output is written by a cuDNN or cuBLAS call: a convolution or matmul,
 // the bias add fused into it, and a ReLU fused after that when its input has no other reader
@@ -902,6 +984,10 @@ func (pl *planner) forward() {
 					op.Alloc = append(op.Alloc, t)
 					pl.keep[i] = append(pl.keep[i], t)
 				}
+			}
+			if t := pl.jaxCentered(p); t >= 0 {
+				op.Alloc = append(op.Alloc, t)
+				pl.keep[i] = append(pl.keep[i], t)
 			}
 			if ws := pl.blasWorkspace(p); ws > 0 {
 				t := pl.tensor(n.name+"/cublas_workspace", ws, Workspace, Int32, []int64{ws / 4})

@@ -113,3 +113,59 @@ func TestXLACublasWorkspace(t *testing.T) {
 		t.Errorf("without XLA: %v, want no XLA GEMM workspace", n)
 	}
 }
+
+// TestXLASqueezeSideOutput: in EfficientNetB0's squeeze-and-excitation blocks XLA keeps the
+// swish output the squeeze's mean reads where that mean is a race-free column reduction of
+// 784..4096 rows (blocks 2a-3b at 224x224: 56x56 and 28x28), and recomputes it from the
+// depthwise convolution's output elsewhere (block 1a: 112x112 is split by the tree
+// reduction rewriter; blocks 4a-7a: 14x14 and 7x7), as the recorded buffer assignment shows
+// (testdata/h200/keras/xla/efficientnetb0_float32_b128.peak.txt).
+func TestXLASqueezeSideOutput(t *testing.T) {
+	names := []string{"block1a_activation/swish", "block2a_activation/swish", "block2b_activation/swish",
+		"block3a_activation/swish", "block3b_activation/swish", "block4a_activation/swish", "block6d_activation/swish"}
+	got := keptInto(t, "efficientnetb0", PlanOptions{Batch: 4, XLA: true, JAX: true, Optimizer: "momentum"}, names...)
+	for i, n := range names {
+		want := 0
+		if i >= 1 && i <= 4 {
+			want = 1
+		}
+		if got[n] != want {
+			t.Errorf("efficientnetb0 XLA: %s kept %d times, want %d", n, got[n], want)
+		}
+	}
+}
+
+// TestJAXBatchNormCentered: Keras 3's batch normalization on JAX keeps its float32 x - mean
+// (jnp.var's) for backward where the statistics' column reduction is race-free (at most 4096
+// batch x spatial rows): ResNet-50 at batch 64 keeps it for the ten 7x7 batch norms
+// (64x49 = 3136 rows) in every precision, at batch 128 (6272 rows) for none; TF's gradients
+// (JAX off) never.
+func TestJAXBatchNormCentered(t *testing.T) {
+	for _, c := range []struct {
+		batch int
+		prec  Precision
+		jax   bool
+		want  int
+	}{
+		{64, PrecisionFloat32, true, 10}, {64, MixedFloat16, true, 10}, {64, MixedBFloat16, true, 10},
+		{128, PrecisionFloat32, true, 0}, {64, PrecisionFloat32, false, 0},
+	} {
+		o := PlanOptions{Batch: c.batch, Precision: c.prec, XLA: true, JAX: c.jax, Optimizer: "momentum"}
+		got := keptInto(t, "resnet50", o, "_bn/FusedBatchNormV3/centered")
+		if n := got["_bn/FusedBatchNormV3/centered"]; n != c.want {
+			t.Errorf("resnet50 b%d %s JAX=%v: %d centered batch-norm inputs kept, want %d", c.batch, c.prec, c.jax, n, c.want)
+		}
+	}
+	m, _ := Get("resnet50")
+	p, err := m.Plan(PlanOptions{Batch: 64, Precision: MixedFloat16, XLA: true, JAX: true, Optimizer: "momentum"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range p.Tensors {
+		if strings.HasSuffix(tt.Name, "conv5_block1_0_bn/FusedBatchNormV3/centered") {
+			if want := int64(64 * 7 * 7 * 2048 * 4); tt.Bytes != want || tt.DType != Float32 {
+				t.Errorf("%s: %d bytes %v, want %d float32 (Keras computes moments in float32)", tt.Name, tt.Bytes, tt.DType, want)
+			}
+		}
+	}
+}

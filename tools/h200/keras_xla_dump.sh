@@ -4,10 +4,10 @@
 # BFC pool, far above its need, so XLA does not rematerialize; resnet50 b400 under 0.15 is the
 # max-batch case that does). Kept per config: the train step's scheduled HLO, its buffer
 # assignment, the live ranges (the heap simulator's peak) and the memory-usage report, packed
-# into $OUT/dumps.tar. Run on the device machine from a checkout where KERAS_SRC holds the
-# keras package (`git archive HEAD keras` of keras-team/keras), OPTREE_SRC the optree sources
-# (metaopt/optree) and PYBIND11_DIR a pybind11 >= 2.12 CMake package directory (the machine's
-# Python has none: `cmake --install` of pybind/pybind11 into a folder sent along, its
+# into $OUT/TAG.tar as each config ends. Run on the device machine from a checkout where
+# KERAS_SRC holds the keras package (`git archive HEAD keras` of keras-team/keras), OPTREE_SRC
+# the optree sources (metaopt/optree) and PYBIND11_DIR a pybind11 >= 2.12 CMake package
+# directory (the machine's Python has none: `cmake --install` of pybind/pybind11 into a folder sent along, its
 # share/cmake/pybind11). tools/h200/xla_peak.py reads a config's files.
 set -u
 T0=$(date +%s)
@@ -18,9 +18,11 @@ export KERAS_BACKEND=jax PYTHONPATH=$SITE:$KERAS_SRC
 python3 -c "import keras, optree, jax, jaxlib; print(keras.__version__, optree.__version__, jax.__version__, jaxlib.__version__)" >> $OUT/env.txt 2>&1 || exit 3
 mkdir -p /tmp/pack
 PIDS=""
-for cfg in vgg16:float32:128:0.20 inceptionv3:float32:128:0.13 efficientnetb0:float32:128:0.08 \
-           mobilenetv2:float32:128:0.08 resnet50:float32:128:0.11 resnet50:mixed_bfloat16:128:0.06 \
-           resnet50:float32:400:0.15; do
+# CONFIGS: MODEL:PRECISION:BATCH:FRACTION words; the default is the first recording's seven.
+CONFIGS=${CONFIGS:-"vgg16:float32:128:0.20 inceptionv3:float32:128:0.13 efficientnetb0:float32:128:0.08
+  mobilenetv2:float32:128:0.08 resnet50:float32:128:0.11 resnet50:mixed_bfloat16:128:0.06
+  resnet50:float32:400:0.15"}
+for cfg in $CONFIGS; do
   IFS=: read m p b f <<< "$cfg"
   tag=${m}_${p}_b${b}
   ( XLA_PYTHON_CLIENT_MEM_FRACTION=$f \
@@ -31,9 +33,9 @@ for cfg in vgg16:float32:128:0.20 inceptionv3:float32:128:0.13 efficientnetb0:fl
     mkdir -p /tmp/pack/$tag
     for s in .txt -buffer-assignment.txt -buffer-assignment-values.txt -live-range.txt -memory-usage-report.txt; do
       [ -f "$pre$s" ] && gzip -c "$pre$s" > /tmp/pack/$tag/after_optimizations$s.gz
-    done ) &
+    done
+    tar -C /tmp/pack -cf $OUT/$tag.tar $tag.json $tag.log $tag ) &
   PIDS="$PIDS $!"
 done
 wait $PIDS
-tar -C /tmp -cf $OUT/dumps.tar pack
 echo "all done $(( $(date +%s) - T0 ))s" >> $OUT/env.txt
