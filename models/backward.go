@@ -1,5 +1,11 @@
 package models
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // backward emits the gradient ops in reverse forward order: each allocates the gradients of
 // its inputs and weights and frees the gradient of its output and the tensors it was the last
 // to need (TF's gradient tape releases a saved tensor when its last gradient function has run).
@@ -197,6 +203,31 @@ func (pl *planner) backward() {
 	pl.flush()
 }
 
+// earlyTemps allocates, before the step's first op, the update's tensors that depend on
+// variables alone (OptimizerSpec.EarlyTemps) and returns them per weight, for the update to
+// free.
+func (pl *planner) earlyTemps() map[int][]int {
+	out := map[int][]int{}
+	if pl.opt.EarlyTemps == 0 && pl.opt.DecayExclude == nil || len(pl.p.Ops) == 0 {
+		return out
+	}
+	for w, wt := range pl.g.weights {
+		if pl.wgrad[w] < 0 {
+			continue
+		}
+		n := pl.opt.EarlyTemps
+		if pl.opt.DecayExclude != nil && !slices.ContainsFunc(pl.opt.DecayExclude, func(s string) bool { return strings.Contains(wt.name, s) }) {
+			n++
+		}
+		for j := 0; j < n; j++ {
+			t := pl.tensor(fmt.Sprintf("%s/%s/early%d", wt.name, pl.opt.Name, j), 4*wt.elems, Gradient, Float32, dims(wt.shape))
+			pl.p.Ops[0].Alloc = append(pl.p.Ops[0].Alloc, t)
+			out[w] = append(out[w], t)
+		}
+	}
+	return out
+}
+
 // contribute adds a gradient to pnode x's output gradient; a second contribution is summed
 // (TF aggregates the gradients of a tensor read by several ops with AddN).
 func (pl *planner) contribute(x, t int, shared bool) {
@@ -255,15 +286,45 @@ func (pl *planner) optimizer() {
 		pl.emit(Op{Name: "loss_scale/all_finite", Phase: Optimizer, Kind: Reduction, DType: Float32,
 			FLOPs: float64(elems), Bytes: 4 * float64(elems), Kernels: k2 + 2})
 	}
+	early := pl.earlyTemps()
+	k := 0
 	for w := range g.weights {
 		t := pl.wgrad[w]
 		if t < 0 {
 			continue
 		}
 		e := float64(g.weights[w].elems)
-		pl.decref(t)
-		pl.emit(Op{Name: g.weights[w].name + "/" + pl.opt.Name, Phase: Optimizer, Kind: KindOptimizer, DType: Float32,
-			FLOPs: pl.opt.FLOPsPerElement * e, Bytes: pl.opt.BytesPerElement * e, Kernels: pl.opt.Kernels, OutsideXLA: pl.opt.OutsideXLA})
+		op := Op{Name: g.weights[w].name + "/" + pl.opt.Name, Phase: Optimizer, Kind: KindOptimizer, DType: Float32,
+			FLOPs: pl.opt.FLOPsPerElement * e, Bytes: pl.opt.BytesPerElement * e, Kernels: pl.opt.Kernels, OutsideXLA: pl.opt.OutsideXLA}
+		switch {
+		case pl.opt.UpdateTemps == 0:
+			pl.decref(t)
+		case k == 0:
+			// clip_by_global_norm's scaled copy of each gradient replaces it, and the first
+			// level of the breadth-first update reads the copies: every gradient is dead
+			// once that level has run.
+			for _, x := range pl.wgrad {
+				pl.decref(x)
+			}
+		case k == 1:
+			for v := w; v < len(g.weights); v++ {
+				if pl.wgrad[v] < 0 {
+					continue
+				}
+				for j := 0; j < pl.opt.UpdateTemps; j++ {
+					x := pl.tensor(fmt.Sprintf("%s/%s/update%d", g.weights[v].name, pl.opt.Name, j), 4*g.weights[v].elems, Gradient, Float32, dims(g.weights[v].shape))
+					op.Alloc = append(op.Alloc, x)
+					if v != w {
+						early[v] = append(early[v], x) // freed by its own variable's update
+					} else {
+						op.Free = append(op.Free, x)
+					}
+				}
+			}
+		}
+		op.Free = append(op.Free, early[w]...)
+		pl.emit(op)
+		k++
 	}
 	pl.flush()
 	// Anything still alive (a saved tensor of a branch no gradient reached) ends with the step.

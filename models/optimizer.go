@@ -22,6 +22,20 @@ type OptimizerSpec struct {
 	// OutsideXLA: the update runs as TF ops of its own even under XLA (not compiled into the
 	// train step's clusters, so not fused and not replayed from CUDA graphs).
 	OutsideXLA bool
+	// EarlyTemps: for an update written as separate TF graph ops, the float32 tensors of the
+	// variable's shape it computes from the variable and its slots alone, with one more for a
+	// variable it decays (DecayExclude). TF's executor runs an op as soon as its inputs are
+	// ready (tensorflow/core/common_runtime/executor.cc: the root nodes' successors first), so
+	// these run at the start of the step and are held to the update, through the forward and
+	// backward passes.
+	EarlyTemps int
+	// DecayExclude: substrings of the variable names weight decay skips; nil: no decay tensor.
+	DecayExclude []string
+	// UpdateTemps: float32 tensors per variable alive at once when TF runs the updates of all
+	// variables breadth first (the executor's ready queue is first in, first out, and every
+	// variable's update becomes ready together, after clip_by_global_norm): the first level of
+	// every variable's update runs before the second level of any.
+	UpdateTemps int
 }
 
 // Sources: slot variables as the Keras optimizers create them in build()
@@ -49,7 +63,14 @@ var optimizers = map[string]OptimizerSpec{
 	// 42 float32 tensor passes (168 bytes) per element. Its variables are TF1 reference
 	// variables (tf.get_variable in a graph), which XLA does not compile, so the update stays
 	// outside the XLA clusters under --use_xla.
-	"bert-adamw": {Name: "bert-adamw", Slots: 2, FLOPsPerElement: 14, BytesPerElement: 168, Kernels: 19, OutsideXLA: true},
+	// Memory (google-research/bert optimization.py, the same code): beta_1 * m, beta_2 * v and,
+	// for every variable whose name has none of "LayerNorm", "layer_norm", "bias"
+	// (create_optimizer's exclude_from_weight_decay), weight_decay_rate * param depend on
+	// variables alone (EarlyTemps 2 + the decay); after the clip, (1 - beta_1) * grad and
+	// tf.square(grad) of every variable are written before any next_m (UpdateTemps 2; the word
+	// embedding's IndexedSlices gradient is converted to a dense tensor for each of the two).
+	"bert-adamw": {Name: "bert-adamw", Slots: 2, FLOPsPerElement: 14, BytesPerElement: 168, Kernels: 19, OutsideXLA: true,
+		EarlyTemps: 2, DecayExclude: []string{"LayerNorm", "layer_norm", "bias"}, UpdateTemps: 2},
 	// bert-lamb is the LAMBOptimizer of the same file, which NVIDIA's TF1 pre-training runs
 	// (run_pretraining.py --optimizer_type=lamb): per variable, after clip_by_global_norm (an
 	// l2 reduction and a mul), next_m (mul, mul, add), next_v (square, mul, mul, add), the two

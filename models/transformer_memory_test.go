@@ -62,3 +62,114 @@ func TestBertLayerKeepsWhatTFKeeps(t *testing.T) {
 		}
 	}
 }
+
+// TestBertTF1KeepsWhatTFKeeps: google-research/bert's modeling.py (impl=google-research), the
+// graph TF 1.x runs op by op, keeps per token what the Keras-built layer keeps plus one more
+// feed-forward tensor: its tanh GELU keeps x, the tanh output, cdf and Pow's gradient factor
+// 3x^2 (computed in forward from x alone), where tf.nn.gelu keeps x and two: 12d + 3hS + 5ff.
+func TestBertTF1KeepsWhatTFKeeps(t *testing.T) {
+	const d, ff, h, S, B = 768, 3072, 12, 128, 2
+	for _, c := range []struct {
+		impl string
+		ffs  int64
+	}{{"", 4}, {"google-research", 5}} {
+		m, err := New("bert-base", ModelOptions{Impl: c.impl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := m.Plan(PlanOptions{Batch: B, Optimizer: "bert-adamw"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, "bert-base "+c.impl, p)
+		live := map[int]bool{}
+		for _, op := range p.Ops {
+			if op.Phase != Forward {
+				break
+			}
+			for _, a := range op.Alloc {
+				live[a] = true
+			}
+			for _, f := range op.Free {
+				delete(live, f)
+			}
+		}
+		var got int64
+		for ti := range live {
+			if n := p.Tensors[ti].Name; strings.HasPrefix(n, "transformer_layer_5/") && !strings.Contains(n, "/bert-adamw/") {
+				got += p.Tensors[ti].Bytes
+			}
+		}
+		if want := 4 * S * B * (12*d + 3*h*S + c.ffs*ff); got != want {
+			t.Errorf("impl %q: layer 5 keeps %d bytes at the end of forward, want %d (12d + 3hS + %dff floats per token)", c.impl, got, want, c.ffs)
+		}
+	}
+}
+
+// TestBertAdamWEarlyTemps: AdamWeightDecayOptimizer's beta_1 * m, beta_2 * v and
+// weight_decay_rate * param depend on variables alone, so TF's executor computes them when the
+// step starts and they live through forward and backward (weight decay skips LayerNorm and
+// bias variables); after the clip, every variable's (1 - beta_1) * grad and grad^2 are live
+// together. Keras's fused Adam keeps none of these.
+func TestBertAdamWEarlyTemps(t *testing.T) {
+	m, err := New("bert-base", ModelOptions{Impl: "google-research"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Plan(PlanOptions{Batch: 2, Optimizer: "bert-adamw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, "bert-base", p)
+	var all, decayed, first int64
+	for _, w := range m.g.weights {
+		if !w.trainable {
+			continue
+		}
+		if first == 0 {
+			first = 4 * w.elems // the first update runs before the others' temporaries exist
+		}
+		all += 4 * w.elems
+		if !strings.Contains(w.name, "layer_norm") && !strings.Contains(w.name, "bias") {
+			decayed += 4 * w.elems
+		}
+	}
+	live := map[int]bool{}
+	var atBackward, peakUpdate int64
+	for i, op := range p.Ops {
+		for _, a := range op.Alloc {
+			live[a] = true
+		}
+		var early, update int64
+		for x := range live {
+			switch n := p.Tensors[x].Name; {
+			case strings.Contains(n, "/bert-adamw/early"):
+				early += p.Tensors[x].Bytes
+			case strings.Contains(n, "/bert-adamw/update"):
+				update += p.Tensors[x].Bytes
+			}
+		}
+		if op.Phase == Backward && atBackward == 0 {
+			atBackward = early
+		}
+		if op.Phase == Optimizer && i+1 < len(p.Ops) && p.Ops[i-1].Phase == Optimizer && peakUpdate == 0 {
+			peakUpdate = update // the second update op: every later variable's two temporaries
+		}
+		for _, f := range op.Free {
+			delete(live, f)
+		}
+	}
+	if want := 2*all + decayed; atBackward != want {
+		t.Errorf("early tensors live when backward starts: %d bytes, want %d (2 x %d + %d decayed)", atBackward, want, all, decayed)
+	}
+	if want := 2 * (all - first); peakUpdate != want {
+		t.Errorf("update temporaries at the second update: %d bytes, want 2 x (%d - %d)", peakUpdate, all, first)
+	}
+	for _, op := range p.Ops {
+		for _, x := range op.Alloc {
+			if strings.Contains(p.Tensors[x].Name, "/adam/early") {
+				t.Errorf("Keras's adam has early tensor %s", p.Tensors[x].Name)
+			}
+		}
+	}
+}

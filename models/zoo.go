@@ -17,7 +17,8 @@ type ModelOptions struct {
 	// Impl is the BERT implementation: "" or "keras-hub" (keras_hub BertBackbone), or
 	// "model-garden" (the TF Model Garden's official.nlp encoder, which NVIDIA's TF2 BERT
 	// scripts run: the same graph, with its layer norms and GELU computed in float32 under a
-	// mixed policy; see bertModelGardenFloat32).
+	// mixed policy; see bertModelGardenFloat32), or "google-research" (the TF 1.x reference
+	// modeling.py: its tanh GELU as separate ops keeps one tensor more; see bertTF1GELU).
 	Impl string
 }
 

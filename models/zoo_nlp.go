@@ -71,8 +71,10 @@ func bert(layers, d, heads int) func(string, ModelOptions) (*graph, error) {
 		case "", "keras-hub":
 		case "model-garden":
 			bertModelGardenFloat32(z.g)
+		case "google-research":
+			bertTF1GELU(z.g)
 		default:
-			return nil, fmt.Errorf("impl %q: want keras-hub or model-garden", o.Impl)
+			return nil, fmt.Errorf("impl %q: want keras-hub, model-garden or google-research", o.Impl)
 		}
 		switch o.Head {
 		case "", "classification", "classifier":
@@ -119,6 +121,21 @@ func bertModelGardenFloat32(g *graph) {
 			continue
 		}
 		n.f32 = true
+	}
+}
+
+// bertTF1GELU gives the feed-forward GELU what TF keeps of google-research/bert's gelu
+// (modeling.py, the TF 1.x reference that run_classifier.py trains): the tanh approximation
+// as separate ops, cdf = 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3)))) and
+// x * cdf. TF's gradients read x (the final Mul's, and Pow's), the tanh output (TanhGrad) and
+// cdf (the final Mul's), and _PowGrad's y * pow(x, y - 1) (math_grad.py) depends on forward
+// values alone, so TF's executor computes it in the forward pass and holds it to backward:
+// three tensors of the input's size besides x (tf.nn.gelu's exact form keeps two).
+func bertTF1GELU(g *graph) {
+	for i := range g.nodes {
+		if n := &g.nodes[i]; strings.HasSuffix(n.name, "feedforward_intermediate_dense/gelu") {
+			n.composite = 3 * n.elems
+		}
 	}
 }
 

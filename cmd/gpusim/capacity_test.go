@@ -194,3 +194,41 @@ func TestCapacityGPUsHorovod(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityMaxBatchBERTTF1: BERT-base fine-tuning at sequence 128 (FP32) on a 12 GB Titan X
+// as google-research/bert's run_classifier.py runs it under TF 1.x (modeling.py's graph,
+// AdamWeightDecayOptimizer as TF ops) fits fewer samples than the Keras-built model with
+// Keras's fused Adam: the optimizer's beta_1 * m, beta_2 * v and weight-decay tensors (three
+// times the 0.44 GB of variables, about seven samples at 0.17 GiB each) are held from the
+// step's start, and the tanh GELU keeps one more feed-forward tensor per token (12% more
+// activations). The BERT README's table (TF 1.11) gives 32; its batches at sequences 64 to
+// 256 are powers of two.
+func TestCapacityMaxBatchBERTTF1(t *testing.T) {
+	maxBatch := func(model, opt string, extra ...string) (int, int) {
+		args := append([]string{"capacity", "max-batch", "--set", "model=" + model, "--set", "hardware.gpu=titan-x-pascal",
+			"--set", "optimizer=" + opt, "--multiple", "1", "-o", "json"}, extra...)
+		out, errs, code := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var rep struct {
+			MaxBatch int `json:"max_batch"`
+			FirstOOM struct {
+				Batch int `json:"batch"`
+			} `json:"first_oom"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep.MaxBatch, rep.FirstOOM.Batch
+	}
+	keras, _ := maxBatch("bert-base", "adam")
+	tf1, oom := maxBatch("bert-base:impl=google-research", "bert-adamw", "--set", "tf_version=1.11")
+	t.Logf("max batch: Keras model with Adam %d, TF 1.x reference %d (the README's table: 32)", keras, tf1)
+	if oom != tf1+1 {
+		t.Errorf("TF 1.x reference: first OOM at %d, want %d", oom, tf1+1)
+	}
+	if tf1 >= keras-10 || tf1 < 40 {
+		t.Errorf("TF 1.x reference max batch %d, Keras %d: want about 7 fewer for the optimizer's early tensors and 12%% fewer for the GELU's", tf1, keras)
+	}
+}
