@@ -59,6 +59,9 @@ type Measurement struct {
 	// Feed is how the Keras recordings fed the step: "device-fed" (the batch already on the
 	// GPU) or "host-fed" (model.fit from host arrays); "" for the others.
 	Feed string
+	// Samples is, for a host-fed row, how many samples fit's numpy arrays held (an epoch is
+	// ceil(Samples/Batch) steps); 0 when unknown or not host-fed.
+	Samples int
 	// TFVersion is the TensorFlow release that ran it (MAJOR.MINOR), "" when not TF.
 	TFVersion string
 	// Env is the TF environment the run set that changes what gpusim simulates (the DLE
@@ -148,6 +151,10 @@ func readKeras(path string) ([]Measurement, error) {
 			}
 			m := base
 			m.Feed = feed.name
+			if feed.name == "host-fed" {
+				// keras_fit.py's phase A: 4 batches of samples, fit for 5 epochs.
+				m.Samples = 4 * base.Batch
+			}
 			ms, err := t.float(i, feed.col)
 			if err != nil {
 				return nil, err

@@ -149,7 +149,12 @@ func (m Measurement) Config(steps int) train.Config {
 	// The device-fed rows timed the step on a batch already in GPU memory: no input copy.
 	c.InputOnDevice = m.Feed == "device-fed"
 	if m.Source == SourceKeras {
-		c.KerasVersion = 3 // Keras 3.16 (testdata/h200/keras/README.md)
+		// Keras 3.16 on its JAX backend (testdata/h200/keras/README.md): JAX's gradients and
+		// the train step's dispatch over every state array (train/dispatch.go).
+		c.KerasVersion, c.Framework = 3, "jax"
+		if c.FitFromArrays {
+			c.FitArraysSamples = m.Samples
+		}
 	}
 	c.Steps = steps
 	c.Name = m.Ref
@@ -196,6 +201,8 @@ func predict(ctx context.Context, ms []Measurement, o ValidateOptions, run RunFu
 				r.Error = err.Error()
 			case res.OOM != nil:
 				r.OOM = res.OOM.Message
+			case m.StepTime && m.Samples > 0:
+				r.Predicted = epochsMean(res.StepTimes, (m.Samples+m.Batch-1)/m.Batch)
 			case m.StepTime:
 				r.Predicted = res.StepTime
 			default:
@@ -209,6 +216,31 @@ func predict(ctx context.Context, ms []Measurement, o ValidateOptions, run RunFu
 	}
 	wg.Wait()
 	return rows, ctx.Err()
+}
+
+// epochsMean is the mean step time over the whole epochs of perEpoch steps after the first
+// (which compiles), as a recording that timed whole fit epochs after a warm-up fit measured
+// it (wall time over steps); the median step when fewer than two epochs ran.
+func epochsMean(steps []float64, perEpoch int) float64 {
+	n := (len(steps)/perEpoch - 1) * perEpoch
+	if perEpoch <= 0 || n <= 0 {
+		return medianStep(steps)
+	}
+	var sum float64
+	for _, s := range steps[perEpoch : perEpoch+n] {
+		sum += s
+	}
+	return sum / float64(n)
+}
+
+// medianStep is the lower median of steps (train.Result.StepTime's rule).
+func medianStep(steps []float64) float64 {
+	if len(steps) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), steps...)
+	sort.Float64s(s)
+	return s[(len(s)-1)/2]
 }
 
 // errStats folds relative errors into a GroupError.

@@ -43,6 +43,7 @@ var configKeys = map[string]string{
 	"StepsPerExecution":   "steps_per_execution",
 	"KerasVersion":        "keras_version",
 	"FitFromArrays":       "fit_from_arrays",
+	"FitArraysSamples":    "fit_arrays_samples",
 	"InputOnDevice":       "input_on_device",
 	"Env":                 "env",
 	"Processes":           "processes",

@@ -52,6 +52,7 @@ var limits = map[string]limit{
 	"strategy.devices[]":           {0, maxGPUs - 1, "", "a logical GPU index below the 256-GPU bound of hardware.count"},
 	"tf.visible_devices[]":         {0, maxGPUs - 1, "", "a physical GPU index below the 256-GPU bound of hardware.count"},
 	"accumulation_steps":           {1, 1 << 16, "", "gpusim's bound (2^16 micro-batches per update)"},
+	"fit_arrays_samples":           {1, 1 << 30, "", "gpusim's bound (2^30 samples in memory)"},
 	"steps_per_execution":          {1, 1 << 20, "", "gpusim's bound (Keras takes any positive int; 2^20 steps per call)"},
 	"keras_version":                {2, 3, "", "the Keras major versions gpusim models"},
 	"memory.limit_mib":             {0, maxMiB, "MiB", "16 TiB, a hundred times the largest GPU's memory"},

@@ -66,6 +66,7 @@ var schema = []field{
 	{"input_on_device", "bool", "each batch is already in GPU memory (without an input section): the step copies nothing from the host", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.InputOnDevice) }},
 	{"fit_from_arrays", "bool", "model.fit on in-memory numpy arrays (without an input section): the host gathers and copies each batch, one ahead of the step", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FitFromArrays) }},
 	{"keras_version", "int", "2 (tf.keras 2.x) or 3 (Keras 3); unset: 3 for tf_version 2.16 or later (unless env TF_USE_LEGACY_KERAS=1) and for framework jax, else 2. Under XLA, what a batch norm compiles to", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.KerasVersion) }},
+	{"fit_arrays_samples", "int", "samples in fit_from_arrays's arrays: an epoch is ceil(samples/batch) steps; at its end the host waits for the last step and starts the next epoch's batches afresh (0: no epoch ends)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.FitArraysSamples) }},
 	{"steps_per_execution", "int", "model.compile(steps_per_execution): steps per call of Keras's train function (the per-step host cost is paid once per call)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.StepsPerExecution) }},
 	{"memory.mode", "string", "preallocate | growth | limit", memorySetter("mode")},
 	{"memory.growth", "bool", "set_memory_growth", memorySetter("growth")},

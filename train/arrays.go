@@ -16,7 +16,10 @@ import (
 // Measured with real Keras 3 on the H200 machine (testdata/h200/keras/steps.csv, host_fed_ms
 // of the host-bound ResNet-50 half-precision rows, whose GPU step is far shorter): 30.9, 52.5
 // and 80.0-92.1 ms at batch 64, 128 and 256, float32 224x224x3 images of 602 KB: a fixed
-// ArraysStepHost plus the batch's bytes at ArraysGatherRate.
+// ArraysStepHost plus the batch's bytes at ArraysGatherRate. TF's fit prices its feed with
+// these two (TF does not run on the device machine); under Keras 3 on JAX (Config.Framework
+// "jax") the feed is priced by its parts, the gather and the train-step call over every state
+// array (dispatch.go), which these two lumped together for ResNet-50.
 const (
 	// ArraysGatherRate is the host's rate for gathering a shuffled batch out of numpy arrays
 	// (bytes per second): the slope, 0.32 ms per 602 KB sample.
@@ -27,31 +30,72 @@ const (
 )
 
 // arrayFeed is fit's host feed from in-memory arrays: one batch in preparation ahead of the
-// one the step takes, each costing cost on the host.
+// one the step takes. Batch k's preparation costs cost(k) on the host.
+//
+// With a finite number of samples (Config.FitArraysSamples) the arrays end every
+// perEpoch batches and fit starts a new epoch: the epoch's last step must end before the next
+// epoch starts (CallbackList.on_epoch_end waits for the batch callbacks' futures, which read
+// each step's loss, keras/src/callbacks/callback_list.py), so nothing is prepared across the
+// boundary; the new epoch's iterator then prepares its first batch from scratch.
 type arrayFeed struct {
 	eng       *sim.Engine
-	cost      sim.Time
+	perEpoch  int      // batches per epoch (0: the arrays never end)
+	k         int      // batches asked for so far
 	lastReady sim.Time // when the previous batch was ready
 	lastTake  sim.Time // when the previous batch was asked for
-	started   bool
+	// Under TF every batch costs each: the gather plus fit's step host time. Under Keras 3
+	// on JAX (jax) gather is one batch's gather, step the per-step host time outside it and
+	// epoch the per-epoch host time (dispatch.go).
+	each, gather, step, epoch sim.Time
+	jax                       bool
+}
+
+// cost is the host time of preparing batch k (its place j in its epoch, of perEpoch).
+// Under JAX, JAXEpochIterator._one_batch_ahead_iterator (keras/src/backend/jax/trainer.py)
+// gathers and puts two batches on the device before it yields the epoch's first, one more
+// before each later one, and none before the last (it was gathered ahead); each yield is
+// followed by the train-step call.
+func (a *arrayFeed) cost(k int) sim.Time {
+	if !a.jax {
+		return a.each
+	}
+	if a.perEpoch == 0 {
+		return a.gather + a.step
+	}
+	j := k % a.perEpoch
+	var c sim.Time
+	if j == 0 && k > 0 {
+		c += a.epoch
+	}
+	switch {
+	case j == 0 && a.perEpoch > 1:
+		c += 2 * a.gather
+	case j < a.perEpoch-1 || a.perEpoch == 1:
+		c += a.gather
+	}
+	return c + a.step
 }
 
 // Get runs fn when the next batch is on the GPU. The host starts a batch when the one before
-// it is ready and the step before that took its batch (one batch ahead).
+// it is ready and the step before that took its batch (one batch ahead); the first batch of
+// an epoch when it is asked for (the step before it has ended).
 func (a *arrayFeed) Get(fn func()) {
 	now := a.eng.Now()
 	start := now
-	if a.started {
+	if a.k > 0 && (a.perEpoch == 0 || a.k%a.perEpoch != 0) {
 		start = max(a.lastReady, a.lastTake)
 	}
-	ready := max(start+a.cost, now)
-	a.started, a.lastReady, a.lastTake = true, ready, now
+	ready := max(start+a.cost(a.k), now)
+	a.k++
+	a.lastReady, a.lastTake = ready, now
 	a.eng.At(ready, fn)
 }
 
-// newArrayFeed returns the array feed of m at global batch batch: float32 features (numpy's
-// default for images and embeddings alike) plus an int32 label per sample.
-func newArrayFeed(e *sim.Engine, m *models.Model, batch int) *arrayFeed {
+// newArrayFeed returns the array feed of m for cfg (its global batch per micro-step and
+// framework) with arrays state arrays per step: float32 features (numpy's default for
+// images and embeddings alike) plus an int32 label per sample.
+func newArrayFeed(e *sim.Engine, m *models.Model, cfg Config, arrays int) *arrayFeed {
+	batch := cfg.Batch / max(cfg.AccumulationSteps, 1)
 	var perSample float64
 	for _, s := range m.InputShapes {
 		n := 1.0
@@ -61,6 +105,16 @@ func newArrayFeed(e *sim.Engine, m *models.Model, batch int) *arrayFeed {
 		perSample += 4 * n
 	}
 	perSample += 4
-	cost := ArraysStepHost + float64(batch)*perSample/ArraysGatherRate
-	return &arrayFeed{eng: e, cost: sim.FromSeconds(cost)}
+	bytes := float64(batch) * perSample
+	a := &arrayFeed{eng: e, each: sim.FromSeconds(ArraysStepHost + bytes/ArraysGatherRate)}
+	if cfg.FitArraysSamples > 0 {
+		a.perEpoch = (cfg.FitArraysSamples + batch - 1) / batch
+	}
+	if cfg.Framework == "jax" {
+		a.jax = true
+		a.gather = sim.FromSeconds(bytes / JAXArraysGatherRate)
+		a.step = sim.FromSeconds(KerasJAXStepHost + KerasJAXStepPerArray*float64(arrays))
+		a.epoch = sim.FromSeconds(KerasJAXEpochPerArray * float64(arrays))
+	}
+	return a
 }

@@ -121,6 +121,11 @@ type System struct {
 	// gathers each batch and copies it to the GPU, one batch ahead of the step (arrays.go).
 	// False with Input nil is data already on the GPU.
 	FitFromArrays bool
+	// FitArraysSamples is how many samples the arrays of FitFromArrays hold (0: as many as
+	// the run needs, no epoch ends). fit runs ceil(samples/batch) steps per epoch; at an
+	// epoch's end the host waits for the last step and starts the next epoch's batches
+	// afresh (arrays.go), and under JAX syncs every state array back to the model.
+	FitArraysSamples int
 	// InputOnDevice says each batch is already in GPU memory when the step starts (a dataset
 	// kept on the GPU, a batch reused from the device, as the device-fed Keras recordings in
 	// testdata/h200/keras ran): the step's input copy costs nothing. Without it a step with
@@ -403,6 +408,12 @@ func (c *Config) Validate() error {
 	}
 	if c.InputOnDevice && (c.FitFromArrays || c.Input != nil) {
 		add(fieldErr("InputOnDevice", "the batches cannot be on the GPU already and come from host arrays or tf.data too (fit_from_arrays or an input section)"))
+	}
+	if c.FitArraysSamples < 0 {
+		add(fieldErr("FitArraysSamples", "must not be negative, got %d", c.FitArraysSamples))
+	}
+	if c.FitArraysSamples > 0 && !c.FitFromArrays {
+		add(fieldErr("FitArraysSamples", "needs FitFromArrays: it is the size of fit's numpy arrays"))
 	}
 	if c.XLADistinctShapes < 0 {
 		add(fieldErr("XLADistinctShapes", "must not be negative, got %d", c.XLADistinctShapes))

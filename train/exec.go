@@ -105,8 +105,8 @@ func (r *runner) startMicro(rep *replica) {
 		rep.hostT, rep.devFree = now, now
 		if rep.micro == 0 {
 			// Keras fit's host work per step before the step's first op (the GPU waits:
-			// it shows as launch time), amortized over steps_per_execution.
-			rep.hostT += sim.FromSeconds(r.gpu.StepOverhead / float64(r.cfg.StepsPerExecution))
+			// it shows as launch time).
+			rep.hostT += sim.FromSeconds(r.stepHost())
 		}
 		rep.opsStart = now
 		if r.proven != nil {
@@ -679,4 +679,21 @@ func (r *runner) recordStepSeries(start, end sim.Time) {
 		}
 		r.util = append(r.util, UtilPoint{Device: rp.id, T: start.Seconds(), Busy: busy})
 	}
+}
+
+// stepHost is the host time of a step before its first kernel that the GPU waits for. Under
+// TF it is the profile's StepOverhead, amortized over steps_per_execution. Keras 3 on JAX
+// (Framework "jax") calls the jitted train step once per batch even with
+// steps_per_execution > 1 (keras/src/backend/jax/trainer.py, _make_function loops over
+// step_function), each call passing every state array (dispatch.go).
+func (r *runner) stepHost() float64 {
+	// From numpy arrays the feed carries the whole call (arrayFeed.cost): JAX dispatches
+	// the step asynchronously and the host goes on to the next batch.
+	if r.cfg.Framework == "jax" && r.cfg.FitFromArrays && r.cfg.Input == nil {
+		return 0
+	}
+	if r.cfg.Framework == "jax" {
+		return jaxDispatch(r.stateArrays)
+	}
+	return r.gpu.StepOverhead / float64(r.cfg.StepsPerExecution)
 }

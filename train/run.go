@@ -270,6 +270,7 @@ type runner struct {
 	jit             jitterState     // the jittered fast-forward's window (jitter.go)
 	gradBytes       int64
 	input           inputSource
+	stateArrays     int // Framework jax: the arrays Keras passes to the train step (dispatch.go)
 	batches         map[int]*batch
 	skips           []bool // per step (0-based): the loss scale optimizer skips the update
 	xla             xlaState
@@ -349,8 +350,11 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	if r.input, err = newInput(r.eng, cfg, len(r.replicas)); err != nil {
 		return nil, err
 	}
+	if p := r.replicas[0].plans; len(p) > 0 {
+		r.stateArrays = stateArrays(p[0].Plan, cfg.Precision)
+	}
 	if cfg.FitFromArrays && r.input == nil {
-		r.input = newArrayFeed(r.eng, r.model, cfg.Batch/max(cfg.AccumulationSteps, 1))
+		r.input = newArrayFeed(r.eng, r.model, cfg, r.stateArrays)
 	}
 	r.recordSteps = cfg.FastForward
 	for _, rep := range r.replicas {
@@ -767,7 +771,7 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	if r.gpuKey == "" {
 		r.gpuKey = gpuKey(r.gpu)
 	}
-	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.cfg.TF32, xla: r.cfg.XLA, splitRows: r.splitRowReductions, onDevice: r.cfg.InputOnDevice}
+	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.cfg.TF32, xla: r.cfg.XLA, splitRows: r.splitRowReductions, onDevice: r.inputOnDevice()}
 	if r.cfg.XLA {
 		k.keepGrads, k.limit = len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1, limit
 		k.keras = r.cfg.Keras()
@@ -807,7 +811,7 @@ func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *xla
 			extra = op.Bytes - op.NormBytes
 			w.Bytes = op.NormBytes
 		}
-		if r.cfg.InputOnDevice && op.Kind == models.HostToDevice {
+		if r.inputOnDevice() && op.Kind == models.HostToDevice {
 			// The batch is on the GPU already: no copy, no kernel.
 			p.costs[i] = opCost{cat: catForward, kind: kindIndex(w.Kind)}
 			continue
@@ -872,4 +876,13 @@ func blasWorkspace(ccMajor int) int64 {
 		return 32 << 20
 	}
 	return 4 << 20
+}
+
+// inputOnDevice reports whether the step finds its batch in GPU memory: InputOnDevice, or
+// Keras 3 on JAX fitting from numpy arrays, whose iterator puts each batch on the device one
+// batch ahead (JAXEpochIterator._one_batch_ahead_iterator, keras/src/backend/jax/trainer.py:
+// jax.device_put runs while the step before it does), so the copy is the feed's (arrays.go),
+// not the step's.
+func (r *runner) inputOnDevice() bool {
+	return r.cfg.InputOnDevice || (r.cfg.Framework == "jax" && r.cfg.FitFromArrays && r.cfg.Input == nil)
 }

@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+"""Records the host side of a Keras 3 (JAX backend) training step on one GPU.
+
+What a step costs the host apart from the GPU: the dispatch of the jitted train step, whose
+arguments are every state array (keras/src/backend/jax/trainer.py, `fit` passes
+trainable, non-trainable, optimizer and metrics variables to `train_function` each step,
+jitted with donate_argnums=0), and, when `fit` reads numpy arrays, the gather and copy of
+each batch (the array data adapter and `JAXEpochIterator._one_batch_ahead_iterator`).
+testdata/h200/keras/host/README.md says how the committed recording was made.
+
+Keras and optree are not installed on the device machine: pass their sources as
+keras_fit.py does (PYTHONPATH=OPTREE_SITE:KERAS_SRC, KERAS_BACKEND=jax).
+
+Parts (each in its own process, rows appended to OUT/PART.csv as they are measured):
+  jaxargs  pure JAX: a jitted step over N donated float32 arrays (N = 8..2048), light (one
+           tiny kernel's work) and heavy (a ~10 ms matmul chain besides): call_us (time to
+           return from the call, back to back), pipelined_ms, sync_ms (each call blocked).
+  kfit     Keras: Sequential of K Dense(16) layers (state arrays 4K+4: kernels, biases,
+           their momenta, iterations, learning rate, the loss tracker's total and count), and
+           one with BatchNormalization; host-fed fit at batch 32 in three shapes (1 epoch x 4
+           steps, 1 x 64, 16 x 4) to split fit's cost per call, per epoch and per step; per
+           step inside fit: gather_ms (next(iterator)) and dispatch_ms (the jitted call);
+           device-fed sync and pipelined steps as keras_fit.py.
+  kgather  Keras: GlobalAveragePooling2D + Dense(1000) on 224x224x3 (and 299x299x3) images at
+           batches 32-256 (8 state arrays): fit's per-step host cost against batch bytes.
+  kmodel   keras.applications models, host-fed with the same per-step split.
+Usage: python3 keras_host.py plan --parts jaxargs,kfit,kgather,kmodel --budget S --out DIR
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+OUT = None
+
+
+def append(part, row):
+    path = os.path.join(OUT, part + ".csv")
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(row.keys()))
+        if new:
+            w.writeheader()
+        w.writerow(row)
+
+
+def med(xs):
+    import numpy as np
+    return round(float(np.median(xs)), 4) if len(xs) else ""
+
+
+def part_jaxargs(budget):
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    t0 = time.time()
+    for heavy in (False, True):
+        for n in (8, 32, 128, 256, 512, 1024, 2048):
+            if time.time() - t0 > budget:
+                return
+            state = [jnp.full((64,), float(i), jnp.float32) for i in range(n)]
+            x = jnp.ones((4096, 4096), jnp.float32) * 1e-3
+
+            def step(s, x):
+                y = x
+                if heavy:
+                    y = jax.lax.fori_loop(0, 24, lambda i, y: jnp.tanh(y @ x), x)
+                return jnp.sum(y[0]), [a * 0.999 + 1e-3 for a in s]
+
+            f = jax.jit(step, donate_argnums=0)
+            tc = time.perf_counter()
+            out, state = f(state, x)
+            jax.block_until_ready(state)
+            compile_s = time.perf_counter() - tc
+            for _ in range(3):
+                out, state = f(state, x)
+            jax.block_until_ready(state)
+            k = 30
+            calls = []
+            t = time.perf_counter()
+            for _ in range(k):
+                a = time.perf_counter()
+                out, state = f(state, x)
+                calls.append(time.perf_counter() - a)
+            jax.block_until_ready((out, state))
+            pipe = (time.perf_counter() - t) / k
+            sync = []
+            for _ in range(15):
+                a = time.perf_counter()
+                out, state = f(state, x)
+                jax.block_until_ready((out, state))
+                sync.append(time.perf_counter() - a)
+            append("jaxargs", dict(heavy=int(heavy), arrays=n, compile_s=round(compile_s, 3),
+                                   call_us=med([1e6 * c for c in calls]),
+                                   call_mean_us=round(1e6 * float(np.mean(calls)), 2),
+                                   pipelined_ms=round(1e3 * pipe, 4),
+                                   sync_ms=med([1e3 * s for s in sync]),
+                                   sync_p10_ms=round(1e3 * float(np.percentile(sync, 10)), 4),
+                                   sync_p90_ms=round(1e3 * float(np.percentile(sync, 90)), 4)))
+            print("jaxargs", heavy, n, flush=True)
+
+
+def instrument(model, rec):
+    """Wraps model.train_function to time next(iterator) and the jitted call apart."""
+    model.make_train_function()
+    orig = model.train_function
+
+    def wrapped(state, iterator):
+        a = time.perf_counter()
+        data = next(iterator)
+        b = time.perf_counter()
+        out = orig(state, iter([data]))
+        rec.append((a, b, time.perf_counter()))
+        return out
+    model.train_function = wrapped
+    return orig
+
+
+def fit_shapes(model, x, y, batch, shapes, rec):
+    """Runs fit per (epochs, steps) shape on the first epochs*... samples; returns walls and
+    the per-step gather/dispatch medians over all of them."""
+    import numpy as np
+    res = {}
+    gathers, dispatches, intervals = [], [], []
+    for epochs, steps in shapes:
+        n = steps * batch
+        rec.clear()
+        t = time.perf_counter()
+        model.fit(x[:n], y[:n], batch_size=batch, epochs=epochs, verbose=0, shuffle=True)
+        wall = time.perf_counter() - t
+        res["wall_ms_%dx%d" % (epochs, steps)] = round(1e3 * wall, 3)
+        gathers += [1e3 * (b - a) for a, b, _ in rec]
+        dispatches += [1e3 * (c - b) for _, b, c in rec]
+        intervals += list(1e3 * np.diff([c for _, _, c in rec]))
+    res["gather_ms"] = med(gathers)
+    res["dispatch_ms"] = med(dispatches)
+    res["dispatch_p90_ms"] = round(float(np.percentile(dispatches, 90)), 4)
+    res["interval_ms"] = med(intervals)
+    return res
+
+
+def device_steps(model, orig, data):
+    import jax
+    import numpy as np
+    state = model._get_jax_state(trainable_variables=True, non_trainable_variables=True,
+                                 optimizer_variables=True, metrics_variables=True,
+                                 purge_model_variables=True)
+    for _ in range(3):
+        logs, state = orig(state, iter([data]))
+    jax.block_until_ready(state)
+    n = 20
+    t = time.perf_counter()
+    for _ in range(n):
+        logs, state = orig(state, iter([data]))
+    jax.block_until_ready((logs, state))
+    pipe = (time.perf_counter() - t) / n
+    dts = []
+    for _ in range(10):
+        t = time.perf_counter()
+        logs, state = orig(state, iter([data]))
+        jax.block_until_ready((logs, state))
+        dts.append(time.perf_counter() - t)
+    return dict(device_fed_ms=round(1e3 * pipe, 4), device_sync_median_ms=med([1e3 * d for d in dts]))
+
+
+def counts(model):
+    return dict(trainable=len(model.trainable_variables),
+                non_trainable=len(model.non_trainable_variables),
+                optimizer=len(model.optimizer.variables),
+                metrics=len(model.metrics_variables))
+
+
+def keras_run(part, tag, model, x, y, batch, shapes, extra):
+    import jax
+    rec = []
+    orig = instrument(model, rec)
+    t = time.perf_counter()
+    model.fit(x[:2 * batch], y[:2 * batch], batch_size=batch, epochs=1, verbose=0)
+    compile_s = time.perf_counter() - t
+    row = dict(config=tag, batch=batch, sample_bytes=int(x[0].nbytes) + 4)
+    row.update(extra)
+    c = counts(model)
+    row.update(c)
+    row["arrays"] = sum(c.values())
+    row["compile_s"] = round(compile_s, 3)
+    row.update(fit_shapes(model, x, y, batch, shapes, rec))
+    data = (jax.device_put(x[:batch]), jax.device_put(y[:batch]))
+    row.update(device_steps(model, orig, data))
+    append(part, row)
+    print(part, tag, flush=True)
+
+
+def compile_model(keras, model):
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.01, momentum=0.9),
+                  loss="sparse_categorical_crossentropy", jit_compile=True)
+
+
+def part_kfit(budget):
+    import keras
+    import numpy as np
+    t0 = time.time()
+    batch = 32
+    shapes = [(1, 4), (1, 64), (16, 4)]
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64 * batch, 16), dtype=np.float32)
+    y = rng.integers(0, 16, size=(64 * batch,), dtype=np.int32)
+    for k, bn in ((4, False), (16, False), (64, False), (128, False), (256, False), (512, False), (128, True)):
+        if time.time() - t0 > budget:
+            return
+        keras.backend.clear_session()
+        layers = [keras.Input((16,))]
+        for _ in range(k):
+            layers.append(keras.layers.Dense(16, activation="relu"))
+            if bn:
+                layers.append(keras.layers.BatchNormalization())
+        layers.append(keras.layers.Dense(16))
+        model = keras.Sequential(layers)
+        compile_model(keras, model)
+        keras_run("kfit", "dense%d%s" % (k, "_bn" if bn else ""), model, x, y, batch, shapes, {})
+
+
+def part_kgather(budget):
+    import keras
+    import numpy as np
+    t0 = time.time()
+    shapes = [(1, 4), (1, 16), (4, 4)]
+    for image, batches in ((224, (32, 64, 128, 256)), (299, (128,))):
+        rng = np.random.default_rng(1)
+        x = rng.standard_normal((16 * max(batches), image, image, 3), dtype=np.float32)
+        y = rng.integers(0, 1000, size=(len(x),), dtype=np.int32)
+        for batch in batches:
+            if time.time() - t0 > budget:
+                return
+            keras.backend.clear_session()
+            model = keras.Sequential([keras.Input((image, image, 3)),
+                                      keras.layers.GlobalAveragePooling2D(),
+                                      keras.layers.Dense(1000)])
+            compile_model(keras, model)
+            keras_run("kgather", "gap%d_b%d" % (image, batch), model, x, y, batch, shapes, dict(image=image))
+        del x, y
+
+
+def part_kmodel(budget, jobs):
+    import keras
+    import numpy as np
+    t0 = time.time()
+    for job in jobs:
+        name, prec, batch = job.split(":")
+        batch = int(batch)
+        if time.time() - t0 > budget:
+            return
+        keras.backend.clear_session()
+        keras.mixed_precision.set_global_policy(prec)
+        image = 299 if name == "inceptionv3" else 224
+        model = getattr(keras.applications, {"resnet50": "ResNet50", "mobilenetv2": "MobileNetV2",
+                                              "vgg16": "VGG16", "efficientnetb0": "EfficientNetB0",
+                                              "inceptionv3": "InceptionV3"}[name])(
+            weights=None, input_shape=(image, image, 3), classes=1000)
+        compile_model(keras, model)
+        rng = np.random.default_rng(batch)
+        x = rng.standard_normal((8 * batch, image, image, 3), dtype=np.float32)
+        y = rng.integers(0, 1000, size=(len(x),), dtype=np.int32)
+        keras_run("kmodel", "%s_%s_b%d" % (name, prec, batch), model, x, y, batch,
+                  [(5, 4), (1, 8)], dict(model=name, precision=prec, image=image))
+        del x, y
+
+
+def main():
+    global OUT
+    args = sys.argv[1:]
+    mode = args[0]
+    opts = dict(zip(args[1::2], args[2::2]))
+    OUT = opts.get("--out", os.environ.get("OUT", "/tmp/keras_host"))
+    os.makedirs(OUT, exist_ok=True)
+    if mode == "part":
+        part, budget = opts["--part"], float(opts["--budget"])
+        if part == "jaxargs":
+            part_jaxargs(budget)
+        elif part == "kfit":
+            part_kfit(budget)
+        elif part == "kgather":
+            part_kgather(budget)
+        elif part == "kmodel":
+            part_kmodel(budget, opts["--jobs"].split(","))
+        return
+    budget = float(opts["--budget"])
+    t0 = time.time()
+    with open(os.path.join(OUT, "env.json"), "w") as f:
+        info = {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        try:
+            info["nvidia_smi"] = subprocess.run(
+                ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                capture_output=True, text=True, timeout=20).stdout
+            info["versions"] = subprocess.run(
+                [sys.executable, "-c", "import jax, jaxlib, numpy, keras, optree; print(keras.__version__, optree.__version__, numpy.__version__, jax.__version__, jaxlib.__version__)"],
+                capture_output=True, text=True, timeout=60).stdout
+        except Exception as e:
+            info["error"] = repr(e)
+        info["cpus"] = os.cpu_count()
+        json.dump(info, f, indent=1)
+    share = {"jaxargs": 45, "kfit": 60, "kgather": 60, "kmodel": 150}
+    for part in opts["--parts"].split(","):
+        left = budget - (time.time() - t0)
+        if left < 20:
+            break
+        b = min(share.get(part, 60), left - 10)
+        cmd = [sys.executable, os.path.abspath(__file__), "part", "--part", part, "--budget", str(b), "--out", OUT]
+        if part == "kmodel":
+            cmd += ["--jobs", opts.get("--jobs", "mobilenetv2:float32:128,resnet50:mixed_bfloat16:128")]
+        with open(os.path.join(OUT, "log.txt"), "a") as log:
+            log.write("\n===== %s %s (budget %.0fs)\n" % (time.strftime("%H:%M:%S"), part, b))
+            log.flush()
+            try:
+                subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=b + 60)
+            except subprocess.TimeoutExpired:
+                log.write("timeout\n")
+
+
+if __name__ == "__main__":
+    main()
