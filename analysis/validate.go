@@ -195,16 +195,16 @@ func predict(ctx context.Context, ms []Measurement, o ValidateOptions, run RunFu
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			r := ValidationRow{Measurement: m}
-			res, err := run(ctx, m.Config(o.Steps))
+			cfg := m.Config(o.Steps)
+			res, err := run(ctx, cfg)
 			switch {
 			case err != nil:
 				r.Error = err.Error()
 			case res.OOM != nil:
 				r.OOM = res.OOM.Message
-			case m.StepTime && m.Samples > 0:
-				r.Predicted = epochsMean(res.StepTimes, (m.Samples+m.Batch-1)/m.Batch)
 			case m.StepTime:
-				r.Predicted = res.StepTime
+				// A host-fed Keras row timed whole fit epochs (FitStepTime).
+				r.Predicted = train.FitStepTime(cfg, res)
 			default:
 				r.Predicted = res.Throughput
 			}
@@ -216,31 +216,6 @@ func predict(ctx context.Context, ms []Measurement, o ValidateOptions, run RunFu
 	}
 	wg.Wait()
 	return rows, ctx.Err()
-}
-
-// epochsMean is the mean step time over the whole epochs of perEpoch steps after the first
-// (which compiles), as a recording that timed whole fit epochs after a warm-up fit measured
-// it (wall time over steps); the median step when fewer than two epochs ran.
-func epochsMean(steps []float64, perEpoch int) float64 {
-	n := (len(steps)/perEpoch - 1) * perEpoch
-	if perEpoch <= 0 || n <= 0 {
-		return medianStep(steps)
-	}
-	var sum float64
-	for _, s := range steps[perEpoch : perEpoch+n] {
-		sum += s
-	}
-	return sum / float64(n)
-}
-
-// medianStep is the lower median of steps (train.Result.StepTime's rule).
-func medianStep(steps []float64) float64 {
-	if len(steps) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), steps...)
-	sort.Float64s(s)
-	return s[(len(s)-1)/2]
 }
 
 // errStats folds relative errors into a GroupError.

@@ -118,3 +118,26 @@ func newArrayFeed(e *sim.Engine, m *models.Model, cfg Config, arrays int) *array
 	}
 	return a
 }
+
+// FitStepTime is the step time that a fit over cfg's arrays reports for res: with epoch ends
+// (FitArraysSamples) the mean step over the whole epochs after the first (which compiles), as
+// Keras's progress bar (time per step over the epoch) and a fit timed by its wall clock over
+// its steps give it, since an epoch's first step carries the epoch end before it; otherwise,
+// or with fewer than two whole epochs, res.StepTime.
+func FitStepTime(cfg Config, res *Result) float64 {
+	if !cfg.FitFromArrays || cfg.FitArraysSamples <= 0 || cfg.Batch <= 0 {
+		return res.StepTime
+	}
+	micro := max(cfg.Batch/max(cfg.AccumulationSteps, 1), 1)
+	batches := (cfg.FitArraysSamples + micro - 1) / micro
+	perEpoch := max(batches/max(cfg.AccumulationSteps, 1), 1)
+	n := (len(res.StepTimes)/perEpoch - 1) * perEpoch
+	if n <= 0 {
+		return res.StepTime
+	}
+	var sum float64
+	for _, s := range res.StepTimes[perEpoch : perEpoch+n] {
+		sum += s
+	}
+	return sum / float64(n)
+}

@@ -58,7 +58,7 @@ Examples:
   gpusim calibrate record --interval 50ms -o r50.json -- python3 tools/calibrate/train_torch.py resnet50 64 30
   gpusim calibrate fit calibrate/testdata/torch-resnet50-b64.json.gz calibrate/testdata/torch-resnet50-b128.json.gz:batch=128 --scenario calibrate/testdata/torch-h200.yaml --no-memory --profile-out h200-calibrated.yaml
   gpusim run calibrate/testdata/torch-h200.yaml --set model=mobilenetv2 --set hardware.gpu=@h200-calibrated.yaml
-  gpusim calibrate fit step_time=24.084ms:batch=64,input_on_device=true step_time=33.675ms:batch=64,fit_from_arrays=true step_time=65.934ms:model=vgg16,batch=128,input_on_device=true --scenario calibrate/testdata/keras-h200.yaml --no-memory --max-runs 300
+  gpusim calibrate fit step_time=24.084ms:batch=64,input_on_device=true step_time=33.675ms:batch=64,fit_from_arrays=true,fit_arrays_samples=256 step_time=65.934ms:model=vgg16,batch=128,input_on_device=true --scenario calibrate/testdata/keras-h200.yaml --no-memory --max-runs 300
 `
 
 func runCalibrate(ctx context.Context, stdout, stderr io.Writer, args []string, open func() (calibrate.Reader, error)) error {
@@ -457,7 +457,8 @@ func (s *trainSimulator) Predictor(overrides []string) (calibrate.Predictor, err
 			return calibrate.Prediction{}, errors.New("the simulation completed no step")
 		}
 		// What NVML charges to the job: its context plus the allocator's pool at its peak.
-		return calibrate.Prediction{StepTime: res.StepTime, MemoryBytes: float64(g.ContextBytes + res.Devices[0].PeakPoolBytes)}, nil
+		// A fit over arrays with epoch ends reports its epochs' mean step (FitStepTime).
+		return calibrate.Prediction{StepTime: train.FitStepTime(c, res), MemoryBytes: float64(g.ContextBytes + res.Devices[0].PeakPoolBytes)}, nil
 	}, nil
 }
 
