@@ -139,3 +139,59 @@ func TestModelGardenBERTDtypes(t *testing.T) {
 		t.Errorf("bert-base:impl=nope: no error")
 	}
 }
+
+// TestDropoutRandomOutsideAutoCluster: under TF's XLA auto-clustering a dropout's
+// RandomUniform is not clustered, so each dropout gets a kernel of its own outside XLA that
+// writes the random tensor (float32 under TF1's graph rewrite), which the dropout then reads;
+// a jit_compile'd step (XLAAutoCluster false) generates the numbers inside the fused kernel.
+func TestDropoutRandomOutsideAutoCluster(t *testing.T) {
+	m, err := Get("bert-base:seq=128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := PlanOptions{Batch: 8, Precision: MixedFloat16, Optimizer: "adam", XLA: true, GraphRewriteAMP: true}
+	jit, err := m.Plan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.XLAAutoCluster = true
+	auto, err := m.Plan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := func(p *Plan) map[string]Op {
+		d := map[string]Op{}
+		for _, op := range p.Ops {
+			if op.Phase == Forward {
+				d[op.Name] = op
+			}
+		}
+		return d
+	}
+	j, a := ops(jit), ops(auto)
+	const drop = "transformer_layer_3/self_attention/attention_dropout/dropout"
+	r, ok := a[drop+"/random_uniform"]
+	if !ok {
+		t.Fatalf("auto-clustering: no %s/random_uniform op", drop)
+	}
+	// attention probabilities: 12 heads x 128 x 128 per sample, float32.
+	if want := float64(8 * 12 * 128 * 128 * 4); r.Bytes != want || !r.OutsideXLA || r.DType != Float32 {
+		t.Errorf("random_uniform = %.0f bytes, outside XLA %v, %v; want %.0f, true, float32", r.Bytes, r.OutsideXLA, r.DType, want)
+	}
+	if got, want := a[drop].Bytes-j[drop].Bytes, r.Bytes; got != want {
+		t.Errorf("dropout under auto-clustering reads %.0f more bytes, want %.0f (the random tensor)", got, want)
+	}
+	if _, ok := j[drop+"/random_uniform"]; ok {
+		t.Errorf("jit_compile: %s/random_uniform runs outside the compiled step", drop)
+	}
+	n := 0
+	for name := range a {
+		if strings.HasSuffix(name, "/random_uniform") {
+			n++
+		}
+	}
+	// BERT-base: the embeddings' dropout, three per layer, the classifier's.
+	if n != 1+3*12+1 {
+		t.Errorf("auto-clustering: %d random_uniform ops, want %d", n, 1+3*12+1)
+	}
+}

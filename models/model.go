@@ -57,6 +57,12 @@ type PlanOptions struct {
 	// Keras dtype policy: grappler's auto_mixed_precision pass picks each op's dtype from its
 	// allow, infer and deny lists (see amp.go). False is the Keras policy.
 	GraphRewriteAMP bool
+	// XLAAutoCluster: XLA is TF's auto-clustering (TF1's global_jit_level, the only XLA of
+	// TF 1.x graphs) rather than one jit_compile'd function: stateful random ops stay outside
+	// the clusters (mark_for_compilation_pass.cc: allow_stateful_rng_ops only where a device's
+	// autoclustering policy is kAlways, and the GPU's is kIfEnabledGlobally), so a dropout's
+	// random_uniform runs as a TF kernel that writes its random tensor for the cluster to read.
+	XLAAutoCluster bool
 }
 
 // WeightBytes is the float32 size of all variables.

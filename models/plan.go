@@ -941,6 +941,24 @@ func (pl *planner) forward() {
 			}
 			if pl.o.XLA && n.maskElems > 0 && n.kind == Elementwise {
 				op.Kernels = 1
+				if pl.o.XLAAutoCluster {
+					// tf.nn.dropout (nn_ops.py dropout_v2): random_uniform(noise_shape,
+					// dtype=x.dtype), then keep_mask = random >= rate and x * scale *
+					// cast(keep_mask). Auto-clustering leaves the RandomUniform kernel outside
+					// (XLAAutoCluster): it writes the random tensor, the cluster reads it back.
+					// TF1 builds the graph in float32, and the graph rewrite's lists do not
+					// hold RandomUniform, so there it stays float32.
+					dt := p.dt
+					if pl.o.GraphRewriteAMP {
+						dt = Float32
+					}
+					b := n.maskElems * pl.B * dt.Size()
+					t := pl.tensor(n.name+"/random_uniform", b, Activation, dt, pl.perSample(n.maskElems, p.shape))
+					pl.emit(Op{Name: n.name + "/random_uniform", Phase: Forward, Kind: Elementwise, DType: dt,
+						FLOPs: float64(n.maskElems * pl.B), Bytes: float64(b), Kernels: 1, OutsideXLA: true, Alloc: []int{t}})
+					op.Bytes += float64(b)
+					after = append(after, t)
+				}
 			}
 			for _, w := range n.weights {
 				wt := &g.weights[w]

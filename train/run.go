@@ -764,7 +764,7 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, JAX: r.cfg.Framework == "jax",
 		BlasWorkspace: blasWorkspace(r.gpu.CCMajor), Optimizer: r.cfg.Optimizer,
 		BatchNormSpatialPersistent: envTrue(r.cfg.Env["TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"]),
-		GraphRewriteAMP:            graphRewriteAMP(r.cfg.Env)})
+		GraphRewriteAMP:            graphRewriteAMP(r.cfg.Env), XLAAutoCluster: r.cfg.XLA && tfMajor(r.cfg.TFVersion) == 1})
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
@@ -841,6 +841,17 @@ func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *xla
 // envTrue reads a TF boolean environment variable as tsl's ReadBoolFromEnvVar does: "1" or
 // "true" (any case) is true.
 func envTrue(v string) bool { return v == "1" || strings.EqualFold(v, "true") }
+
+// tfMajor is the major version of TF release v (0 when unset or unreadable). TF 1.x graphs
+// get XLA only through auto-clustering (ConfigProto's global_jit_level), which is what their
+// xla means (models.PlanOptions.XLAAutoCluster).
+func tfMajor(v string) int {
+	major, _, err := parseTFVersion(v)
+	if err != nil {
+		return 0
+	}
+	return major
+}
 
 // graphRewriteAMP reports whether env turns on TF1's automatic mixed precision graph rewrite:
 // TF_ENABLE_AUTO_MIXED_PRECISION (NGC containers and TF 1.14+) or its alias

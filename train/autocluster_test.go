@@ -1,0 +1,37 @@
+package train
+
+import "testing"
+
+// TestTF1XLAAutoClusterDropout: a TF 1.x graph gets XLA only by auto-clustering, which leaves
+// dropout's RandomUniform outside the clusters (models.PlanOptions.XLAAutoCluster): BERT's
+// TF 1.15 XLA step is slower than TF 2.4's, whose XLA (jit_compile) generates the random
+// numbers inside the fused dropout, every other version rule being the same for the two
+// releases (both split row reductions and run Keras 2); without XLA they run alike.
+func TestTF1XLAAutoClusterDropout(t *testing.T) {
+	step := func(version string, xla bool) float64 {
+		c := DefaultConfig()
+		c.Model, c.GPU, c.Precision, c.Batch, c.Steps, c.Optimizer = "bert-base:seq=512", "v100-16gb", "mixed_float16", 8, 4, "adam"
+		c.XLA, c.TFVersion = xla, version
+		res := mustRun(t, c)
+		if res.OOM != nil {
+			t.Fatalf("%q: OOM %s", version, res.OOM.Message)
+		}
+		return res.StepTime
+	}
+	tf1, tf2 := step("1.15", true), step("2.4", true)
+	t.Logf("bert-base seq 512 batch 8 on v100-16gb under XLA: TF 1.15 %.2f ms, TF 2.4 %.2f ms", 1e3*tf1, 1e3*tf2)
+	if tf1 <= tf2*1.02 {
+		t.Errorf("TF 1.15 XLA step %.2f ms, TF 2.4 %.2f ms: want 1.15 over 2%% slower", 1e3*tf1, 1e3*tf2)
+	}
+	if a, b := step("1.15", false), step("2.4", false); a != b {
+		t.Errorf("without XLA: TF 1.15 step %.2f ms, TF 2.4 %.2f ms: want equal", 1e3*a, 1e3*b)
+	}
+	for _, c := range []struct {
+		v    string
+		want int
+	}{{"1.15", 1}, {"2.4", 2}, {"", 0}, {"x", 0}} {
+		if got := tfMajor(c.v); got != c.want {
+			t.Errorf("tfMajor(%q) = %d, want %d", c.v, got, c.want)
+		}
+	}
+}
