@@ -33,6 +33,9 @@ type Options struct {
 	// ModifiedAfterInit names a configuration call made after the runtime was initialized:
 	// "memory_growth", "logical_devices" or "visible_devices"; TF raises RuntimeError.
 	ModifiedAfterInit string
+	// TF1: the process runs TensorFlow 1.x, whose MinSystemMemory leaves 5% of the free memory
+	// to the system (MinSystemMemoryTF1) instead of a reserve by compute capability.
+	TF1 bool
 	// Env holds environment variables: TF_FORCE_GPU_ALLOW_GROWTH, TF_GPU_ALLOCATOR,
 	// TF_ENABLE_GPU_GARBAGE_COLLECTION, TF_DEVICE_MIN_SYS_MEMORY_IN_MB,
 	// XLA_PYTHON_CLIENT_PREALLOCATE, XLA_CLIENT_MEM_FRACTION, XLA_PYTHON_CLIENT_MEM_FRACTION,
@@ -78,15 +81,29 @@ func MinSystemMemory(available int64, ccMajor int) int64 {
 	}
 }
 
+// MinSystemMemoryTF1 is MinSystemMemory of TensorFlow 1.x's gpu_device.cc: available below
+// 2 GiB: 225 MiB; else max(300 MiB, 0.05 * available) ("In the future we could be more
+// sophisticated by using a table of devices"; the compute-capability table replaced it in 2.x).
+func MinSystemMemoryTF1(available int64) int64 {
+	if available < 1<<31 {
+		return 225 << 20
+	}
+	return max(314572800, int64(float64(available)*0.05))
+}
+
 // DefaultLimit is SingleVirtualDeviceMemoryLimit (gpu_device.cc) for one GPU: fraction f > 0
 // gives total*f; otherwise free minus MinSystemMemory (all of free if that would go negative);
 // TF_DEVICE_MIN_SYS_MEMORY_IN_MB (if valid and not above free) replaces the reserve. free is
 // measured after this process's CUDA context exists.
 func DefaultLimit(total, free int64, ccMajor int, fraction float64, env map[string]string) int64 {
+	return defaultLimit(total, free, MinSystemMemory(free, ccMajor), fraction, env)
+}
+
+func defaultLimit(total, free, msm int64, fraction float64, env map[string]string) int64 {
 	var limit int64
 	if fraction == 0 {
 		limit = free
-		if msm := MinSystemMemory(free, ccMajor); msm < limit {
+		if msm < limit {
 			limit -= msm
 		}
 	} else {
@@ -193,7 +210,11 @@ func resolveTF(opts Options, specs []DeviceSpec, free []int64) ([]LogicalConfig,
 				limits = append(limits, mib<<20) // memory_limit_mb * kMegaByte
 			}
 		} else {
-			limits = []int64{DefaultLimit(s.CUDATotalBytes(), free[i], s.CCMajor, opts.Fraction, env)}
+			msm := MinSystemMemory(free[i], s.CCMajor)
+			if opts.TF1 {
+				msm = MinSystemMemoryTF1(free[i])
+			}
+			limits = []int64{defaultLimit(s.CUDATotalBytes(), free[i], msm, opts.Fraction, env)}
 		}
 		for _, l := range limits {
 			id := len(out)

@@ -25,6 +25,19 @@ func TestMinSystemMemory(t *testing.T) {
 	}
 }
 
+func TestMinSystemMemoryTF1(t *testing.T) {
+	for _, tc := range []struct{ available, want int64 }{
+		{1 << 30, 225 << 20},             // below 2 GiB
+		{4 << 30, 314572800},             // 5% is 205 MiB: the 300 MiB floor
+		{11_800_000_000, 590_000_000},    // a 12 GB Titan X: 5%
+		{149_000_000_000, 7_450_000_000}, // H200: 5%, not 1800 MiB
+	} {
+		if got := MinSystemMemoryTF1(tc.available); got != tc.want {
+			t.Errorf("MinSystemMemoryTF1(%d) = %d, want %d", tc.available, got, tc.want)
+		}
+	}
+}
+
 func TestDefaultLimit(t *testing.T) {
 	const total, free = 150_754_820_096, 149_000_000_000
 	for _, tc := range []struct {
@@ -65,6 +78,11 @@ func TestResolveTF(t *testing.T) {
 		{name: "default preallocates free minus 1800 MiB", n: 1, check: func(t *testing.T, c []LogicalConfig) {
 			if c[0].BFC.AllowGrowth || !c[0].Preallocate || c[0].Limit != free-1800<<20 || !c[0].BFC.GarbageCollection || c[0].Name != "GPU_0_bfc" {
 				t.Errorf("got %+v", c[0])
+			}
+		}},
+		{name: "TF 1.x leaves 5% of free memory", n: 1, opts: Options{TF1: true}, check: func(t *testing.T, c []LogicalConfig) {
+			if want := free - int64(float64(free)*0.05); c[0].Limit != want {
+				t.Errorf("limit %d, want %d (free minus 5%%)", c[0].Limit, want)
 			}
 		}},
 		{name: "growth", n: 2, opts: Options{Growth: boolp(true)}, check: func(t *testing.T, c []LogicalConfig) {

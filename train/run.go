@@ -500,6 +500,9 @@ func (r *runner) setupDevices() error {
 		vd[i] = devs[v]
 	}
 	opts, note := memoryOptions(r.cfg.Memory, "tensorflow", len(vd), env)
+	if major, _, err := parseTFVersion(r.cfg.TFVersion); err == nil && major == 1 {
+		opts.TF1 = true
+	}
 	if note != "" {
 		r.notes = append(r.notes, note)
 	}

@@ -199,3 +199,28 @@ func TestFirstStepAndSteadyPeaks(t *testing.T) {
 		t.Errorf("steady peak %d <= first-step peak %d; the slots (%s) come at the first update", d.SteadyPeakBytes, d.FirstStepPeakBytes, "momentum")
 	}
 }
+
+// TestTF1PoolLeavesFivePercent: under TensorFlow 1.x the default pool is the free memory less
+// max(300 MiB, 5%) (TF 1.x gpu_device.cc MinSystemMemory), under a current TF less the
+// compute capability's reserve (500 MiB on Pascal): on a 12 GB Titan X the TF 1.x pool is
+// about 0.09 GiB smaller.
+func TestTF1PoolLeavesFivePercent(t *testing.T) {
+	limit := func(extra ...string) int64 {
+		sc, err := scenarios.Resolve("default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sc.SetAll(append([]string{"model=mlp", "batch=8", "hardware.gpu=titan-x-pascal", "steps=1"}, extra...)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := train.Run(context.Background(), sc.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Devices[0].BytesLimit
+	}
+	cur, tf1 := limit(), limit("tf_version=1.15")
+	if free := tf1 * 100 / 95; cur-tf1 < 1<<26 || (cur+500<<20)-free > 1<<20 || free-(cur+500<<20) > 1<<20 {
+		t.Errorf("pool %d B under TF 1.15, %d B under current TF: want free - 5%% and free - 500 MiB of the same free", tf1, cur)
+	}
+}
