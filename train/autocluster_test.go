@@ -6,7 +6,8 @@ import "testing"
 // dropout's RandomUniform outside the clusters (models.PlanOptions.XLAAutoCluster): BERT's
 // TF 1.15 XLA step is slower than TF 2.4's, whose XLA (jit_compile) generates the random
 // numbers inside the fused dropout, every other version rule being the same for the two
-// releases (both split row reductions and run Keras 2); without XLA they run alike.
+// releases (both split row reductions and run Keras 2); without XLA they run alike. TF 2
+// auto-clusters when TF_XLA_FLAGS says so (--tf_xla_auto_jit).
 func TestTF1XLAAutoClusterDropout(t *testing.T) {
 	step := func(version string, xla bool) float64 {
 		c := DefaultConfig()
@@ -25,6 +26,22 @@ func TestTF1XLAAutoClusterDropout(t *testing.T) {
 	}
 	if a, b := step("1.15", false), step("2.4", false); a != b {
 		t.Errorf("without XLA: TF 1.15 step %.2f ms, TF 2.4 %.2f ms: want equal", 1e3*a, 1e3*b)
+	}
+	// TF 2 with auto-clustering switched on by TF_XLA_FLAGS runs as TF 1.x does.
+	c := DefaultConfig()
+	c.Model, c.GPU, c.Precision, c.Batch, c.Steps, c.Optimizer = "bert-base:seq=512", "v100-16gb", "mixed_float16", 8, 4, "adam"
+	c.XLA, c.TFVersion, c.Env = true, "2.4", map[string]string{"TF_XLA_FLAGS": "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"}
+	if got := mustRun(t, c).StepTime; got != tf1 {
+		t.Errorf("TF 2.4 with --tf_xla_auto_jit=2: %.2f ms, want TF 1.15's %.2f ms", 1e3*got, 1e3*tf1)
+	}
+	for _, c := range []struct {
+		env  string
+		want bool
+	}{{"--tf_xla_auto_jit=1", true}, {"--tf_xla_auto_jit=single-gpu(2)", true}, {"--tf_xla_auto_jit=0", false},
+		{"--tf_xla_auto_jit=-1", false}, {"", false}, {"--tf_xla_cpu_global_jit", false}} {
+		if got := autoJit(map[string]string{"TF_XLA_FLAGS": c.env}); got != c.want {
+			t.Errorf("autoJit(TF_XLA_FLAGS=%q) = %v, want %v", c.env, got, c.want)
+		}
 	}
 	for _, c := range []struct {
 		v    string

@@ -767,7 +767,7 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, JAX: r.cfg.Framework == "jax",
 		BlasWorkspace: blasWorkspace(r.gpu.CCMajor), Optimizer: r.cfg.Optimizer,
 		BatchNormSpatialPersistent: envTrue(r.cfg.Env["TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"]),
-		GraphRewriteAMP:            graphRewriteAMP(r.cfg.Env), XLAAutoCluster: r.cfg.XLA && tfMajor(r.cfg.TFVersion) == 1})
+		GraphRewriteAMP:            graphRewriteAMP(r.cfg.Env), XLAAutoCluster: r.cfg.XLA && (tfMajor(r.cfg.TFVersion) == 1 || autoJit(r.cfg.Env))})
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
@@ -847,13 +847,26 @@ func envTrue(v string) bool { return v == "1" || strings.EqualFold(v, "true") }
 
 // tfMajor is the major version of TF release v (0 when unset or unreadable). TF 1.x graphs
 // get XLA only through auto-clustering (ConfigProto's global_jit_level), which is what their
-// xla means (models.PlanOptions.XLAAutoCluster).
+// xla means (models.PlanOptions.XLAAutoCluster); in TF 2 it takes autoJit.
 func tfMajor(v string) int {
 	major, _, err := parseTFVersion(v)
 	if err != nil {
 		return 0
 	}
 	return major
+}
+
+// autoJit reports whether env's TF_XLA_FLAGS turn on TF's XLA auto-clustering
+// (--tf_xla_auto_jit=1, 2 or single-gpu(N); 0 and -1 leave it to the session: flags.cc,
+// SetterForXlaAutoJitFlag), which is what tf.config.optimizer.set_jit(True) and TF1's
+// global_jit_level ON_1 do from the API: xla is then auto-clustering, not jit_compile.
+func autoJit(env map[string]string) bool {
+	for _, f := range strings.Fields(env["TF_XLA_FLAGS"]) {
+		if v, ok := strings.CutPrefix(f, "--tf_xla_auto_jit="); ok && v != "0" && v != "-1" {
+			return true
+		}
+	}
+	return false
 }
 
 // graphRewriteAMP reports whether env turns on TF1's automatic mixed precision graph rewrite:

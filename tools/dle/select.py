@@ -82,6 +82,11 @@ README_ERRORS[("TensorFlow/LanguageModeling/BERT/README.md", "9de48bc9",
 # to float32 around its layer norms and GELU whatever the Keras policy (layers/transformer.py).
 TF2_BERT_NOTE = ("TF2 scripts: the TF Model Garden's BERT (official/nlp/modeling/layers/transformer.py), "
                  "layer norms, residual adds and GELU in float32 under mixed_float16")
+# Their --enable_xla is tf.config.optimizer.set_jit(True) (official/utils/misc/keras_utils.py
+# set_config_v2): auto-clustering at global_jit_level ON_1, which TF_XLA_FLAGS states for gpusim.
+TF2_AUTO_JIT_ENV = "TF_XLA_FLAGS=--tf_xla_auto_jit=1"
+TF2_AUTO_JIT_NOTE = ("XLA is auto-clustering (keras_utils.set_config_v2: tf.config.optimizer.set_jit(True)), "
+                     "written as TF_XLA_FLAGS=--tf_xla_auto_jit=1")
 # TF1's automatic mixed precision is grappler's graph rewrite (BERT optimization.py
 # enable_mixed_precision_graph_rewrite; ConvNets sets TF_ENABLE_AUTO_MIXED_PRECISION=1);
 # the TF2 scripts use a Keras mixed_float16 policy.
@@ -178,9 +183,12 @@ def main(path):
             spec, opt, note = m[0], m[1], m[2]
             if r["model"] in TF1_OPTIMIZER and r["source_path"].startswith("TensorFlow/"):
                 opt, note = TF1_OPTIMIZER[r["model"]]
+            env = TF1_AMP_ENV if r["source_path"].startswith("TensorFlow/") and r["precision"] == "amp_fp16" else ""
             if r["source_path"].startswith("TensorFlow2/LanguageModeling/BERT/"):
                 spec += ",impl=model-garden"
                 note += "; " + TF2_BERT_NOTE
+                if xla == "yes":
+                    env, note = TF2_AUTO_JIT_ENV, note + "; " + TF2_AUTO_JIT_NOTE
             w.writerow({
                 "source_path": r["source_path"], "commit": r["commit"], "commit_date": r["commit_date"],
                 "framework_version": r["framework_version"], "system": system(r["table_heading"]),
@@ -190,7 +198,7 @@ def main(path):
                 "metric": r["metric"], "value": r["value"],
                 "data": data, "model": spec, "gpu": gpu_profile(r["gpu"], system(r["table_heading"])),
                 "gpusim_precision": PRECISION[r["precision"]], "optimizer": opt,
-                "env": TF1_AMP_ENV if r["source_path"].startswith("TensorFlow/") and r["precision"] == "amp_fp16" else "",
+                "env": env,
                 "tf_version": tf_version(r["framework_version"]),
                 "table_heading": r["table_heading"], "mapping_note": note,
             })
