@@ -75,7 +75,8 @@ type Measurement struct {
 // ReadMeasurements reads every measurement under dir (the repository's testdata): the DLE
 // rows gpusim can simulate (dle/dle_tf.csv), the PyTorch H200 steps (h200/steps.csv, float32
 // CNN rows replaced by their NCHW re-run in h200/nchw as TF lays them out), the JAX steps
-// (h200/jax/steps.csv) and the Keras steps (h200/keras/steps.csv) where present. Errors name
+// (h200/jax/steps.csv) and the Keras steps (h200/keras/steps.csv and the repeats in
+// h200/keras/host/kmodel.csv) where present. Errors name
 // the file, line and column.
 func ReadMeasurements(dir string) ([]Measurement, error) {
 	var all []Measurement
@@ -98,7 +99,56 @@ func ReadMeasurements(dir string) ([]Measurement, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return append(all, keras...), nil
+	all = append(all, keras...)
+	repeats, err := readKerasHost(filepath.Join(dir, "h200", "keras", "host", "kmodel.csv"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return append(all, repeats...), nil
+}
+
+// readKerasHost reads h200/keras/host/kmodel.csv (tools/h200/keras_host.py; README.md there):
+// repeats of keras_fit.py's configs in a later recording, with the same steps: the
+// synchronised device-fed median, and the host-fed fit for 5 epochs of 4 steps
+// (wall_ms_5x4 over 20, as keras_fit.py's host_fed_ms). Their Version keeps them apart from
+// the first recording's rows when ratios pair float32 twins.
+func readKerasHost(path string) ([]Measurement, error) {
+	t, err := readTable(path, "model", "precision", "batch", "image", "wall_ms_5x4", "device_sync_median_ms")
+	if err != nil {
+		return nil, err
+	}
+	var out []Measurement
+	for i := range t.rows {
+		base := Measurement{Source: SourceKeras, Ref: t.ref(i), Framework: "Keras 3.16 model.fit, JAX 0.11.2 backend, jit_compile=True",
+			GPU: "h200", GPUs: 1, Label: t.get(i, "precision"), Precision: t.get(i, "precision"), TF32: true, XLA: true,
+			StepTime: true, Data: "synthetic", Version: SourceKeras + " host", Optimizer: "momentum"}
+		switch base.Precision {
+		case "float32", "mixed_float16", "mixed_bfloat16":
+		default:
+			return nil, fmt.Errorf("%s:%d: precision: %q: want float32, mixed_float16 or mixed_bfloat16", t.path, t.line(i), base.Precision)
+		}
+		size, _ := strconv.Atoi(t.get(i, "image"))
+		base.Model, _ = h200Model(t.get(i, "model"), size)
+		if base.Model == "inceptionv3:image=299" {
+			base.Model = "inceptionv3"
+		}
+		if base.Batch, err = t.int(i, "batch"); err != nil {
+			return nil, err
+		}
+		dev, err := t.float(i, "device_sync_median_ms")
+		if err != nil {
+			return nil, err
+		}
+		wall, err := t.float(i, "wall_ms_5x4")
+		if err != nil {
+			return nil, err
+		}
+		d, h := base, base
+		d.Feed, d.Value = "device-fed", dev/1e3
+		h.Feed, h.Value, h.Samples = "host-fed", wall/20/1e3, 4*base.Batch
+		out = append(out, d, h)
+	}
+	return out, nil
 }
 
 // readKeras reads h200/keras/steps.csv (tools/h200/keras_fit.py; README.md there): real Keras 3
