@@ -106,7 +106,9 @@ type System struct {
 	AccumulationSteps int
 	// StepsPerExecution is model.compile(steps_per_execution=N): Keras runs N steps per call
 	// of its train function, so the host's per-step cost outside the ops (the GPU profile's
-	// StepOverhead: the Python loop, callbacks, the iterator) is paid once per N steps.
+	// StepOverhead: the Python loop, callbacks, the iterator) is paid once per N steps. Under
+	// Framework "jax" Keras still calls the jitted step once per batch, so the dispatch over
+	// the state arrays is paid every step (dispatch.go).
 	StepsPerExecution int
 	// KerasVersion is the Keras that builds the model: 2 (tf.keras 2.x, TF up to 2.15 or
 	// TF_USE_LEGACY_KERAS=1) or 3 (Keras 3, TF 2.16's default and the JAX backend's); 0 takes
