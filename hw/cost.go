@@ -63,6 +63,12 @@ type Work struct {
 	// Shape is the GEMM shape of a matmul, attention or convolution (zero: unknown, priced by
 	// FLOPs at the asymptotic efficiency).
 	Shape Shape
+	// NHWC marks a convolution whose tensors are channels last, as XLA lays out every
+	// convolution on Hopper and newer. False is the layout TF gives float32 convolutions,
+	// NCHW, where a TF32 convolution pays cuDNN's transposes to and from NHWC
+	// (convTransposedBytes); half precision convolutions are priced NHWC either way (TF and
+	// XLA run them NHWC from Volta on).
+	NHWC bool
 }
 
 // Math paths: which arithmetic units run an op.
@@ -139,9 +145,9 @@ func (g *GPU) computeRate(w Work) float64 {
 	case PathBF16TC:
 		return g.PeakBF16 * e.matrix(w.Kind, p)
 	case PathPseudoHalf:
-		return g.PeakFP32 * min(e.matrix(w.Kind, PathFP32)*g.fp32IssueScale(), 1) * e.PseudoHalf
+		return g.PeakFP32 * g.fp32Fraction(e.matrix(w.Kind, PathFP32)) * e.PseudoHalf
 	case PathFP32:
-		return g.PeakFP32 * min(e.matrix(w.Kind, p)*g.fp32IssueScale(), 1)
+		return g.PeakFP32 * g.fp32Fraction(e.matrix(w.Kind, p))
 	}
 	// Element-wise math on the CUDA cores in the op's own dtype (Eigen's half2 intrinsics run
 	// FP16 natively on compute capability 5.3+, which is what makes FP16 element-wise ops slow
@@ -218,7 +224,7 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 		switch {
 		case w.Kind == KindConv && w.Shape.M > 0:
 			if w.Grad && c.Path == PathTF32 {
-				rate *= NCHWBackwardRate
+				rate *= TF32GradRate
 			}
 			c.Algo, c.Compute, convMemory = g.convAlgorithm(w, c.Path, rate)
 		case (w.Kind == KindMatMul || w.Kind == KindAttention) && w.Shape.M > 0:
@@ -251,18 +257,18 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 		if convMemory > 0 {
 			c.Memory = convMemory + k*ramp
 		}
-		if w.Kind == KindConv && c.Path == PathTF32 && w.Shape.FilterH*w.Shape.FilterW > 1 && c.Algo == AlgoImplicitGEMM {
-			// NCHW float32 graphs: cuDNN transposes input and output for its Tensor Cores.
-			el := dtypeSize(dtypeOf(w))
-			s := w.Shape
-			c.Memory += NCHWTransposes * float64(s.M*(s.InC*max(s.Batch, 1)+s.N)) * el / (g.MemBandwidth * e.Memory)
-		}
 	}
 	c.Bound = "compute"
 	if c.Memory > c.Compute {
 		c.Bound = "memory"
 	}
 	c.Exec = max(c.Compute, c.Memory) + k*e.KernelGap
+	if tb := g.convTransposedBytes(w, c.Path); tb > 0 && c.Algo != AlgoDepthwise {
+		// NCHW TF32: cuDNN's transposes run as kernels of their own, after and before the
+		// convolution's (see convTransposedBytes). Depthwise convolutions run TF's and XLA's
+		// own kernels in either layout.
+		c.Exec += tb / (g.MemBandwidth * e.Memory)
+	}
 	c.Issue = k * g.hostPerKernel(w)
 	return c, nil
 }

@@ -72,7 +72,8 @@
 // carry over to other GPUs, with one architectural correction: the FP32 path's efficiencies
 // are measured on Hopper, whose 128 FP32 lanes per SM lose issue slots to every non-FFMA
 // instruction (the H200's 8192^3 SGEMM reaches H200SGEMMFill = 0.76 of peak); GPUs with 64
-// FP32 lanes per SM (GPU.FP32LanesPerSM: GP100, Volta, Turing, GA100) divide them by that fill.
+// FP32 lanes per SM (GPU.FP32LanesPerSM: GP100, Volta, Turing, GA100) issue one other
+// instruction per FFMA for free and reach up to twice the H200's fraction (fp32Fraction).
 // docs/speed.md gives the measured accuracy (gpusim validate). calibrate/kernelfit holds the
 // kernel-level fitting harness (OpsBaseEfficiency is its fit, not the default).
 //

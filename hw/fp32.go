@@ -18,17 +18,19 @@ func (g GPU) FP32LanesPerSM() int {
 	return 128
 }
 
-// fp32IssueScale corrects the FP32 efficiencies, which are fitted on the H200, for g's FP32
-// lanes. An SM sub-partition issues one warp instruction per clock (all the whitepapers
-// above). With 16 FP32 lanes per sub-partition (64 per SM) a warp FFMA holds them for two
-// clocks and the loads and address arithmetic of a GEMM's inner loop issue in between, so
-// FFMA can run at the full rate; with 32 lanes (128 per SM) each non-FFMA instruction takes
-// an FFMA slot, which is why cuBLAS's SGEMM reaches only H200SGEMMFill of the H200's peak. So
-// a 64-lane GPU reaches 1/H200SGEMMFill times the H200's fraction of peak (the fitted
-// efficiency, capped at 1 by the caller).
-func (g *GPU) fp32IssueScale() float64 {
+// fp32Fraction corrects a fraction of the FP32 peak e, fitted on the H200, for g's FP32 lanes.
+// An SM sub-partition issues one warp instruction per clock (all the whitepapers above). With
+// 32 FP32 lanes per sub-partition (128 per SM) a warp FFMA takes one clock, and each of the r
+// other instructions a kernel issues per FFMA (loads, address and predicate arithmetic) takes
+// an FFMA slot: the kernel reaches e = 1/(1+r) of peak, which is why cuBLAS's SGEMM reaches
+// only H200SGEMMFill of the H200's peak (r = 0.31). With 16 lanes (64 per SM) a warp FFMA
+// holds its lanes for two clocks and one other instruction issues in between for free: the
+// same kernel reaches 2/max(2, 1+r) = min(1, 2e). So SGEMM runs at the full FP32 rate there,
+// and a convolution whose implicit-GEMM index arithmetic leaves it at ConvFP32 = 0.48 of the
+// H200's peak (r = 1.1) reaches 0.96 of a V100's. e on a 128-lane GPU is returned unchanged.
+func (g *GPU) fp32Fraction(e float64) float64 {
 	if g.FP32LanesPerSM() == 64 {
-		return 1 / H200SGEMMFill
+		return min(2*e, 1)
 	}
-	return 1
+	return min(e, 1)
 }

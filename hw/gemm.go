@@ -251,18 +251,51 @@ func (g *GPU) vectorRate(dtype string) float64 {
 	return peak * g.Efficiency.Vector
 }
 
-// NCHWTransposes is the extra memory traffic of a Tensor Core convolution in NCHW: TF keeps
-// float32 training graphs in NCHW (generic_layout_optimizer.cc, GetSrcAndDstDataFormats: it
-// swaps to NHWC only when most convolutions are half precision, or TF32 with no float32
-// backprop convolution, which a training step always has), and cuDNN's Tensor Core kernels
-// read NHWC, so it transposes input and output around each TF32 convolution: one more read and
-// write of each. Measured on the H200 (testdata/h200/nchw against micro.csv): TF32 3x3 64-channel
-// convolutions at 56x56, batch 128: 256 us in NCHW, 137 us in NHWC, 206 MB of input and output.
-const NCHWTransposes = 2.0
+// TF32 convolutions and the layout. cuDNN's TF32 Tensor Core kernels read and write NHWC
+// (channels last). TF keeps float32 training graphs in NCHW (generic_layout_optimizer.cc,
+// GetSrcAndDstDataFormats: NHWC only when most convolutions are half precision, or TF32 with
+// no float32 backprop convolution, which a training step always has), and so does XLA's
+// layout assignment below Hopper (layout_assignment.cc, HeuristicLayoutAssignment: NHWC for
+// F16/BF16 on Volta and newer, NCHW for F32; TF 1.15's gpu_layout_assignment.cc the same). On
+// an NCHW TF32 convolution cuDNN transposes its operands to NHWC and its result back, in
+// kernels of their own (nchwToNhwcKernel, nhwcToNchwKernel), which add to the convolution's
+// time: each reads and writes its tensor once. The forward transposes x and y; the gradient's
+// data-gradient kernel dy and dx, its filter-gradient kernel x and dy. A 1x1 stride-1
+// convolution in NCHW is a GEMM over the channels that cuBLAS runs in place (sm90_xmma_gemm
+// kernels in the NCHW profile), so only its filter gradient transposes (x and dy).
+// Measured on the H200 (PyTorch, cuDNN 9.19, TF32, NCHW runs in testdata/h200/nchw against
+// NHWC runs in testdata/h200; convolution forward plus backward per step): ResNet-50 48.8 ms
+// against 33.5 at batch 256 and 14.3 against 10.0 at 64; VGG16 61.8 against 45.1 at 128 and
+// 16.2 against 11.9 at 32, where these rules predict 16.7, 4.2, 16.5 and 4.1 ms of transposes
+// (train's TestNCHWTransposesMatchH200).
+//
+// convTransposedBytes returns the bytes the NCHW transposes of w move (0 for NHWC, for paths
+// other than TF32, and for an unknown shape).
+func (g *GPU) convTransposedBytes(w Work, path string) float64 {
+	s := w.Shape
+	if w.Kind != KindConv || path != PathTF32 || w.NHWC || s.M <= 0 {
+		return 0
+	}
+	st := int64(max(s.Stride, 1))
+	groups := max(s.Batch, 1)
+	el := dtypeSize(dtypeOf(w))
+	in := float64(s.M*st*st*s.InC*groups) * el
+	out := float64(s.M*s.N*groups) * el
+	gemm := s.FilterH*s.FilterW <= 1 && st == 1
+	switch {
+	case w.Grad && gemm:
+		return 2 * (in + out) // the filter gradient: x and dy
+	case w.Grad:
+		return 2 * 2 * (in + out) // dy and dx, then x and dy
+	case gemm:
+		return 0
+	}
+	return 2 * (in + out) // read and write x, then y
+}
 
-// NCHWBackwardRate is the rate of cuDNN's input- and filter-gradient kernels for TF32
-// convolutions in NCHW relative to the forward ones: measured on the H200 in ResNet-50 at batch
-// 256 (testdata/h200/nchw/kernels.csv, tf32: convolution_backward 23.9 ms for twice the
-// forward's FLOPs, cudnn_convolution 9.56 ms: 2.0 x 9.56 / 23.9). In NHWC half precision the
-// gradients run at the forward rate (kernels.csv, fp16 batch 256: 9.70 ms against 4.64).
-const NCHWBackwardRate = 0.80
+// TF32GradRate is the rate of cuDNN's TF32 input- and filter-gradient kernels relative to the
+// forward ones: measured on the H200 in ResNet-50 at batch 256 in NHWC (testdata/h200/
+// kernels.csv, tf32: convolution_backward 23.9 ms for twice the forward's FLOPs,
+// cudnn_convolution 9.56 ms: 2.0 x 9.56 / 23.9; 0.81 at batch 64). In NHWC half precision the gradients run at the
+// forward rate (kernels.csv, fp16 batch 256: 9.70 ms against 4.64).
+const TF32GradRate = 0.80

@@ -226,6 +226,8 @@ type runner struct {
 	cfg Config
 	// splitRowReductions: the run's XLA emits softmax and layer norm as several fusions.
 	splitRowReductions bool
+	// convNHWC: the run's XLA lays every convolution out NHWC (xlaConvNHWC).
+	convNHWC bool
 	eng                *sim.Engine
 	gpu                hw.GPU
 	gpuKey             string // gpu written out, the priced-plan cache's key (memo.go)
@@ -329,6 +331,7 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	}
 	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[int]*batch{},
 		splitRowReductions: splitsRowReductions(cfg.TFVersion)}
+	r.convNHWC = cfg.XLA && xlaConvNHWC(gpu, cfg.Framework, cfg.TFVersion)
 	r.host = hw.DefaultHost()
 	if cfg.Host != "" {
 		h, err := hw.LookupHost(cfg.Host)
@@ -774,7 +777,7 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	if r.gpuKey == "" {
 		r.gpuKey = gpuKey(r.gpu)
 	}
-	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.cfg.TF32, xla: r.cfg.XLA, splitRows: r.splitRowReductions, onDevice: r.inputOnDevice()}
+	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.cfg.TF32, xla: r.cfg.XLA, splitRows: r.splitRowReductions, convNHWC: r.convNHWC, onDevice: r.inputOnDevice()}
 	if r.cfg.XLA {
 		k.keepGrads, k.limit = len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1, limit
 		k.keras = r.cfg.Keras()

@@ -211,7 +211,11 @@ func TestResNet50PublishedThroughRun(t *testing.T) {
 // TestKernelFitThroughRun runs the published ResNet-50 configs and every measured H200
 // config with kernelfit.OpsBaseEfficiency, the refit on per-kernel times that is not the default
 // (docs/speed.md, "Refit on per-kernel times"), fitted before the cost model priced GEMM and
-// convolution shapes: with them it now runs the published figures 7-21% slow. The bounds pin
+// convolution shapes: with them it now runs the published figures 2-32% slow. Its ConvTF32 is
+// fitted on op lists without shapes, where the NCHW transposes of TF32 convolutions are part
+// of the convolution's time, so through train.Run, which prices them apart (hw.Work.NHWC),
+// its A100 TF32 step pays them twice; and its ConvFP32 of 0.63 reaches the full FP32 rate on
+// 64-lane GPUs (hw's FP32 issue model), which moves the V100's AMP/FP32 ratio. The bounds pin
 // its figures for the comparison.
 func TestKernelFitThroughRun(t *testing.T) {
 	profile := func(name string) *hw.GPU {
@@ -235,8 +239,8 @@ func TestKernelFitThroughRun(t *testing.T) {
 		got[tc.gpu+tc.prec] = res.Throughput
 		e := res.Throughput/tc.want - 1
 		t.Logf("%s %s batch %d: %.0f img/s (published %.0f, %+.1f%%)", tc.gpu, tc.prec, tc.batch, res.Throughput, tc.want, 100*e)
-		if math.Abs(e) > 0.22 {
-			t.Errorf("%s %s batch %d = %.0f img/s, want %.0f within 22%%", tc.gpu, tc.prec, tc.batch, res.Throughput, tc.want)
+		if math.Abs(e) > 0.35 {
+			t.Errorf("%s %s batch %d = %.0f img/s, want %.0f within 35%%", tc.gpu, tc.prec, tc.batch, res.Throughput, tc.want)
 		}
 	}
 	for _, r := range []struct {
@@ -245,8 +249,8 @@ func TestKernelFitThroughRun(t *testing.T) {
 	}{{"a100-40gb", 2375.0 / 909}, {"v100-16gb", 1270.0 / 412}} {
 		ratio := got[r.gpu+"mixed_float16"] / got[r.gpu+"float32"]
 		t.Logf("%s AMP/FP32-or-TF32 = %.2f (published %.2f, %+.1f%%)", r.gpu, ratio, r.want, 100*(ratio/r.want-1))
-		if math.Abs(ratio/r.want-1) > 0.16 {
-			t.Errorf("%s AMP ratio = %.2f, want %.2f within 16%%", r.gpu, ratio, r.want)
+		if math.Abs(ratio/r.want-1) > 0.25 {
+			t.Errorf("%s AMP ratio = %.2f, want %.2f within 25%%", r.gpu, ratio, r.want)
 		}
 	}
 	rows := h200Steps(t)
@@ -273,7 +277,7 @@ func TestKernelFitThroughRun(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		got, want float64
-	}{{"all", all / nAll, 0.37}, {"larger batch", large / nLarge, 0.28}, {"ResNet-50/VGG16 larger batch", cnn / nCNN, 0.18}} {
+	}{{"all", all / nAll, 0.40}, {"larger batch", large / nLarge, 0.31}, {"ResNet-50/VGG16 larger batch", cnn / nCNN, 0.25}} {
 		if c.got > c.want {
 			t.Errorf("OpsBaseEfficiency step-time MAE (%s) = %.1f%%, want <= %.0f%%", c.name, 100*c.got, 100*c.want)
 		}

@@ -181,7 +181,37 @@ func (r *runner) opWork(op models.Op) hw.Work {
 	if r.cfg.XLA && w.Kind != hw.KindH2D && !op.OutsideXLA {
 		w.Graph = true
 	}
+	if w.Kind == hw.KindConv && r.convNHWC && !op.OutsideXLA {
+		w.NHWC = true
+	}
 	return w
+}
+
+// hopperNHWCRelease is the first TensorFlow release whose XLA lays out every convolution on
+// Hopper and newer NHWC, float32 included (xla/service/gpu/transforms/layout_assignment.cc,
+// HeuristicLayoutAssignment: "we expect GPUs with Tensor Cores work best using NHWC layouts",
+// limited to Hopper by TODO(b/383560056), a change of late 2024, after TF 2.18 was cut).
+// Before it, and below Hopper still, XLA runs F32 convolutions NCHW (F16 and BF16 NHWC from
+// Volta on), and on Ampere a TF32 convolution then pays cuDNN's transposes (hw.Work.NHWC).
+// The JAX of the H200 recordings (0.11.2) has the rule: its ResNet-50 float32 buffers are
+// NHWC, f32[128,56,56,64]{3,2,1,0} (testdata/h200/keras/xla, buffer-assignment).
+var hopperNHWCRelease = [2]int{2, 19}
+
+// xlaConvNHWC reports whether the XLA of the run lays float32 convolutions out NHWC on gpu:
+// compute capability 9.0 and newer, under JAX or a TF release from hopperNHWCRelease on (an
+// unset TFVersion is the current release).
+func xlaConvNHWC(gpu hw.GPU, framework, tfVersion string) bool {
+	if gpu.CCMajor < 9 {
+		return false
+	}
+	if framework == "jax" || tfVersion == "" {
+		return true
+	}
+	major, minor, err := parseTFVersion(tfVersion)
+	if err != nil {
+		return true
+	}
+	return major > hopperNHWCRelease[0] || (major == hopperNHWCRelease[0] && minor >= hopperNHWCRelease[1])
 }
 
 // tritonNormalizationRelease is the first TensorFlow release whose XLA can emit a softmax or

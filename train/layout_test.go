@@ -1,0 +1,130 @@
+package train
+
+import (
+	"encoding/csv"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/gpusim/gpusim/hw"
+)
+
+// convKernelTime reads the summed convolution kernel time (cudnn_convolution plus
+// convolution_backward, seconds per step) of one H200 config from a kernels.csv.
+func convKernelTime(t *testing.T, path, model, prec string, batch int) float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var us float64
+	for _, r := range recs[1:] {
+		if r[0] == model && r[1] == prec && r[2] == strconv.Itoa(batch) && (r[3] == "aten::cudnn_convolution" || r[3] == "aten::convolution_backward") {
+			v, err := strconv.ParseFloat(r[5], 64)
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			us += v
+		}
+	}
+	if us == 0 {
+		t.Fatalf("%s: no convolution rows for %s %s b%d", path, model, prec, batch)
+	}
+	return us * 1e-6
+}
+
+// convTimes prices the convolutions of one float32 (TF32) training step on the H200 in NCHW
+// and in NHWC.
+func convTimes(t *testing.T, model string, batch int) (nchw, nhwc float64) {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Model, cfg.GPU, cfg.Batch, cfg.TF32 = model, "h200", batch, true
+	r, err := newRunner(cfg, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range r.replicas[0].plans[0].Ops {
+		w := r.opWork(op)
+		if w.Kind != hw.KindConv {
+			continue
+		}
+		w.NHWC = false
+		nchw += r.gpu.Time(w)
+		w.NHWC = true
+		nhwc += r.gpu.Time(w)
+	}
+	return nchw, nhwc
+}
+
+// The NCHW transposes of TF32 convolutions (hw.Work.NHWC) add what the H200 measured between
+// its NCHW and NHWC runs of the same PyTorch models (testdata/h200/nchw against testdata/h200,
+// convolution kernels forward and backward), and the NHWC step's convolutions cost what the
+// NHWC run measured.
+func TestNCHWTransposesMatchH200(t *testing.T) {
+	tests := []struct {
+		gpusim, h200 string
+		batch        int
+	}{
+		{"resnet50-v1.5", "resnet50", 256},
+		{"resnet50-v1.5", "resnet50", 64},
+		{"vgg16", "vgg16", 128},
+		{"vgg16", "vgg16", 32},
+	}
+	for _, tc := range tests {
+		measNCHW := convKernelTime(t, "../testdata/h200/nchw/kernels.csv", tc.h200, "tf32", tc.batch)
+		measNHWC := convKernelTime(t, "../testdata/h200/kernels.csv", tc.h200, "tf32", tc.batch)
+		nchw, nhwc := convTimes(t, tc.gpusim, tc.batch)
+		t.Logf("%s b%d: NCHW %.1f ms (measured %.1f), NHWC %.1f ms (measured %.1f), transposes %.1f ms (measured %.1f)",
+			tc.gpusim, tc.batch, 1e3*nchw, 1e3*measNCHW, 1e3*nhwc, 1e3*measNHWC, 1e3*(nchw-nhwc), 1e3*(measNCHW-measNHWC))
+		if e := (nchw-nhwc)/(measNCHW-measNHWC) - 1; math.Abs(e) > 0.15 {
+			t.Errorf("%s b%d: NCHW transposes %.1f ms, measured %.1f ms (%+.0f%%, want within 15%%)", tc.gpusim, tc.batch, 1e3*(nchw-nhwc), 1e3*(measNCHW-measNHWC), 100*e)
+		}
+		if e := nhwc/measNHWC - 1; math.Abs(e) > 0.20 {
+			t.Errorf("%s b%d: NHWC convolutions %.1f ms, measured %.1f ms (%+.0f%%, want within 20%%)", tc.gpusim, tc.batch, 1e3*nhwc, 1e3*measNHWC, 100*e)
+		}
+	}
+}
+
+// XLA lays float32 convolutions out NHWC on Hopper under a current TF or JAX (xlaConvNHWC);
+// TF 1.15's XLA and any XLA below Hopper keep them NCHW, and so does TF without XLA.
+func TestXLAConvLayout(t *testing.T) {
+	tests := []struct {
+		gpu, framework, tf string
+		xla, want          bool
+	}{
+		{"h200", "", "", true, true},
+		{"h200", "jax", "", true, true},
+		{"h100-80gb", "tensorflow", "2.19", true, true},
+		{"h200", "tensorflow", "2.18", true, false},
+		{"h200", "tensorflow", "1.15", true, false},
+		{"h200", "", "", false, false},
+		{"a100-40gb", "", "", true, false},
+		{"a100-40gb", "", "1.15", true, false},
+	}
+	for _, tc := range tests {
+		cfg := DefaultConfig()
+		cfg.Model, cfg.GPU, cfg.Batch, cfg.XLA, cfg.Framework, cfg.TFVersion = "resnet50-v1.5", tc.gpu, 32, tc.xla, tc.framework, tc.tf
+		r, err := newRunner(cfg, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		convs, nhwc := 0, 0
+		for _, op := range r.replicas[0].plans[0].Ops {
+			if w := r.opWork(op); w.Kind == hw.KindConv {
+				convs++
+				if w.NHWC {
+					nhwc++
+				}
+			}
+		}
+		if want := map[bool]int{true: convs, false: 0}[tc.want]; convs == 0 || nhwc != want {
+			t.Errorf("%s %s TF %q XLA %v: %d of %d convolutions NHWC, want %d", tc.gpu, tc.framework, tc.tf, tc.xla, nhwc, convs, want)
+		}
+	}
+}
