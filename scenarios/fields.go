@@ -39,6 +39,7 @@ var configKeys = map[string]string{
 	"VisibleDevices":      "tf.visible_devices",
 	"Device":              "tf.device",
 	"SoftPlacement":       "tf.soft_placement",
+	"LayoutOptimizer":     "tf.layout_optimizer",
 	"AccumulationSteps":   "accumulation_steps",
 	"StepsPerExecution":   "steps_per_execution",
 	"KerasVersion":        "keras_version",

@@ -62,6 +62,7 @@ var schema = []field{
 	}},
 	{"tf.device", "string", "tf.device scope around the model (default strategy), e.g. /GPU:1", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Device) }},
 	{"tf.soft_placement", "bool", "tf.config.set_soft_device_placement (TF 2 default true)", func(c *train.Config, n *yaml.Node) error { return boolPtr(n, &c.SoftPlacement) }},
+	{"tf.layout_optimizer", "bool", "tf.config.optimizer.set_experimental_options({'layout_optimizer': ...}) (default true: float32 convolutions NCHW); false runs Keras's channels_last as written (NHWC)", func(c *train.Config, n *yaml.Node) error { return boolPtr(n, &c.LayoutOptimizer) }},
 	{"accumulation_steps", "int", "micro-batches per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.AccumulationSteps) }},
 	{"input_on_device", "bool", "each batch is already in GPU memory (without an input section): the step copies nothing from the host", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.InputOnDevice) }},
 	{"fit_from_arrays", "bool", "model.fit on in-memory numpy arrays (without an input section): the host gathers and copies each batch, one ahead of the step", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FitFromArrays) }},

@@ -81,6 +81,12 @@ type System struct {
 	Device string
 	// SoftPlacement is tf.config.set_soft_device_placement; nil means TF 2's default (on).
 	SoftPlacement *bool
+	// LayoutOptimizer is grappler's layout optimizer
+	// (tf.config.optimizer.set_experimental_options({"layout_optimizer": ...})); nil means
+	// TF's default (on), which runs float32 training convolutions NCHW. Off, the graph's
+	// convolutions run in the model's format, Keras's channels_last: NHWC, no transposes
+	// around TF32 ones. XLA lays its convolutions out itself either way (xlaConvNHWC).
+	LayoutOptimizer *bool
 	// Strategy is "default" (one replica on the first visible GPU), "mirrored"
 	// (tf.distribute.MirroredStrategy: one process, one replica per logical GPU),
 	// "multi_worker_mirrored" (tf.distribute.MultiWorkerMirroredStrategy: one process per host,

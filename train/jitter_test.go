@@ -59,7 +59,13 @@ func TestJitterFastForwardMatchesFullSimulation(t *testing.T) {
 		within("throughput", full.Throughput, ff.Throughput)
 		within("elapsed", full.Elapsed, ff.Elapsed)
 		if full.AllReduce != nil && full.AllReduce.ExposedSeconds > 0 {
-			within("exposed all-reduce", full.AllReduce.ExposedSeconds, ff.AllReduce.ExposedSeconds)
+			// The exposed all-reduce is the small difference of two jittered times (the
+			// all-reduce's end and the backward's), so its relative spread is wider.
+			a, b := full.AllReduce.ExposedSeconds, ff.AllReduce.ExposedSeconds
+			t.Logf("%s: exposed all-reduce %.6g simulated, %.6g fast-forwarded (%+.3f%%)", name, a, b, 100*(b/a-1))
+			if math.Abs(a-b) > 0.02*a {
+				t.Errorf("%s: exposed all-reduce %.6g fast-forwarded, %.6g simulated (%.2f%%, want within 2%%)", name, b, a, 100*(b/a-1))
+			}
 		}
 		for i := range full.Devices {
 			a, b := full.Devices[i], ff.Devices[i]

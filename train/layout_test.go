@@ -92,24 +92,30 @@ func TestNCHWTransposesMatchH200(t *testing.T) {
 }
 
 // XLA lays float32 convolutions out NHWC on Hopper under a current TF or JAX (xlaConvNHWC);
-// TF 1.15's XLA and any XLA below Hopper keep them NCHW, and so does TF without XLA.
-func TestXLAConvLayout(t *testing.T) {
+// TF 1.15's XLA and any XLA below Hopper keep them NCHW, and so does TF without XLA unless its
+// layout optimizer is off (Config.LayoutOptimizer).
+func TestConvLayout(t *testing.T) {
+	off := false
 	tests := []struct {
 		gpu, framework, tf string
 		xla, want          bool
+		layoutOpt          *bool
 	}{
-		{"h200", "", "", true, true},
-		{"h200", "jax", "", true, true},
-		{"h100-80gb", "tensorflow", "2.19", true, true},
-		{"h200", "tensorflow", "2.18", true, false},
-		{"h200", "tensorflow", "1.15", true, false},
-		{"h200", "", "", false, false},
-		{"a100-40gb", "", "", true, false},
-		{"a100-40gb", "", "1.15", true, false},
+		{"h200", "", "", true, true, nil},
+		{"h200", "jax", "", true, true, nil},
+		{"h100-80gb", "tensorflow", "2.19", true, true, nil},
+		{"h200", "tensorflow", "2.18", true, false, nil},
+		{"h200", "tensorflow", "1.15", true, false, nil},
+		{"h200", "", "", false, false, nil},
+		{"a100-40gb", "", "", true, false, nil},
+		{"a100-40gb", "", "1.15", true, false, nil},
+		{"a100-40gb", "", "", false, true, &off},
+		{"a100-40gb", "", "1.15", true, false, &off},
 	}
 	for _, tc := range tests {
 		cfg := DefaultConfig()
 		cfg.Model, cfg.GPU, cfg.Batch, cfg.XLA, cfg.Framework, cfg.TFVersion = "resnet50-v1.5", tc.gpu, 32, tc.xla, tc.framework, tc.tf
+		cfg.LayoutOptimizer = tc.layoutOpt
 		r, err := newRunner(cfg, true)
 		if err != nil {
 			t.Fatal(err)
@@ -124,7 +130,7 @@ func TestXLAConvLayout(t *testing.T) {
 			}
 		}
 		if want := map[bool]int{true: convs, false: 0}[tc.want]; convs == 0 || nhwc != want {
-			t.Errorf("%s %s TF %q XLA %v: %d of %d convolutions NHWC, want %d", tc.gpu, tc.framework, tc.tf, tc.xla, nhwc, convs, want)
+			t.Errorf("%s %s TF %q XLA %v layout optimizer %v: %d of %d convolutions NHWC, want %d", tc.gpu, tc.framework, tc.tf, tc.xla, tc.layoutOpt != nil, nhwc, convs, want)
 		}
 	}
 }

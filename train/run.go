@@ -226,7 +226,8 @@ type runner struct {
 	cfg Config
 	// splitRowReductions: the run's XLA emits softmax and layer norm as several fusions.
 	splitRowReductions bool
-	// convNHWC: the run's XLA lays every convolution out NHWC (xlaConvNHWC).
+	// convNHWC: the run's convolutions are NHWC: XLA's layout (xlaConvNHWC), or TF's without
+	// its layout optimizer.
 	convNHWC bool
 	eng                *sim.Engine
 	gpu                hw.GPU
@@ -331,7 +332,8 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	}
 	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[int]*batch{},
 		splitRowReductions: splitsRowReductions(cfg.TFVersion)}
-	r.convNHWC = cfg.XLA && xlaConvNHWC(gpu, cfg.Framework, cfg.TFVersion)
+	r.convNHWC = cfg.XLA && xlaConvNHWC(gpu, cfg.Framework, cfg.TFVersion) ||
+		!cfg.XLA && cfg.LayoutOptimizer != nil && !*cfg.LayoutOptimizer
 	r.host = hw.DefaultHost()
 	if cfg.Host != "" {
 		h, err := hw.LookupHost(cfg.Host)

@@ -181,7 +181,7 @@ func (r *runner) opWork(op models.Op) hw.Work {
 	if r.cfg.XLA && w.Kind != hw.KindH2D && !op.OutsideXLA {
 		w.Graph = true
 	}
-	if w.Kind == hw.KindConv && r.convNHWC && !op.OutsideXLA {
+	if w.Kind == hw.KindConv && r.convNHWC {
 		w.NHWC = true
 	}
 	return w

@@ -84,6 +84,9 @@ func tfCode(cfg *train.Config) string {
 	if sp := cfg.SoftPlacement; sp != nil {
 		p("tf.config.set_soft_device_placement(%s)", pyBool(*sp))
 	}
+	if lo := cfg.LayoutOptimizer; lo != nil {
+		p("tf.config.optimizer.set_experimental_options({\"layout_optimizer\": %s})", pyBool(*lo))
+	}
 	if !cfg.TF32 {
 		p("tf.config.experimental.enable_tensor_float_32_execution(False)")
 	}
