@@ -54,6 +54,14 @@ var optimizers = map[string]OptimizerSpec{
 	"rmsprop-momentum": {Name: "rmsprop-momentum", Slots: 2, FLOPsPerElement: 10, BytesPerElement: 28, Kernels: 1},
 	"adagrad":          {Name: "adagrad", Slots: 1, FLOPsPerElement: 6, BytesPerElement: 20, Kernels: 1},
 	"lamb":             {Name: "lamb", Slots: 2, FLOPsPerElement: 20, BytesPerElement: 36, Kernels: 3},
+	// model-garden-adamw is the TF Model Garden's AdamWeightDecay as NVIDIA's TF2 BERT scripts
+	// run it (TensorFlow2/LanguageModeling/BERT/optimization.py; official/modeling/
+	// model_training_utils.py): the training step clips every gradient by the global norm
+	// first (tf.clip_by_global_norm: an l2 reduction and a mul per gradient, 12 bytes), then
+	// _resource_apply_dense decays the variable (var.assign_sub(lr * var * weight_decay_rate):
+	// 8 bytes fused) before Keras Adam's fused ResourceApplyAdam (28 bytes): 48 bytes, 18 FLOPs
+	// and 4 kernels per element and variable. Resource variables: XLA compiles it.
+	"model-garden-adamw": {Name: "model-garden-adamw", Slots: 2, FLOPsPerElement: 18, BytesPerElement: 48, Kernels: 4},
 	// bert-adamw is the BERT reference code's optimizer, which NVIDIA's TF1 BERT scripts run
 	// (DeepLearningExamples TensorFlow/LanguageModeling/BERT/optimization.py, from
 	// google-research/bert): AdamWeightDecayOptimizer.apply_gradients writes Adam as separate

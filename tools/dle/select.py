@@ -84,6 +84,10 @@ TF2_BERT_NOTE = ("TF2 scripts: the TF Model Garden's BERT (official/nlp/modeling
                  "layer norms, residual adds and GELU in float32 under mixed_float16")
 # Their --enable_xla is tf.config.optimizer.set_jit(True) (official/utils/misc/keras_utils.py
 # set_config_v2): auto-clustering at global_jit_level ON_1, which TF_XLA_FLAGS states for gpusim.
+# Their fine-tuning optimizer: the Model Garden's AdamWeightDecay after a global-norm clip
+# (optimization.py, model_training_utils.py _replicated_step).
+TF2_ADAMW_NOTE = ("optimizer: AdamWeightDecay (decay assign_sub, then ResourceApplyAdam) after "
+                  "tf.clip_by_global_norm, every step")
 TF2_AUTO_JIT_ENV = "TF_XLA_FLAGS=--tf_xla_auto_jit=1"
 TF2_AUTO_JIT_NOTE = ("XLA is auto-clustering (keras_utils.set_config_v2: tf.config.optimizer.set_jit(True)), "
                      "written as TF_XLA_FLAGS=--tf_xla_auto_jit=1")
@@ -189,6 +193,8 @@ def main(path):
                 note += "; " + TF2_BERT_NOTE
                 if xla == "yes":
                     env, note = TF2_AUTO_JIT_ENV, note + "; " + TF2_AUTO_JIT_NOTE
+                if opt == "adam":
+                    opt, note = "model-garden-adamw", note + "; " + TF2_ADAMW_NOTE
             w.writerow({
                 "source_path": r["source_path"], "commit": r["commit"], "commit_date": r["commit_date"],
                 "framework_version": r["framework_version"], "system": system(r["table_heading"]),
