@@ -20,8 +20,8 @@ import (
 // predicted OOM of a run that really ran is listed and counted apart, never averaged in.
 //
 // Groups: single-GPU DLE throughput by GPU, model, precision and XLA (the accuracy figures);
-// multi-GPU DLE rows in their own group (NVIDIA ran them with Horovod, gpusim simulates
-// MirroredStrategy); each H200 recording by model and precision. Ratios pair measurements of
+// multi-GPU DLE rows in their own group (Horovod, one process per GPU, as NVIDIA ran them);
+// each H200 recording by model and precision. Ratios pair measurements of
 // one README table version (or one recording run) that differ in one knob only: XLA on/off at
 // the same precision and batch, AMP over TF32/FP32 at the same XLA setting (each at its own
 // batch, as the tables ran them).
@@ -132,6 +132,12 @@ func (m Measurement) Config(steps int) train.Config {
 	c.Precision, c.TF32, c.XLA, c.Optimizer = m.Precision, m.TF32, m.XLA, m.Optimizer
 	if m.GPUs > 1 {
 		c.Strategy = "mirrored"
+		if m.Source == SourceDLE {
+			// NVIDIA's scripts launch one process per GPU under mpirun and all-reduce with
+			// Horovod (ConvNets' training_perf.sh `mpiexec -np N python3 main.py`, runtime/
+			// runner.py hvd.init; BERT's run_squad.sh and run_pretraining_lamb.sh --horovod).
+			c.Strategy = "horovod"
+		}
 	}
 	// model.fit from host numpy arrays, as the Keras recordings' host-fed rows ran.
 	c.FitFromArrays = m.Feed == "host-fed"

@@ -227,6 +227,7 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 				rate *= TF32GradRate
 			}
 			c.Algo, c.Compute, convMemory = g.convAlgorithm(w, c.Path, rate)
+			c.Compute *= g.stridedDgradScale(w, c.Path, c.Algo)
 		case (w.Kind == KindMatMul || w.Kind == KindAttention) && w.Shape.M > 0:
 			c.Compute = w.FLOPs / (rate * g.shapeEfficiency(w.Shape, c.Path))
 		default:

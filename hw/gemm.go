@@ -299,3 +299,26 @@ func (g *GPU) convTransposedBytes(w Work, path string) float64 {
 // cudnn_convolution 9.56 ms: 2.0 x 9.56 / 23.9; 0.81 at batch 64). In NHWC half precision the gradients run at the
 // forward rate (kernels.csv, fp16 batch 256: 9.70 ms against 4.64).
 const TF32GradRate = 0.80
+
+// stridedDgradScale is the factor on a convolution gradient's compute time for its input
+// gradient's zeros: cuDNN's FP32 (CUDA-core) data-gradient kernels for a convolution of stride
+// s > 1 run as a stride-1 correlation over dy dilated to the input's grid, s^2 times the
+// multiply-adds of the forward (as the depthwise input gradient does, see depthwise); the
+// Tensor Core paths have strided data-gradient kernels that skip the zeros ("_strided"
+// xmma_dgrad kernels in the H200 profiles). Measured on the H200 in FP32 NCHW (testdata/
+// h200/nchw/kernels.csv, PyTorch, batch 64): ResNet-50's convolution backward 36.0 ms, where
+// the shapes alone give 28.3 ms and this rule 36.8; VGG16 (no strided convolution) 28.6 ms
+// against 28.4 (train's TestFP32StridedDgradMatchesH200). w.FLOPs holds the input gradient
+// when they are at least twice the forward's (a first layer has none).
+func (g *GPU) stridedDgradScale(w Work, path, algo string) float64 {
+	s := w.Shape
+	if !w.Grad || s.Stride <= 1 || algo != AlgoImplicitGEMM || (path != PathFP32 && path != PathPseudoHalf) || w.FLOPs <= 0 {
+		return 1
+	}
+	fwd := 2 * float64(s.M) * float64(s.N) * float64(s.K) * float64(max(s.Batch, 1))
+	if w.FLOPs < 2*fwd*0.999 {
+		return 1
+	}
+	st2 := float64(s.Stride * s.Stride)
+	return (w.FLOPs + fwd*(st2-1)) / w.FLOPs
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -13,6 +14,11 @@ import (
 // convKernelTime reads the summed convolution kernel time (cudnn_convolution plus
 // convolution_backward, seconds per step) of one H200 config from a kernels.csv.
 func convKernelTime(t *testing.T, path, model, prec string, batch int) float64 {
+	return kernelTime(t, path, model, prec, batch, "aten::cudnn_convolution", "aten::convolution_backward")
+}
+
+// kernelTime sums the device time of the named aten ops of one H200 config (seconds per step).
+func kernelTime(t *testing.T, path, model, prec string, batch int, ops ...string) float64 {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -25,7 +31,7 @@ func convKernelTime(t *testing.T, path, model, prec string, batch int) float64 {
 	}
 	var us float64
 	for _, r := range recs[1:] {
-		if r[0] == model && r[1] == prec && r[2] == strconv.Itoa(batch) && (r[3] == "aten::cudnn_convolution" || r[3] == "aten::convolution_backward") {
+		if r[0] == model && r[1] == prec && r[2] == strconv.Itoa(batch) && slices.Contains(ops, r[3]) {
 			v, err := strconv.ParseFloat(r[5], 64)
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
@@ -34,7 +40,7 @@ func convKernelTime(t *testing.T, path, model, prec string, batch int) float64 {
 		}
 	}
 	if us == 0 {
-		t.Fatalf("%s: no convolution rows for %s %s b%d", path, model, prec, batch)
+		t.Fatalf("%s: no %v rows for %s %s b%d", path, ops, model, prec, batch)
 	}
 	return us * 1e-6
 }
@@ -131,6 +137,35 @@ func TestConvLayout(t *testing.T) {
 		}
 		if want := map[bool]int{true: convs, false: 0}[tc.want]; convs == 0 || nhwc != want {
 			t.Errorf("%s %s TF %q XLA %v layout optimizer %v: %d of %d convolutions NHWC, want %d", tc.gpu, tc.framework, tc.tf, tc.xla, tc.layoutOpt != nil, nhwc, convs, want)
+		}
+	}
+}
+
+// A strided convolution's FP32 input gradient runs over dy dilated to the input's grid
+// (hw's stridedDgradScale): ResNet-50's FP32 convolution backward on the H200 costs what its
+// NCHW run measured, and VGG16, without strided convolutions, is unchanged by the rule.
+func TestFP32StridedDgradMatchesH200(t *testing.T) {
+	for _, tc := range []struct {
+		gpusim, h200 string
+		batch        int
+	}{{"resnet50-v1.5", "resnet50", 64}, {"vgg16", "vgg16", 32}} {
+		meas := kernelTime(t, "../testdata/h200/nchw/kernels.csv", tc.h200, "fp32", tc.batch, "aten::convolution_backward")
+		cfg := DefaultConfig()
+		cfg.Model, cfg.GPU, cfg.Batch, cfg.TF32 = tc.gpusim, "h200", tc.batch, false
+		r, err := newRunner(cfg, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bwd float64
+		for _, op := range r.replicas[0].plans[0].Ops {
+			if w := r.opWork(op); w.Kind == hw.KindConv && w.Grad {
+				bwd += r.gpu.Time(w)
+			}
+		}
+		e := bwd/meas - 1
+		t.Logf("%s b%d FP32: convolution backward %.1f ms, measured %.1f ms (%+.1f%%)", tc.gpusim, tc.batch, 1e3*bwd, 1e3*meas, 100*e)
+		if math.Abs(e) > 0.08 {
+			t.Errorf("%s b%d FP32 convolution backward %.1f ms, measured %.1f ms (%+.1f%%, want within 8%%)", tc.gpusim, tc.batch, 1e3*bwd, 1e3*meas, 100*e)
 		}
 	}
 }
