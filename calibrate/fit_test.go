@@ -106,7 +106,7 @@ func TestFitBoundsAndErrors(t *testing.T) {
 	}
 	lo, hi := DefaultBounds()
 	for i, v := range res.Params.vec() {
-		if (i == convIndex || i == stepIndex) && v == 0 {
+		if optional(i) && v == 0 {
 			continue // tied to compute_scale, or not fitted
 		}
 		if v < lo.vec()[i] || v > hi.vec()[i] {

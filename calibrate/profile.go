@@ -168,7 +168,8 @@ func derivePeaks(g *hw.GPU, gi GPUInfo) error {
 
 // PriorParams are the fit parameters a profile starts with: scales of 1 and its own launch
 // and step overheads and context size, the convolution efficiencies tied to the compute scale (set
-// ConvScale to 1 to fit them apart).
+// ConvScale to 1 to fit them apart), the host dispatch scale not fitted (set HostDispatchScale
+// to the profile's DispatchScale for a scenario on JAX, whose steps pay it).
 func PriorParams(g hw.GPU) Params {
 	return Params{ComputeScale: 1, MemoryScale: 1, LaunchOverhead: g.LaunchOverhead, ContextBytes: float64(g.ContextBytes), StepOverhead: g.StepOverhead}
 }
@@ -181,7 +182,7 @@ const maxEfficiency = 1.0
 // fractions of a peak FLOP rate: fp32, tf32, half, vector and every conv_* path), MemoryScale
 // the memory efficiencies (memory and each memory_by_kind entry), each capped at 1 (the peak);
 // a positive ConvScale multiplies the conv_* ones instead of ComputeScale; LaunchOverhead,
-// ContextBytes and a positive StepOverhead replace the profile's. Ratios between paths (attention,
+// ContextBytes and a positive StepOverhead and HostDispatchScale replace the profile's. Ratios between paths (attention,
 // pseudo_half), ramps, gaps and PCIe are left alone.
 func ApplyParams(g hw.GPU, p Params) hw.GPU {
 	e := g.Efficiency
@@ -215,6 +216,9 @@ func ApplyParams(g hw.GPU, p Params) hw.GPU {
 	g.LaunchOverhead = p.LaunchOverhead
 	if p.StepOverhead > 0 {
 		g.StepOverhead = p.StepOverhead
+	}
+	if p.HostDispatchScale > 0 {
+		g.HostDispatchScale = p.HostDispatchScale
 	}
 	g.ContextBytes = int64(math.Round(p.ContextBytes))
 	return g

@@ -64,8 +64,22 @@ type GPU struct {
 	// the step function (divided by steps_per_execution). A host-side cost like
 	// LaunchOverhead, kept in the profile so that calibrate can fit it.
 	StepOverhead float64 `yaml:"step_overhead"`
+	// HostDispatchScale multiplies Keras 3 on JAX's host costs per train-step call and per
+	// state array (train's JAXDispatch*, KerasJAXStep*, KerasJAXEpochPerArray, measured on the
+	// H200's recording host): how much slower this host's Python and jaxlib run that code.
+	// JAX's counterpart of StepOverhead, kept in the profile so that calibrate can fit it;
+	// 0 = 1, the recording host.
+	HostDispatchScale float64 `yaml:"host_dispatch_scale,omitempty"`
 	// Efficiency holds the cost model's fitted factors.
 	Efficiency Efficiency `yaml:"efficiency"`
+}
+
+// DispatchScale is HostDispatchScale with its zero value read as 1.
+func (g GPU) DispatchScale() float64 {
+	if g.HostDispatchScale == 0 {
+		return 1
+	}
+	return g.HostDispatchScale
 }
 
 // CC returns the compute capability as major*10+minor (70 for V100, 90 for H100).

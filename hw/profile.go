@@ -193,6 +193,8 @@ func (g GPU) validate() error {
 		return bad("launch_overhead", "must not be negative (s)")
 	case g.StepOverhead < 0:
 		return bad("step_overhead", "must not be negative (s)")
+	case g.HostDispatchScale < 0:
+		return bad("host_dispatch_scale", "must not be negative (0 = 1)")
 	}
 	e := g.Efficiency
 	fracs := []struct {

@@ -93,8 +93,10 @@ func (a *arrayFeed) Get(fn func()) {
 
 // newArrayFeed returns the array feed of m for cfg (its global batch per micro-step and
 // framework) with arrays state arrays per step: float32 features (numpy's default for
-// images and embeddings alike) plus an int32 label per sample.
-func newArrayFeed(e *sim.Engine, m *models.Model, cfg Config, arrays int) *arrayFeed {
+// images and embeddings alike) plus an int32 label per sample. Under JAX, hostScale
+// (hw.GPU.DispatchScale) multiplies the per-step and per-epoch Python work, not the gather,
+// which is numpy copying memory at the host's bandwidth.
+func newArrayFeed(e *sim.Engine, m *models.Model, cfg Config, arrays int, hostScale float64) *arrayFeed {
 	batch := cfg.Batch / max(cfg.AccumulationSteps, 1)
 	var perSample float64
 	for _, s := range m.InputShapes {
@@ -113,8 +115,8 @@ func newArrayFeed(e *sim.Engine, m *models.Model, cfg Config, arrays int) *array
 	if cfg.Framework == "jax" {
 		a.jax = true
 		a.gather = sim.FromSeconds(bytes / JAXArraysGatherRate)
-		a.step = sim.FromSeconds(KerasJAXStepHost + KerasJAXStepPerArray*float64(arrays))
-		a.epoch = sim.FromSeconds(KerasJAXEpochPerArray * float64(arrays))
+		a.step = sim.FromSeconds(hostScale * (KerasJAXStepHost + KerasJAXStepPerArray*float64(arrays)))
+		a.epoch = sim.FromSeconds(hostScale * KerasJAXEpochPerArray * float64(arrays))
 	}
 	return a
 }

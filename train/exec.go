@@ -693,7 +693,7 @@ func (r *runner) stepHost() float64 {
 		return 0
 	}
 	if r.cfg.Framework == "jax" {
-		return jaxDispatch(r.stateArrays)
+		return r.gpu.DispatchScale() * jaxDispatch(r.stateArrays)
 	}
 	return r.gpu.StepOverhead / float64(r.cfg.StepsPerExecution)
 }

@@ -229,11 +229,11 @@ type runner struct {
 	// convNHWC: the run's convolutions are NHWC: XLA's layout (xlaConvNHWC), or TF's without
 	// its layout optimizer.
 	convNHWC bool
-	eng                *sim.Engine
-	gpu                hw.GPU
-	gpuKey             string // gpu written out, the priced-plan cache's key (memo.go)
-	model              *models.Model
-	replicas           []*replica
+	eng      *sim.Engine
+	gpu      hw.GPU
+	gpuKey   string // gpu written out, the priced-plan cache's key (memo.go)
+	model    *models.Model
+	replicas []*replica
 	// active are the replicas simulated: all, or replica 0 alone when the others are proven
 	// to be its copies (symmetric.go)
 	active   []*replica
@@ -359,7 +359,7 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 		r.stateArrays = stateArrays(p[0].Plan, cfg.Precision)
 	}
 	if cfg.FitFromArrays && r.input == nil {
-		r.input = newArrayFeed(r.eng, r.model, cfg, r.stateArrays)
+		r.input = newArrayFeed(r.eng, r.model, cfg, r.stateArrays, r.gpu.DispatchScale())
 	}
 	r.recordSteps = cfg.FastForward
 	for _, rep := range r.replicas {

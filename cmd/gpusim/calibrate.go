@@ -319,6 +319,8 @@ func readFitInput(arg string, re *regexp.Regexp, warmup int) (fitInput, error) {
 type fitSimulator interface {
 	// Base is the GPU profile the scenario names, before calibration.
 	Base() hw.GPU
+	// Framework is the scenario's framework (train.Config.Framework).
+	Framework() string
 	// Predictor returns the simulator of the scenario with the overrides (key=value) applied.
 	Predictor(overrides []string) (calibrate.Predictor, error)
 }
@@ -375,6 +377,11 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 	if opt.convScale {
 		prior.ConvScale = 1
 	}
+	if sim.Framework() == "jax" {
+		// Keras 3 on JAX pays its host cost per call and per state array (train/dispatch.go),
+		// not the profile's StepOverhead: the fit's host parameter for it.
+		prior.HostDispatchScale = base.DispatchScale()
+	}
 	res, err := calibrate.Fit(obs, calibrate.FitConfig{Prior: prior, PriorWeight: opt.priorWeight, MaxEvaluations: opt.maxRuns})
 	if err != nil {
 		return err
@@ -418,17 +425,20 @@ func newFitSimulator(ctx context.Context, scenario string) (fitSimulator, error)
 	if err != nil {
 		return nil, asUsage(fmt.Errorf("%s: hardware.gpu: %w", scenario, err))
 	}
-	return &trainSimulator{ctx: ctx, scenario: scenario, base: base}, nil
+	return &trainSimulator{ctx: ctx, scenario: scenario, base: base, framework: sc.Config.Framework}, nil
 }
 
 // trainSimulator runs train on the scenario with the fitted profile.
 type trainSimulator struct {
-	ctx      context.Context
-	scenario string
-	base     hw.GPU
+	ctx       context.Context
+	scenario  string
+	base      hw.GPU
+	framework string
 }
 
 func (s *trainSimulator) Base() hw.GPU { return s.base }
+
+func (s *trainSimulator) Framework() string { return s.framework }
 
 // Predictor returns the simulator of the scenario with overrides applied. Each candidate
 // profile is handed to train in memory (train.Config.GPUProfile); it is the same profile a

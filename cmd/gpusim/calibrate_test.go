@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -419,5 +420,66 @@ func TestCalibrateFitKerasRecordings(t *testing.T) {
 	// 6.5% (4.7% and 6.2% when set).
 	if eFit > eSpec+0.015*m || eFit > 0.065*m {
 		t.Errorf("held-out MAE: calibrated %.1f%%, spec-sheet %.1f%%: the calibration did not transfer", 100*eFit/m, 100*eSpec/m)
+	}
+}
+
+// TestCalibrateFitJAXHostScale: Keras 3 on JAX pays its host cost per call and per state array
+// (train/dispatch.go), not the profile's step_overhead, so a fit of JAX recordings from a host
+// slower than the one train's constants were measured on must land that on
+// host_dispatch_scale. The recordings here are the simulator's own steps with the H200
+// profile at host_dispatch_scale 1.5 (the two models and feeds of
+// TestCalibrateFitKerasRecordings); the fit must find 1.5 and leave the GPU's scales at 1.
+func TestCalibrateFitJAXHostScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits through train (seconds)")
+	}
+	const td = "../../calibrate/testdata/"
+	ctx := context.Background()
+	g, err := hw.LookupGPU("h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.HostDispatchScale = 1.5
+	slow := filepath.Join(t.TempDir(), "slow-host.yaml")
+	if err := calibrate.WriteFileAtomic(slow, g.WriteProfile); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"fit"}
+	for _, sets := range [][]string{
+		{"batch=64", "input_on_device=true"}, {"batch=64", "fit_from_arrays=true"},
+		{"model=vgg16", "batch=128", "input_on_device=true"}, {"model=vgg16", "batch=128", "fit_from_arrays=true"},
+	} {
+		runArgs := []string{"run", td + "keras-h200.yaml", "-o", "json", "--set", "hardware.gpu=@" + slow}
+		for _, s := range sets {
+			runArgs = append(runArgs, "--set", s)
+		}
+		var out bytes.Buffer
+		if err := run(ctx, &out, &out, runArgs); err != nil {
+			t.Fatalf("gpusim %s: %v\n%s", strings.Join(runArgs, " "), err, out.String())
+		}
+		var r struct {
+			StepTime float64 `json:"step_time_s"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, fmt.Sprintf("step_time=%.6fms:%s", 1e3*r.StepTime, strings.Join(sets, ",")))
+	}
+	args = append(args, "--scenario", td+"keras-h200.yaml", "--no-memory", "--max-runs", "400", "-o", "json")
+	var out bytes.Buffer
+	if err := runCalibrate(ctx, &out, &out, args, openFake(&fakeGPUs{})); err != nil {
+		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	var fit struct {
+		Fit calibrate.FitResult `json:"fit"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &fit); err != nil {
+		t.Fatal(err)
+	}
+	p := fit.Fit.Params
+	t.Logf("fitted %+v\n%s", p, out.String())
+	if math.Abs(p.HostDispatchScale/1.5-1) > 0.05 || math.Abs(p.ComputeScale-1) > 0.03 || math.Abs(p.MemoryScale-1) > 0.03 {
+		t.Errorf("fit of a host 1.5x slower: host_dispatch_scale %.3f, compute_scale %.3f, memory_scale %.3f; want 1.5, 1, 1",
+			p.HostDispatchScale, p.ComputeScale, p.MemoryScale)
 	}
 }
