@@ -39,6 +39,9 @@ type Measurement struct {
 	// GPU is the gpusim profile name and GPUs how many ran data-parallel.
 	GPU  string
 	GPUs int
+	// Host is the hw host profile of the box the row ran on (dgx-1, dgx-2, dgx-a100: the DLE
+	// table's system), "" when the row names none.
+	Host string
 	// Batch is the batch per GPU (one micro-batch); Accumulation the micro-batches per
 	// optimizer update (0 or 1: none).
 	Batch, Accumulation int
@@ -299,6 +302,13 @@ func readDLE(path string) ([]Measurement, error) {
 			// NGC's TF containers run float32 math as TF32 on Ampere (NVIDIA_TF32_OVERRIDE unset),
 			// as stock TF 2.4+ does: TF32 is on for every row; it changes nothing before Ampere.
 			TF32: true,
+		}
+		switch sys := t.get(i, "system"); sys {
+		case "DGX-1", "DGX-2", "DGX A100":
+			m.Host = strings.ToLower(strings.ReplaceAll(sys, " ", "-"))
+		case "":
+		default:
+			return nil, fmt.Errorf("%s:%d: system: %q: want DGX-1, DGX-2, DGX A100 or nothing", t.path, t.line(i), sys)
 		}
 		m.Ref = fmt.Sprintf("%s (%s@%s, %q)", t.ref(i), t.get(i, "source_path"), t.get(i, "commit"), t.get(i, "table_heading"))
 		m.Version = strings.Join([]string{t.get(i, "source_path"), t.get(i, "commit"), t.get(i, "system"), t.get(i, "table_heading")}, "|")

@@ -20,8 +20,8 @@ import (
 // predicted OOM of a run that really ran is listed and counted apart, never averaged in.
 //
 // Groups: single-GPU DLE throughput by GPU, model, precision and XLA (the accuracy figures);
-// multi-GPU DLE rows in their own group (Horovod, one process per GPU, as NVIDIA ran them);
-// each H200 recording by model and precision. Ratios pair measurements of
+// multi-GPU DLE rows in their own group (Horovod, one process per GPU, as NVIDIA ran them:
+// dleRun); each H200 recording by model and precision. Ratios pair measurements of
 // one README table version (or one recording run) that differ in one knob only: XLA on/off at
 // the same precision and batch, AMP over TF32/FP32 at the same XLA setting (each at its own
 // batch, as the tables ran them).
@@ -130,14 +130,12 @@ func (m Measurement) Config(steps int) train.Config {
 		c.AccumulationSteps = m.Accumulation
 	}
 	c.Precision, c.TF32, c.XLA, c.Optimizer = m.Precision, m.TF32, m.XLA, m.Optimizer
+	c.Host = m.Host
 	if m.GPUs > 1 {
 		c.Strategy = "mirrored"
-		if m.Source == SourceDLE {
-			// NVIDIA's scripts launch one process per GPU under mpirun and all-reduce with
-			// Horovod (ConvNets' training_perf.sh `mpiexec -np N python3 main.py`, runtime/
-			// runner.py hvd.init; BERT's run_squad.sh and run_pretraining_lamb.sh --horovod).
-			c.Strategy = "horovod"
-		}
+	}
+	if m.Source == SourceDLE {
+		m.dleRun(&c) // Horovod on several GPUs, NVIDIA's input pipeline
 	}
 	// model.fit from host numpy arrays, as the Keras recordings' host-fed rows ran.
 	c.FitFromArrays = m.Feed == "host-fed"
@@ -165,6 +163,24 @@ func (m Measurement) Config(steps int) train.Config {
 	c.Steps = steps
 	c.Name = m.Ref
 	return c
+}
+
+// dleRun makes c what NVIDIA's DeepLearningExamples scripts ran for a DLE row.
+//
+// Several GPUs are one Horovod process per GPU (resnet50v1.5/training/training_perf.sh:
+// mpiexec -np N python3 main.py; BERT's scripts/run_squad.sh and run_pretraining.sh: mpirun
+// with --horovod). BERT with --amp all-reduces float16 gradients: TF1's optimization.py passes
+// hvd.DistributedOptimizer(compression=Compression.fp16 if use_fp16 ...), TF2's
+// official/modeling/model_training_utils.py hvd.DistributedGradientTape(compression=
+// Compression.fp16 if use_float16 ...); the ConvNets runtime wraps its optimizer with
+// DistributedOptimizer(optimizer) and no compression (model/resnet.py).
+func (m Measurement) dleRun(c *train.Config) {
+	if m.GPUs > 1 {
+		c.Strategy = "horovod"
+		if strings.HasPrefix(m.Model, "bert") && m.Precision == "mixed_float16" {
+			c.HorovodCompression = "fp16"
+		}
+	}
 }
 
 // Validate runs every measurement and reports the errors.

@@ -117,3 +117,39 @@ func TestModelGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestDLERunsAsNVIDIARan: a DLE row's scenario is NVIDIA's setup: the table's box, one
+// Horovod process per GPU on several GPUs, float16 all-reduce for BERT under AMP only, and
+// the default strategy on one GPU.
+func TestDLERunsAsNVIDIARan(t *testing.T) {
+	ms, err := readDLE("../testdata/dle/dle_tf.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, m := range ms {
+		c := m.Config(10)
+		wantStrategy, wantComp := "default", ""
+		if m.GPUs > 1 {
+			wantStrategy = "horovod"
+			if strings.HasPrefix(m.Model, "bert") && m.Precision == "mixed_float16" {
+				wantComp = "fp16"
+			}
+		}
+		if c.Strategy != wantStrategy || c.HorovodCompression != wantComp {
+			t.Errorf("%s: strategy %q, compression %q; want %q, %q", m.Ref, c.Strategy, c.HorovodCompression, wantStrategy, wantComp)
+		}
+		if strings.Contains(m.Ref, "DGX-2") && c.Host != "dgx-2" || strings.Contains(m.Ref, "DGX A100") && c.Host != "dgx-a100" {
+			t.Errorf("%s: host %q, want the table's box", m.Ref, c.Host)
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", m.Ref, err)
+		}
+		seen[c.Strategy+"/"+c.HorovodCompression] = true
+	}
+	for _, k := range []string{"default/", "horovod/", "horovod/fp16"} {
+		if !seen[k] {
+			t.Errorf("no DLE row runs %s", k)
+		}
+	}
+}

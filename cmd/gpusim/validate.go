@@ -34,7 +34,7 @@ prints predicted against measured:
 
   dle 1-GPU      NVIDIA DeepLearningExamples README tables (real TensorFlow on DGX-1, DGX-2,
                  DGX A100), one GPU, throughput: the accuracy figures
-  dle multi-GPU  the same tables' multi-GPU rows (Horovod there, MirroredStrategy here)
+  dle multi-GPU  the same tables' multi-GPU rows, one Horovod process per GPU as NVIDIA ran them
   h200-keras     real Keras 3 model.fit (JAX backend, XLA) on the H200, step time, the batch
                  already on the GPU (device-fed) and from host arrays (host-fed)
   h200-jax       jitted pure-JAX training steps on the H200, step time
