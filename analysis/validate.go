@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/train"
 )
 
@@ -174,6 +175,12 @@ func (m Measurement) Config(steps int) train.Config {
 // official/modeling/model_training_utils.py hvd.DistributedGradientTape(compression=
 // Compression.fp16 if use_float16 ...); the ConvNets runtime wraps its optimizer with
 // DistributedOptimizer(optimizer) and no compression (model/resnet.py).
+//
+// ResNet-50 reads ImageNet's TFRecords through tf.data, not DALI (training_perf.sh passes no
+// --use_dali): utils/data_utils.py get_tfrecords_input_fn shards the files per Horovod rank,
+// map(preproc_func, num_parallel_calls=num_threads) with runtime/runner.py's
+// num_preprocessing_threads = 10, batch(drop_remainder=True), prefetch(AUTOTUNE): one
+// pipeline per process, each of 10 map calls, on the host's shared cores.
 func (m Measurement) dleRun(c *train.Config) {
 	if m.GPUs > 1 {
 		c.Strategy = "horovod"
@@ -181,7 +188,38 @@ func (m Measurement) dleRun(c *train.Config) {
 			c.HorovodCompression = "fp16"
 		}
 	}
+	if strings.HasPrefix(m.Model, "resnet50") && m.Data == "real" {
+		in := train.DefaultInput()
+		in.Prefetch, in.ParallelCalls, in.Cache = train.Autotune, dleMapCalls, "none"
+		in.Pipeline.DropRemainder = true
+		in.Pipeline.Threads = m.dleInterOpThreads()
+		c.Input = &in
+	}
 }
+
+// dleInterOpThreads is the inter-op pool of a ConvNets training session, on which TF 1.15
+// runs the dataset's map calls (pipeline.Config.Threads): runtime/runner.py's
+// _get_session_config sets intra_op_parallelism_threads = 1 and, at 415a9aa3,
+// inter_op_parallelism_threads = max(2, cpu_count() // max(hvd.size(), 8) - 2); at e0f399de and
+// 5d36b4fd max(2, cpu_count() // hvd.size() - 2) under Horovod (hvd.size() > 1) and 4 without.
+// cpu_count() is the host's logical cores; 0 (no cap) when the row names no box.
+func (m Measurement) dleInterOpThreads() int {
+	h, err := hw.LookupHost(m.Host)
+	if m.Host == "" || err != nil {
+		return 0
+	}
+	if strings.Contains(m.Ref, "@415a9aa3,") {
+		return max(2, h.Cores/max(m.GPUs, 8)-2)
+	}
+	if m.GPUs > 1 {
+		return max(2, h.Cores/m.GPUs-2)
+	}
+	return 4
+}
+
+// dleMapCalls is runtime/runner.py's num_preprocessing_threads without DALI (ConvNets at
+// every ConvNets version the tables come from: e0f399de, 5d36b4fd, 415a9aa3).
+const dleMapCalls = 10
 
 // Validate runs every measurement and reports the errors.
 func Validate(ctx context.Context, ms []Measurement, o ValidateOptions) (*Validation, error) {

@@ -16,8 +16,16 @@ import (
 type Host struct {
 	// Name is the profile name.
 	Name string `yaml:"name"`
-	// Cores is the number of logical CPU cores tf.data may use (AUTOTUNE's CPU budget).
+	// Cores is the number of logical CPU cores tf.data may use (AUTOTUNE's CPU budget):
+	// hardware threads, ThreadsPerCore to a physical core.
 	Cores int `yaml:"cores"`
+	// ThreadsPerCore is 2 where the CPUs run two hardware threads per core (Intel
+	// Hyper-Threading, AMD SMT), 0 or 1 where each logical core is a physical one.
+	ThreadsPerCore int `yaml:"threads_per_core"`
+	// SMTGain is what a core's second thread adds: a core with both threads busy does
+	// 1+SMTGain times the work of one thread (SMTGain2Way where the CPU's maker publishes
+	// no figure of its own).
+	SMTGain float64 `yaml:"smt_gain"`
 	// MemoryBytes is the host RAM (tf.data AUTOTUNE's RAM budget is half of it).
 	MemoryBytes int64 `yaml:"memory_bytes"`
 	// PCIeBandwidth is the host-to-device bandwidth per GPU per direction (B/s), the lower of
@@ -72,6 +80,13 @@ const (
 // figure for a PCIe ring crossing Intel Skylake-or-later sockets, bytes/s.
 const NCCLIntelInterSocketBandwidth = ncclSKLQPIBW
 
+// SMTGain2Way is Intel's published throughput gain of Hyper-Threading, two threads on one
+// core against one: "up to 30%" on server benchmarks (D. Marr et al., "Hyper-Threading
+// Technology Architecture and Microarchitecture", Intel Technology Journal 6(1), 2002). It is
+// an upper figure; JPEG decoding's SIMD-heavy loops leave a second thread less to use. AMD
+// publishes no figure for its SMT, so its EPYC hosts use the same.
+const SMTGain2Way = 0.3
+
 // builtinHosts are host profiles matching the usual servers of the GPUs above.
 var builtinHosts = []Host{
 	{
@@ -89,7 +104,7 @@ var builtinHosts = []Host{
 		// (DGX A100 user guide, hardware overview). 8 A100 SXM4 on six NVSwitches, 12 NVLink 3
 		// links per GPU (300 GB/s per direction); eight 200 Gb/s HDR InfiniBand NICs for
 		// compute traffic, one per GPU (DGX A100 datasheet).
-		Name: "dgx-a100", Cores: 256, MemoryBytes: 1024 * GiB, PCIeBandwidth: 31.5 * GBps,
+		Name: "dgx-a100", Cores: 256, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 1024 * GiB, PCIeBandwidth: 31.5 * GBps,
 		DiskBandwidth: 25 * GBps, // DGX A100 datasheet: 15 TB internal NVMe, ~25 GB/s
 		DecodeRate:    100e6,
 		GPUs:          8, Interconnect: InterconnectNVSwitch, NVLinkBandwidth: 300 * GBps,
@@ -99,7 +114,7 @@ var builtinHosts = []Host{
 		// NVIDIA DGX-1 (V100): 2x Xeon E5-2698 v4 (40 cores, 80 threads), 512 GB RAM, PCIe Gen3
 		// (DGX-1 datasheet). 8 V100 SXM2 in a hybrid cube mesh: 6 NVLink 2 links per GPU
 		// (150 GB/s per direction); four 100 Gb/s EDR InfiniBand NICs for 8 GPUs.
-		Name: "dgx-1", Cores: 80, MemoryBytes: 512 * GiB, PCIeBandwidth: 15.75 * GBps,
+		Name: "dgx-1", Cores: 80, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 512 * GiB, PCIeBandwidth: 15.75 * GBps,
 		DiskBandwidth: 2 * GBps, // 4x 1.92 TB SSD RAID 0 (DGX-1 datasheet)
 		DecodeRate:    100e6,
 		GPUs:          8, Interconnect: InterconnectNVLink, NVLinkBandwidth: 150 * GBps,
@@ -109,7 +124,7 @@ var builtinHosts = []Host{
 		// NVIDIA DGX-2: 2x Xeon Platinum 8168 (48 cores, 96 threads), 1.5 TB RAM, PCIe Gen3;
 		// 16 V100 SXM3 on twelve NVSwitches, 6 NVLink 2 links per GPU (150 GB/s per
 		// direction); eight 100 Gb/s EDR InfiniBand NICs for 16 GPUs (DGX-2 datasheet).
-		Name: "dgx-2", Cores: 96, MemoryBytes: 1536 * GiB, PCIeBandwidth: 15.75 * GBps,
+		Name: "dgx-2", Cores: 96, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 1536 * GiB, PCIeBandwidth: 15.75 * GBps,
 		DiskBandwidth: 8 * GBps, // 30 TB NVMe (DGX-2 datasheet)
 		DecodeRate:    100e6,
 		GPUs:          16, Interconnect: InterconnectNVSwitch, NVLinkBandwidth: 150 * GBps,
@@ -120,7 +135,7 @@ var builtinHosts = []Host{
 		// 2 TB RAM, PCIe Gen5; 8 H100 SXM5 on four NVSwitches, 18 NVLink 4 links per GPU
 		// (450 GB/s per direction); eight 400 Gb/s NDR InfiniBand NICs, one per GPU (DGX H100
 		// datasheet).
-		Name: "hgx-h100", Cores: 224, MemoryBytes: 2048 * GiB, PCIeBandwidth: 63 * GBps,
+		Name: "hgx-h100", Cores: 224, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 2048 * GiB, PCIeBandwidth: 63 * GBps,
 		DiskBandwidth: 25 * GBps, DecodeRate: 100e6,
 		GPUs: 8, Interconnect: InterconnectNVSwitch, NVLinkBandwidth: 450 * GBps,
 		Network: "ib", NICBandwidth: 50 * GBps,
@@ -129,7 +144,7 @@ var builtinHosts = []Host{
 		// An 8-GPU PCIe server without NVLink or PCIe switches: 2x AMD EPYC (64 cores, 128
 		// threads), 512 GB, four GPUs on each socket's root complex (PCIe Gen4 x16), so a ring
 		// crosses the sockets (nvidia-smi topo: SYS) at NCCL's AMD_BW; 100 Gb/s Ethernet.
-		Name: "pcie-8x", Cores: 128, MemoryBytes: 512 * GiB, PCIeBandwidth: 31.5 * GBps,
+		Name: "pcie-8x", Cores: 128, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 512 * GiB, PCIeBandwidth: 31.5 * GBps,
 		DiskBandwidth: 7 * GBps, DecodeRate: 100e6,
 		GPUs: 8, Interconnect: InterconnectPCIe, PCIePath: "sys", InterSocketBandwidth: ncclAMDBW,
 		Network: "roce", NICBandwidth: 12.5 * GBps / 8,
@@ -234,6 +249,12 @@ func (h Host) Validate() error {
 	switch {
 	case h.Cores <= 0:
 		return bad("cores", "%d: want > 0", h.Cores)
+	case h.ThreadsPerCore < 0 || h.ThreadsPerCore > 2:
+		return bad("threads_per_core", "%d: want 0, 1 or 2", h.ThreadsPerCore)
+	case h.ThreadsPerCore == 2 && h.Cores%2 != 0:
+		return bad("threads_per_core", "2 threads per core on %d cores: want an even count", h.Cores)
+	case !(h.SMTGain >= 0 && h.SMTGain <= 1):
+		return bad("smt_gain", "%v: want 0 <= smt_gain <= 1", h.SMTGain)
 	case h.MemoryBytes <= 0:
 		return bad("memory_bytes", "%d: want > 0", h.MemoryBytes)
 	case h.GPUs < 0:

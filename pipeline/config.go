@@ -107,6 +107,13 @@ type Host struct {
 	// processes); map workers share the rest. AUTOTUNE does not know about them: TF budgets
 	// all schedulable cores.
 	BusyCores int `yaml:"busy_cores"`
+	// ThreadsPerCore is the hardware threads of one physical core (2 with Intel's
+	// Hyper-Threading or AMD's SMT; 0 or 1: none): Cores counts threads, as
+	// NumSchedulableCPUs does.
+	ThreadsPerCore int `yaml:"threads_per_core"`
+	// SMTGain is how much more a core does with both its threads busy than with one: two calls
+	// on one core run together at 1+SMTGain times one call's speed (CPU).
+	SMTGain float64 `yaml:"smt_gain"`
 	// MemoryBytes is host RAM. AUTOTUNE's RAM budget is half of it (kRamBudgetShare = 0.5,
 	// tensorflow/core/framework/model.h), and the prefetch autotuner never grows a buffer
 	// past the free memory (PrefetchAutotuner::RecordConsumption).
@@ -136,6 +143,12 @@ type Config struct {
 	// ParallelCalls is map(num_parallel_calls=...): 0 runs the map sequentially on the thread
 	// that pulls (no num_parallel_calls); Autotune starts at min(16, Cores) and is tuned.
 	ParallelCalls Tunable `yaml:"parallel_calls"`
+	// Threads caps the map calls that run at once in this process: the thread pool that runs
+	// them. A TF1 session runs a dataset's functions on its inter-op pool
+	// (ConfigProto.inter_op_parallelism_threads: IteratorContext::Params takes the op's
+	// runner, tensorflow/core/framework/dataset.h), tf.data's private_threadpool_size sets a
+	// pool of its own; 0 means no cap beyond the host's cores (TF2's default runner).
+	Threads int `yaml:"threads"`
 	// ElementBytes is one element after map: what the cache stores and batch copies.
 	ElementBytes int64 `yaml:"element_bytes"`
 
@@ -256,12 +269,20 @@ func (c Config) Validate() error {
 		return bad("ParallelCalls", "%d: want >= 0 or autotune", c.ParallelCalls)
 	case c.Prefetch < Autotune:
 		return bad("Prefetch", "%d: want >= 0 or autotune", c.Prefetch)
+	case c.Threads < 0:
+		return bad("Threads", "%d: want >= 0", c.Threads)
 	case c.Replicas < 0:
 		return bad("Replicas", "%d: want >= 0", c.Replicas)
 	case c.Host.Cores <= 0:
 		return bad("Host.Cores", "%d: want > 0", c.Host.Cores)
 	case c.Host.BusyCores < 0 || c.Host.BusyCores >= c.Host.Cores:
 		return bad("Host.BusyCores", "%d: want 0 <= busy_cores < cores (%d)", c.Host.BusyCores, c.Host.Cores)
+	case c.Host.ThreadsPerCore < 0 || c.Host.ThreadsPerCore > 2:
+		return bad("Host.ThreadsPerCore", "%d: want 0, 1 or 2", c.Host.ThreadsPerCore)
+	case c.Host.ThreadsPerCore == 2 && c.Host.Cores%2 != 0:
+		return bad("Host.ThreadsPerCore", "2 threads per core on %d cores: want an even count", c.Host.Cores)
+	case !(c.Host.SMTGain >= 0 && c.Host.SMTGain <= 1):
+		return bad("Host.SMTGain", "%v: want 0 <= smt_gain <= 1", c.Host.SMTGain)
 	case c.Host.MemoryBytes <= 0:
 		return bad("Host.MemoryBytes", "%d: want > 0", c.Host.MemoryBytes)
 	}

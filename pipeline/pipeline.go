@@ -27,7 +27,12 @@ type Pipeline struct {
 	rng  *rand.Rand
 	opts Options
 
-	cores int // cores the map may use: Host.Cores - Host.BusyCores
+	cores int  // cores the map may use: Host.Cores - Host.BusyCores
+	cpu   *CPU // the host's threads, this pipeline's alone or shared with other processes'
+
+	running     int        // map calls on the CPU (at most Config.Threads when set)
+	threadQ     []coreTask // calls waiting for one of the process's Threads, FIFO from threadQHead
+	threadQHead int
 
 	// Iterator and epoch. In Keras mode (Repeat false) each epoch is a fresh iterator.
 	started  bool
@@ -51,10 +56,6 @@ type Pipeline struct {
 	ring     []bool // done flags of slots head..head+n-1, indexed by seq % len(ring)
 	head, n  int
 	seqState int // sequential map: 0 idle, 1 running, 2 element ready
-
-	freeCores int
-	coreQ     []coreTask // waiting for a core, FIFO from coreQHead
-	coreQHead int
 
 	shuf int // elements in the shuffle buffer
 	cur  int // elements in the batch being built
@@ -105,6 +106,20 @@ func New(e *sim.Engine, cfg Config, rng *rand.Rand) *Pipeline {
 
 // NewWithOptions is New with simulator options.
 func NewWithOptions(e *sim.Engine, cfg Config, rng *rand.Rand, opts Options) *Pipeline {
+	return newPipeline(e, cfg, rng, opts, nil)
+}
+
+// NewOn returns a pipeline whose map calls run on cpu, shared with the other pipelines on it
+// (one per process of the host), on cpu's engine. cfg.Host should describe the same host; its
+// cores size the map's buffer and AUTOTUNE's budget, as each process sees the whole machine.
+func NewOn(cpu *CPU, cfg Config, rng *rand.Rand) *Pipeline {
+	if cpu == nil {
+		panic("pipeline: NewOn with nil CPU")
+	}
+	return newPipeline(cpu.e, cfg, rng, DefaultOptions(), cpu)
+}
+
+func newPipeline(e *sim.Engine, cfg Config, rng *rand.Rand, opts Options, cpu *CPU) *Pipeline {
 	if err := cfg.Validate(); err != nil {
 		panic("pipeline: " + err.Error())
 	}
@@ -119,7 +134,10 @@ func NewWithOptions(e *sim.Engine, cfg Config, rng *rand.Rand, opts Options) *Pi
 	}
 	p := &Pipeline{e: e, cfg: cfg, rng: rng, opts: opts}
 	p.cores = cfg.Host.Cores - cfg.Host.BusyCores
-	p.freeCores = p.cores
+	if cpu == nil {
+		cpu = NewCPU(e, cfg.Host)
+	}
+	p.cpu = cpu
 	maxPar := int(cfg.ParallelCalls)
 	if cfg.ParallelCalls == Autotune || maxPar < cfg.Host.Cores {
 		maxPar = cfg.Host.Cores
@@ -313,35 +331,32 @@ func transfer(bytes int64, bandwidth, latency float64) sim.Time {
 	return sim.FromSeconds(s)
 }
 
-// submit runs a task on a free core, or queues it until one frees (first come, first served).
+// submit runs a task on a free core of the host's CPU, or queues it until one frees (first
+// come, first served, across every pipeline sharing the CPU).
 func (p *Pipeline) submit(t coreTask) {
-	if p.freeCores == 0 {
-		p.coreQ = append(p.coreQ, t)
+	if p.cfg.Threads > 0 && p.running == p.cfg.Threads {
+		p.threadQ = append(p.threadQ, t)
 		return
 	}
-	p.freeCores--
-	p.run(t)
-}
-
-func (p *Pipeline) run(t coreTask) {
-	p.e.After(t.cost, func() { p.coreDone(t) })
+	p.running++
+	p.cpu.run(t.cost, func() { p.coreDone(t) })
 }
 
 func (p *Pipeline) coreDone(t coreTask) {
+	p.running--
+	if p.threadQHead < len(p.threadQ) {
+		next := p.threadQ[p.threadQHead]
+		p.threadQHead++
+		if p.threadQHead == len(p.threadQ) {
+			p.threadQ, p.threadQHead = p.threadQ[:0], 0
+		}
+		p.running++
+		p.cpu.run(next.cost, func() { p.coreDone(next) })
+	}
 	p.advance(p.e.Now())
 	p.st.MapCPUTime += t.cost
 	p.mapCnt++
 	p.mapSum += t.cost.Seconds()
-	if p.coreQHead < len(p.coreQ) {
-		next := p.coreQ[p.coreQHead]
-		p.coreQHead++
-		if p.coreQHead == len(p.coreQ) {
-			p.coreQ, p.coreQHead = p.coreQ[:0], 0
-		}
-		p.run(next)
-	} else {
-		p.freeCores++
-	}
 	p.markDone(t.slot)
 	p.pump()
 }

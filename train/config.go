@@ -222,7 +222,9 @@ func (in *Input) pipelineConfig(batch, accumulation, hostCores int, h hw.Host) p
 	case hostCores > 0:
 		pc.Host.Cores = hostCores
 	case pc.Host.Cores == 0:
-		pc.Host.Cores = h.Cores
+		// The profile's cores with its threads per core (a core count set by hand says
+		// nothing of them).
+		pc.Host.Cores, pc.Host.ThreadsPerCore, pc.Host.SMTGain = h.Cores, h.ThreadsPerCore, h.SMTGain
 	}
 	if pc.Host.MemoryBytes == 0 {
 		pc.Host.MemoryBytes = h.MemoryBytes

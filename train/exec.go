@@ -92,7 +92,7 @@ func (r *runner) startStep() {
 // startMicro waits for the micro-step's input batch, then runs its ops.
 func (r *runner) startMicro(rep *replica) {
 	k := (r.step-1)*r.cfg.AccumulationSteps + rep.micro
-	r.whenBatch(k, func() {
+	r.whenBatch(rep, k, func() {
 		now := r.eng.Now()
 		if now > rep.mark {
 			r.spans = append(r.spans, Span{Device: rep.id, Track: TrackInput, Name: "wait for batch", Step: r.step - 1,
@@ -117,19 +117,22 @@ func (r *runner) startMicro(rep *replica) {
 	})
 }
 
-// whenBatch runs fn once global batch k is on the GPU. All replicas share a batch: tf.data
-// produces the global batch and the strategy splits it. The batch is forgotten once every
-// replica took it.
-func (r *runner) whenBatch(k int, fn func()) {
-	if r.input == nil {
+// whenBatch runs fn once batch k of rep's process is on the GPU. The replicas of one process
+// share a batch: its tf.data pipeline produces the process's batch and the strategy splits it
+// (one process for MirroredStrategy, one per GPU for Horovod). The batch is forgotten once
+// every replica of the process took it.
+func (r *runner) whenBatch(rep *replica, k int, fn func()) {
+	if r.inputs == nil {
 		fn()
 		return
 	}
-	b := r.batches[k]
+	proc := rep.id / r.perProcess
+	key := batchKey{proc, k}
+	b := r.batches[key]
 	if b == nil {
 		b = &batch{}
-		r.batches[k] = b
-		r.input.Get(func() {
+		r.batches[key] = b
+		r.inputs[proc].Get(func() {
 			b.ready = true
 			for _, w := range b.waiters {
 				w()
@@ -138,8 +141,8 @@ func (r *runner) whenBatch(k int, fn func()) {
 		})
 	}
 	b.takers++
-	if b.takers == len(r.replicas) {
-		delete(r.batches, k)
+	if b.takers == r.perProcess {
+		delete(r.batches, key)
 	}
 	if b.ready {
 		fn()

@@ -14,17 +14,61 @@ type inputSource interface {
 	Get(fn func())
 }
 
-// newInput returns the tf.data pipeline for cfg on engine e feeding replicas GPUs, nil when
-// the batches are synthetic (already on the GPU).
-func newInput(e *sim.Engine, cfg Config, replicas int) (inputSource, error) {
+// newInputs returns the tf.data pipelines of cfg on engine e, one per process that reads
+// input, and how many replicas each feeds; nil when the batches are synthetic (already on the
+// GPU). MirroredStrategy is one process: one pipeline of the global batch, split over the
+// replicas. Horovod runs a process per GPU and MultiWorkerMirroredStrategy one per host; each
+// process builds its own pipeline over its shard of the files (ds.shard(num_workers, index):
+// NVIDIA's ConvNets utils/data_utils.py shards per Horovod rank) for its share of the batch,
+// with its own num_parallel_calls, and the processes of one host share its cores
+// (pipeline.NewOn). replicaBatches are the replicas' shares of the global batch.
+func newInputs(e *sim.Engine, cfg Config, replicaBatches []int) ([]inputSource, int, error) {
 	if cfg.Input == nil {
-		return nil, nil
+		return nil, 0, nil
+	}
+	replicas := len(replicaBatches)
+	procs := 1
+	switch {
+	case cfg.Strategy == "horovod":
+		procs = replicas
+	case cfg.Strategy == "multi_worker_mirrored" && cfg.NodeCount() > 1:
+		procs = cfg.NodeCount()
 	}
 	pc, err := InputPipeline(cfg, replicas)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return pipelineSource{pipeline.New(e, pc, sim.Stream(cfg.Seed, "input"))}, nil
+	if procs == 1 {
+		return []inputSource{pipelineSource{pipeline.New(e, pc, sim.Stream(cfg.Seed, "input"))}}, replicas, nil
+	}
+	per := replicas / procs
+	perHost := procs / cfg.NodeCount()
+	accum := max(cfg.AccumulationSteps, 1)
+	var cpu *pipeline.CPU
+	out := make([]inputSource, procs)
+	for p := range procs {
+		if p%perHost == 0 {
+			cpu = pipeline.NewCPU(e, pc.Host) // the next host's cores
+		}
+		share := 0
+		for _, b := range replicaBatches[p*per : (p+1)*per] {
+			share += b
+		}
+		q := pc
+		q.Replicas = per
+		q.Batch = max((share+accum-1)/accum, 1)
+		// The first Records mod procs shards hold one record more.
+		q.Records = pc.Records / procs
+		if p < pc.Records%procs {
+			q.Records++
+		}
+		name := "input"
+		if p > 0 {
+			name = fmt.Sprintf("input/%d", p)
+		}
+		out[p] = pipelineSource{pipeline.NewOn(cpu, q, sim.Stream(cfg.Seed, name))}
+	}
+	return out, per, nil
 }
 
 // pipelineSource adapts pipeline.Pipeline to inputSource.

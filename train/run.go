@@ -272,9 +272,11 @@ type runner struct {
 	replayed        []ReplayedSteps // the fast-forwarded stretches, for spans and per-step utilization
 	jit             jitterState     // the jittered fast-forward's window (jitter.go)
 	gradBytes       int64
-	input           inputSource
-	stateArrays     int // Framework jax: the arrays Keras passes to the train step (dispatch.go)
-	batches         map[int]*batch
+	input           inputSource   // the first process's pipeline (inputs[0])
+	inputs          []inputSource // one per process that reads input (newInputs)
+	perProcess      int           // replicas fed by each of inputs
+	stateArrays     int           // Framework jax: the arrays Keras passes to the train step (dispatch.go)
+	batches         map[batchKey]*batch
 	skips           []bool // per step (0-based): the loss scale optimizer skips the update
 	xla             xlaState
 	xlaTemp         *xlaTemp // buffer assignment of the first plan (nil without XLA)
@@ -307,6 +309,9 @@ type runner struct {
 }
 
 // batch is one global (micro-)batch of the input pipeline.
+// batchKey names batch k of process proc's pipeline.
+type batchKey struct{ proc, k int }
+
 type batch struct {
 	ready   bool
 	takers  int // replicas that asked for it
@@ -330,7 +335,7 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
-	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[int]*batch{},
+	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[batchKey]*batch{},
 		splitRowReductions: splitsRowReductions(cfg.TFVersion)}
 	r.convNHWC = cfg.XLA && xlaConvNHWC(gpu, cfg.Framework, cfg.TFVersion) ||
 		!cfg.XLA && cfg.LayoutOptimizer != nil && !*cfg.LayoutOptimizer
@@ -352,14 +357,17 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	if err := r.setupPlans(); err != nil {
 		return nil, err
 	}
-	if r.input, err = newInput(r.eng, cfg, len(r.replicas)); err != nil {
+	if r.inputs, r.perProcess, err = newInputs(r.eng, cfg, r.replicaBatches); err != nil {
 		return nil, err
 	}
 	if p := r.replicas[0].plans; len(p) > 0 {
 		r.stateArrays = stateArrays(p[0].Plan, cfg.Precision)
 	}
-	if cfg.FitFromArrays && r.input == nil {
-		r.input = newArrayFeed(r.eng, r.model, cfg, r.stateArrays, r.gpu.DispatchScale())
+	if cfg.FitFromArrays && r.inputs == nil {
+		r.inputs, r.perProcess = []inputSource{newArrayFeed(r.eng, r.model, cfg, r.stateArrays, r.gpu.DispatchScale())}, len(r.replicas)
+	}
+	if r.inputs != nil {
+		r.input = r.inputs[0]
 	}
 	r.recordSteps = cfg.FastForward
 	for _, rep := range r.replicas {

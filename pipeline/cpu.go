@@ -1,0 +1,81 @@
+package pipeline
+
+import "github.com/gpusim/gpusim/sim"
+
+// CPU is a host's processor as tf.data's map calls use it: Host.Cores hardware threads,
+// ThreadsPerCore of them on each physical core. Several pipelines can share one CPU (one per
+// process: each Horovod rank runs its own tf.data pipeline on the same host), so that their
+// calls queue for the same threads, first come, first served.
+//
+// Simultaneous multithreading: two calls on the two threads of one core share its execution
+// units, so together they run 1+SMTGain times as fast as one call alone, not twice. A call's
+// speed is fixed when it starts, at the mean speed of the busy threads then: with k calls
+// running on C cores (C < k <= 2C), k-C cores run two calls and 2C-k run one, so each call
+// runs at ((2C-k) + (k-C)(1+SMTGain)) / k of a lone core's speed. In steady state that is
+// exact; when the load changes, a call keeps the speed it started with.
+type CPU struct {
+	e       *sim.Engine
+	threads int // hardware threads the calls may use
+	cores   int // physical cores under them
+	gain    float64
+	busy    int
+	q       []cpuTask // waiting for a thread, FIFO from qHead
+	qHead   int
+}
+
+type cpuTask struct {
+	cost sim.Time // the call's work on a lone core
+	done func()
+}
+
+// NewCPU returns host h's processor on engine e: Cores - BusyCores threads for map calls.
+func NewCPU(e *sim.Engine, h Host) *CPU {
+	threads := h.Cores - h.BusyCores
+	tpc := max(h.ThreadsPerCore, 1)
+	return &CPU{e: e, threads: threads, cores: max((threads+tpc-1)/tpc, 1), gain: h.SMTGain}
+}
+
+// Threads is how many calls can run at once.
+func (c *CPU) Threads() int { return c.threads }
+
+// run starts a call of cost seconds on a free thread, or queues it; done runs at its end.
+func (c *CPU) run(cost sim.Time, done func()) {
+	t := cpuTask{cost: cost, done: done}
+	if c.busy == c.threads {
+		c.q = append(c.q, t)
+		return
+	}
+	c.start(t)
+}
+
+func (c *CPU) start(t cpuTask) {
+	c.busy++
+	d := t.cost
+	if s := c.speed(c.busy); s < 1 {
+		d = sim.FromSeconds(t.cost.Seconds() / s)
+	}
+	c.e.After(d, func() { c.finish(t) })
+}
+
+// speed is the mean speed of k busy threads relative to a lone core.
+func (c *CPU) speed(k int) float64 {
+	if k <= c.cores {
+		return 1
+	}
+	shared := float64(k - c.cores) // cores running two calls
+	return (float64(c.cores) - shared + shared*(1+c.gain)) / float64(k)
+}
+
+func (c *CPU) finish(t cpuTask) {
+	c.busy--
+	if c.qHead < len(c.q) {
+		next := c.q[c.qHead]
+		c.q[c.qHead] = cpuTask{}
+		c.qHead++
+		if c.qHead == len(c.q) {
+			c.q, c.qHead = c.q[:0], 0
+		}
+		c.start(next)
+	}
+	t.done()
+}
