@@ -63,6 +63,7 @@ var configKeys = map[string]string{
 	"Input.Pipeline.ElementBytes":     "input.element_bytes",
 	"Input.Pipeline.StorageBandwidth": "input.storage_bandwidth",
 	"Input.Pipeline.MapCost":          "input.map.cost_ms",
+	"Input.Pipeline.Threads":          "input.map.threads",
 	"Input.Pipeline.ShuffleBuffer":    "input.shuffle_buffer",
 	"Input.Pipeline.Repeat":           "input.repeat",
 	"Input.Pipeline.Pinned":           "input.pinned",

@@ -60,6 +60,7 @@ var limits = map[string]limit{
 	"memory.fraction":              {0, 1, "", "TF takes fractions above 1 as unified memory, which gpusim does not simulate"},
 	"input.prefetch":               {0, 1 << 16, "batches", "gpusim's bound (2^16 batches buffered)"},
 	"input.map.parallel_calls":     {0, maxCores, "", "one call per host core at most (Linux's largest NR_CPUS)"},
+	"input.map.threads":            {0, maxCores, "", "a thread pool no larger than Linux's largest NR_CPUS"},
 	"input.records":                {1, math.MaxInt32, "", "tf.data cardinality as gpusim counts it (int32)"},
 	"input.record_bytes":           {0, maxProtoBytes, "bytes", "a tf.train.Example is a protocol buffer, at most 2 GiB"},
 	"input.element_bytes":          {0, maxProtoBytes, "bytes", "a tf.train.Example is a protocol buffer, at most 2 GiB"},

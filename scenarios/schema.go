@@ -79,6 +79,7 @@ var schema = []field{
 	{"memory.gc", "bool", "TF_ENABLE_GPU_GARBAGE_COLLECTION", memorySetter("gc")},
 	{"input.prefetch", "int|autotune", "dataset.prefetch", func(c *train.Config, n *yaml.Node) error { return autoInt(n, &input(c).Prefetch) }},
 	{"input.map.parallel_calls", "int|autotune", "map(num_parallel_calls)", func(c *train.Config, n *yaml.Node) error { return autoInt(n, &input(c).ParallelCalls) }},
+	{"input.map.threads", "int", "threads each process runs map calls on (tf.data private_threadpool_size; a TF1 session's inter_op_parallelism_threads); 0 = the host's cores", func(c *train.Config, n *yaml.Node) error { return intVal(n, &input(c).Pipeline.Threads) }},
 	{"input.cache", "string", "none | memory | file", func(c *train.Config, n *yaml.Node) error { return str(n, &input(c).Cache) }},
 	{"input.records", "int", "dataset elements per epoch", func(c *train.Config, n *yaml.Node) error { return posInt(n, &input(c).Pipeline.Records) }},
 	{"input.record_bytes", "int", "bytes read from storage per element", func(c *train.Config, n *yaml.Node) error { return int64Val(n, &input(c).Pipeline.RecordBytes) }},
