@@ -40,7 +40,7 @@ type Measurement struct {
 	GPU  string
 	GPUs int
 	// Host is the hw host profile of the box the row ran on (dgx-1, dgx-2, dgx-a100: the DLE
-	// table's system), "" when the row names none.
+	// table's system), "" when the row names no box gpusim has a profile of.
 	Host string
 	// Batch is the batch per GPU (one micro-batch); Accumulation the micro-batches per
 	// optimizer update (0 or 1: none).
@@ -306,9 +306,6 @@ func readDLE(path string) ([]Measurement, error) {
 		switch sys := t.get(i, "system"); sys {
 		case "DGX-1", "DGX-2", "DGX A100":
 			m.Host = strings.ToLower(strings.ReplaceAll(sys, " ", "-"))
-		case "":
-		default:
-			return nil, fmt.Errorf("%s:%d: system: %q: want DGX-1, DGX-2, DGX A100 or nothing", t.path, t.line(i), sys)
 		}
 		m.Ref = fmt.Sprintf("%s (%s@%s, %q)", t.ref(i), t.get(i, "source_path"), t.get(i, "commit"), t.get(i, "table_heading"))
 		m.Version = strings.Join([]string{t.get(i, "source_path"), t.get(i, "commit"), t.get(i, "system"), t.get(i, "table_heading")}, "|")
