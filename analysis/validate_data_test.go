@@ -27,7 +27,7 @@ import (
 //	                                              an image, against 1,770 published (-24.7%)
 //	dle leave-one-GPU-out, mean of 5       16.6%  (no constant fitted on the DLE tables; DGX-2
 //	                                              rows on v100-sxm3-32gb)
-//	dle multi-GPU throughput MAE, 226 rows 20.1% (resnet50-v1.5 5.4%; one Horovod process per
+//	dle multi-GPU throughput MAE, 226 rows 19.9% (resnet50-v1.5 5.4%; one Horovod process per
 //	                                              GPU as NVIDIA ran them, ResNet-50 through each
 //	                                              rank's tf.data pipeline; 22.4% (10.8%) under
 //	                                              MirroredStrategy without input)
