@@ -29,7 +29,7 @@ import (
 //	                                              rows on v100-sxm3-32gb)
 //	dle multi-GPU throughput MAE, 226 rows 19.9% (resnet50-v1.5 5.4%; one Horovod process per
 //	                                              GPU as NVIDIA ran them, ResNet-50 through each
-//	                                              rank's tf.data pipeline; 22.4% (10.8%) under
+//	                                              rank's tf.data pipeline; 22.2% (10.8%) under
 //	                                              MirroredStrategy without input)
 //	h200-keras device-fed step, 17 rows    3.4% (against the synchronised step, batch on the
 //	                                              GPU, Keras 3 batch norm, JAX's dispatch over
