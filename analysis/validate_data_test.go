@@ -27,10 +27,10 @@ import (
 //	                                              an image, against 1,770 published (-24.7%)
 //	dle leave-one-GPU-out, mean of 5       16.6%  (no constant fitted on the DLE tables; DGX-2
 //	                                              rows on v100-sxm3-32gb)
-//	dle multi-GPU throughput MAE, 226 rows 19.9% (resnet50-v1.5 5.4%; one Horovod process per
-//	                                              GPU as NVIDIA ran them, ResNet-50 through each
-//	                                              rank's tf.data pipeline; 22.2% (10.8%) under
-//	                                              MirroredStrategy without input)
+//	dle multi-GPU throughput MAE, 226 rows 19.8% (resnet50-v1.5 4.4%; Horovod with fp16
+//	                                              compression for BERT AMP, the table's box,
+//	                                              ResNet-50 through each rank's tf.data
+//	                                              pipeline; 18.2% (4.8%) without those)
 //	h200-keras device-fed step, 17 rows    3.4% (against the synchronised step, batch on the
 //	                                              GPU, Keras 3 batch norm, JAX's dispatch over
 //	                                              every state array); host-fed 6.5% (fit from
