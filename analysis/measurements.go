@@ -122,20 +122,8 @@ func readKerasHost(path string) ([]Measurement, error) {
 	}
 	var out []Measurement
 	for i := range t.rows {
-		base := Measurement{Source: SourceKeras, Ref: t.ref(i), Framework: "Keras 3.16 model.fit, JAX 0.11.2 backend, jit_compile=True",
-			GPU: "h200", GPUs: 1, Label: t.get(i, "precision"), Precision: t.get(i, "precision"), TF32: true, XLA: true,
-			StepTime: true, Data: "synthetic", Version: SourceKeras + " host", Optimizer: "momentum"}
-		switch base.Precision {
-		case "float32", "mixed_float16", "mixed_bfloat16":
-		default:
-			return nil, fmt.Errorf("%s:%d: precision: %q: want float32, mixed_float16 or mixed_bfloat16", t.path, t.line(i), base.Precision)
-		}
-		size, _ := strconv.Atoi(t.get(i, "image"))
-		base.Model, _ = h200Model(t.get(i, "model"), size)
-		if base.Model == "inceptionv3:image=299" {
-			base.Model = "inceptionv3"
-		}
-		if base.Batch, err = t.int(i, "batch"); err != nil {
+		base, err := kerasRow(t, i, SourceKeras+" host")
+		if err != nil {
 			return nil, err
 		}
 		dev, err := t.float(i, "device_sync_median_ms")
@@ -182,20 +170,8 @@ func readKeras(path string) ([]Measurement, error) {
 		if t.get(i, "phase") != "A" || t.get(i, "status") != "ok" {
 			continue
 		}
-		base := Measurement{Source: SourceKeras, Ref: t.ref(i), Framework: "Keras 3.16 model.fit, JAX 0.11.2 backend, jit_compile=True",
-			GPU: "h200", GPUs: 1, Label: t.get(i, "precision"), Precision: t.get(i, "precision"), TF32: true, XLA: true,
-			StepTime: true, Data: "synthetic", Version: SourceKeras, Optimizer: "momentum"}
-		switch base.Precision {
-		case "float32", "mixed_float16", "mixed_bfloat16":
-		default:
-			return nil, fmt.Errorf("%s:%d: precision: %q: want float32, mixed_float16 or mixed_bfloat16", t.path, t.line(i), base.Precision)
-		}
-		size, _ := strconv.Atoi(t.get(i, "image"))
-		base.Model, _ = h200Model(t.get(i, "model"), size)
-		if base.Model == "inceptionv3:image=299" {
-			base.Model = "inceptionv3" // 299 is its zoo default
-		}
-		if base.Batch, err = t.int(i, "batch"); err != nil {
+		base, err := kerasRow(t, i, SourceKeras)
+		if err != nil {
 			return nil, err
 		}
 		for _, feed := range []struct{ col, name string }{{"device_sync_median_ms", "device-fed"}, {"host_fed_ms", "host-fed"}} {
@@ -217,6 +193,28 @@ func readKeras(path string) ([]Measurement, error) {
 		}
 	}
 	return out, nil
+}
+
+// kerasRow is what one row of a Keras recording says of its run (model, precision, batch;
+// the rest is how every Keras recording ran); version keeps one recording's rows apart from
+// another's when ratios pair float32 twins.
+func kerasRow(t *table, i int, version string) (Measurement, error) {
+	m := Measurement{Source: SourceKeras, Ref: t.ref(i), Framework: "Keras 3.16 model.fit, JAX 0.11.2 backend, jit_compile=True",
+		GPU: "h200", GPUs: 1, Label: t.get(i, "precision"), Precision: t.get(i, "precision"), TF32: true, XLA: true,
+		StepTime: true, Data: "synthetic", Version: version, Optimizer: "momentum"}
+	switch m.Precision {
+	case "float32", "mixed_float16", "mixed_bfloat16":
+	default:
+		return m, fmt.Errorf("%s:%d: precision: %q: want float32, mixed_float16 or mixed_bfloat16", t.path, t.line(i), m.Precision)
+	}
+	size, _ := strconv.Atoi(t.get(i, "image"))
+	m.Model, _ = h200Model(t.get(i, "model"), size)
+	if m.Model == "inceptionv3:image=299" {
+		m.Model = "inceptionv3" // 299 is its zoo default
+	}
+	var err error
+	m.Batch, err = t.int(i, "batch")
+	return m, err
 }
 
 // table is a CSV file read with its header, for line-numbered errors.
