@@ -70,6 +70,8 @@ type Measurement struct {
 	// Env is the TF environment the run set that changes what gpusim simulates (the DLE
 	// table's env column: TF_ENABLE_AUTO_MIXED_PRECISION=1 for TF1's graph-rewrite AMP).
 	Env map[string]string
+	// Commit is, for a DLE row, the README commit its table comes from ("415a9aa3").
+	Commit string
 	// Version groups measurements taken together (one README version and table, one
 	// recording run), so that ratios pair like with like.
 	Version string
@@ -306,6 +308,7 @@ func readDLE(path string) ([]Measurement, error) {
 			m.Host = strings.ToLower(strings.ReplaceAll(sys, " ", "-"))
 		}
 		m.Ref = fmt.Sprintf("%s (%s@%s, %q)", t.ref(i), t.get(i, "source_path"), t.get(i, "commit"), t.get(i, "table_heading"))
+		m.Commit = t.get(i, "commit")
 		m.Version = strings.Join([]string{t.get(i, "source_path"), t.get(i, "commit"), t.get(i, "system"), t.get(i, "table_heading")}, "|")
 		switch t.get(i, "xla") {
 		case "yes":

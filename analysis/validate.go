@@ -208,7 +208,7 @@ func (m Measurement) dleInterOpThreads() int {
 	if m.Host == "" || err != nil {
 		return 0
 	}
-	if strings.Contains(m.Ref, "@415a9aa3,") {
+	if m.Commit == "415a9aa3" {
 		return max(2, h.Cores/max(m.GPUs, 8)-2)
 	}
 	if m.GPUs > 1 {
