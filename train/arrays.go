@@ -109,9 +109,7 @@ func newArrayFeed(e *sim.Engine, m *models.Model, cfg Config, arrays int, hostSc
 	perSample += 4
 	bytes := float64(batch) * perSample
 	a := &arrayFeed{eng: e, each: sim.FromSeconds(ArraysStepHost + bytes/ArraysGatherRate)}
-	if cfg.FitArraysSamples > 0 {
-		a.perEpoch = (cfg.FitArraysSamples + batch - 1) / batch
-	}
+	a.perEpoch = epochBatches(cfg)
 	if cfg.Framework == "jax" {
 		a.jax = true
 		a.gather = sim.FromSeconds(bytes / JAXArraysGatherRate)
@@ -130,9 +128,7 @@ func FitStepTime(cfg Config, res *Result) float64 {
 	if !cfg.FitFromArrays || cfg.FitArraysSamples <= 0 || cfg.Batch <= 0 {
 		return res.StepTime
 	}
-	micro := max(cfg.Batch/max(cfg.AccumulationSteps, 1), 1)
-	batches := (cfg.FitArraysSamples + micro - 1) / micro
-	perEpoch := max(batches/max(cfg.AccumulationSteps, 1), 1)
+	perEpoch := max(epochBatches(cfg)/max(cfg.AccumulationSteps, 1), 1)
 	n := (len(res.StepTimes)/perEpoch - 1) * perEpoch
 	if n <= 0 {
 		return res.StepTime
@@ -142,4 +138,14 @@ func FitStepTime(cfg Config, res *Result) float64 {
 		sum += s
 	}
 	return sum / float64(n)
+}
+
+// epochBatches is how many micro-batches one pass over fit's arrays makes (the last one
+// partial), 0 when the arrays never end (FitArraysSamples unset).
+func epochBatches(cfg Config) int {
+	if cfg.FitArraysSamples <= 0 {
+		return 0
+	}
+	micro := max(cfg.Batch/max(cfg.AccumulationSteps, 1), 1)
+	return (cfg.FitArraysSamples + micro - 1) / micro
 }
