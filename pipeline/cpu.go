@@ -19,8 +19,7 @@ type CPU struct {
 	cores   int // physical cores under them
 	gain    float64
 	busy    int
-	q       []cpuTask // waiting for a thread, FIFO from qHead
-	qHead   int
+	q       fifo[cpuTask] // waiting for a thread
 }
 
 type cpuTask struct {
@@ -42,7 +41,7 @@ func (c *CPU) Threads() int { return c.threads }
 func (c *CPU) run(cost sim.Time, done func()) {
 	t := cpuTask{cost: cost, done: done}
 	if c.busy == c.threads {
-		c.q = append(c.q, t)
+		c.q.push(t)
 		return
 	}
 	c.start(t)
@@ -68,14 +67,31 @@ func (c *CPU) speed(k int) float64 {
 
 func (c *CPU) finish(t cpuTask) {
 	c.busy--
-	if c.qHead < len(c.q) {
-		next := c.q[c.qHead]
-		c.q[c.qHead] = cpuTask{}
-		c.qHead++
-		if c.qHead == len(c.q) {
-			c.q, c.qHead = c.q[:0], 0
-		}
+	if next, ok := c.q.pop(); ok {
 		c.start(next)
 	}
 	t.done()
+}
+
+// fifo is a first-come, first-served queue that reuses its slice once drained.
+type fifo[T any] struct {
+	q    []T
+	head int
+}
+
+func (f *fifo[T]) push(t T) { f.q = append(f.q, t) }
+
+// pop takes the oldest element; ok is false when the queue is empty.
+func (f *fifo[T]) pop() (t T, ok bool) {
+	if f.head == len(f.q) {
+		return t, false
+	}
+	t = f.q[f.head]
+	var zero T
+	f.q[f.head] = zero // release what it holds (a call's closure)
+	f.head++
+	if f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
+	}
+	return t, true
 }

@@ -30,9 +30,8 @@ type Pipeline struct {
 	cores int  // cores the map may use: Host.Cores - Host.BusyCores
 	cpu   *CPU // the host's threads, this pipeline's alone or shared with other processes'
 
-	running     int        // map calls on the CPU (at most Config.Threads when set)
-	threadQ     []coreTask // calls waiting for one of the process's Threads, FIFO from threadQHead
-	threadQHead int
+	running int            // map calls on the CPU (at most Config.Threads when set)
+	threadQ fifo[coreTask] // calls waiting for one of the process's Threads
 
 	// Iterator and epoch. In Keras mode (Repeat false) each epoch is a fresh iterator.
 	started  bool
@@ -335,7 +334,7 @@ func transfer(bytes int64, bandwidth, latency float64) sim.Time {
 // come, first served, across every pipeline sharing the CPU).
 func (p *Pipeline) submit(t coreTask) {
 	if p.cfg.Threads > 0 && p.running == p.cfg.Threads {
-		p.threadQ = append(p.threadQ, t)
+		p.threadQ.push(t)
 		return
 	}
 	p.running++
@@ -344,12 +343,7 @@ func (p *Pipeline) submit(t coreTask) {
 
 func (p *Pipeline) coreDone(t coreTask) {
 	p.running--
-	if p.threadQHead < len(p.threadQ) {
-		next := p.threadQ[p.threadQHead]
-		p.threadQHead++
-		if p.threadQHead == len(p.threadQ) {
-			p.threadQ, p.threadQHead = p.threadQ[:0], 0
-		}
+	if next, ok := p.threadQ.pop(); ok {
 		p.running++
 		p.cpu.run(next.cost, func() { p.coreDone(next) })
 	}
