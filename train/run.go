@@ -308,10 +308,10 @@ type runner struct {
 	accumCost       *opCost // the gradient accumulation op, priced at its first run
 }
 
-// batch is one global (micro-)batch of the input pipeline.
 // batchKey names batch k of process proc's pipeline.
 type batchKey struct{ proc, k int }
 
+// batch is one (micro-)batch of a process's input pipeline.
 type batch struct {
 	ready   bool
 	takers  int // replicas that asked for it
@@ -513,9 +513,7 @@ func (r *runner) setupDevices() error {
 		vd[i] = devs[v]
 	}
 	opts, note := memoryOptions(r.cfg.Memory, "tensorflow", len(vd), env)
-	if major, _, err := parseTFVersion(r.cfg.TFVersion); err == nil && major == 1 {
-		opts.TF1 = true
-	}
+	opts.TF1 = tfMajor(r.cfg.TFVersion) == 1
 	if note != "" {
 		r.notes = append(r.notes, note)
 	}
