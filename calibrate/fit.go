@@ -5,60 +5,40 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
+	"strings"
 
 	"gonum.org/v1/gonum/optimize"
 )
 
-// Params are the profile parameters a fit adjusts.
-type Params struct {
-	// ComputeScale multiplies the profile's compute efficiencies (the share of each peak FLOP
-	// rate that real kernels reach); 1 = the profile as it is.
-	ComputeScale float64 `json:"compute_scale"`
-	// MemoryScale multiplies the profile's memory-bandwidth efficiencies.
-	MemoryScale float64 `json:"memory_scale"`
-	// LaunchOverhead is the host time per kernel, in seconds.
-	LaunchOverhead float64 `json:"launch_overhead_s"`
-	// ContextBytes is one process's CUDA context.
-	ContextBytes float64 `json:"context_bytes"`
-	// ConvScale, when positive, multiplies the convolution efficiencies (conv_fp32, conv_tf32,
-	// conv_half) instead of ComputeScale, so that a fit can tell cuDNN convolutions from GEMMs
-	// and element-wise math; 0 = tied to ComputeScale (and not fitted).
-	ConvScale float64 `json:"conv_scale,omitempty"`
-	// StepOverhead is the host time per training step outside the ops (hw.GPU.StepOverhead:
-	// Keras fit's loop, callbacks, iterator and step dispatch), in seconds. It gives a
-	// host-bound recording a host cost to land on, which the per-kernel launch overhead is
-	// not; 0 in the prior = not fitted.
-	StepOverhead float64 `json:"step_overhead_s,omitempty"`
-	// HostDispatchScale multiplies Keras 3 on JAX's host costs per train-step call and per
-	// state array (hw.GPU.HostDispatchScale), JAX's counterpart of StepOverhead, which JAX
-	// scenarios do not pay. One scale, not the per-call base and the per-array cost apart: a
-	// fit's recordings show few distinct array counts (two models: 538 and 68), and in a
-	// device-fed step the exposed dispatch is a few percent of the step, so only the host-fed
-	// steps, bound by the host, pin it. 0 in the prior = not fitted.
-	HostDispatchScale float64 `json:"host_dispatch_scale,omitempty"`
-}
+// Params are values of the profile parameters a fit adjusts, by name: an efficiency of the cost
+// model by its profile key ("conv_tf32", "memory", "memory_by_kind.xla_batchnorm": one per op
+// kind and math path, as hw prices them), or a host or memory quantity ("launch_overhead_s",
+// "step_overhead_s", "host_dispatch_scale", "context_bytes"). [ApplyParams] puts them into a
+// profile; a name it does not hold is left as the profile has it.
+type Params map[string]float64
 
-func (p Params) vec() []float64 {
-	return []float64{p.ComputeScale, p.MemoryScale, p.LaunchOverhead, p.ContextBytes, p.ConvScale, p.StepOverhead, p.HostDispatchScale}
-}
-
-func paramsOf(v []float64) Params {
-	return Params{ComputeScale: v[0], MemoryScale: v[1], LaunchOverhead: v[2], ContextBytes: v[3], ConvScale: v[4], StepOverhead: v[5], HostDispatchScale: v[6]}
-}
-
-var paramNames = [...]string{"compute_scale", "memory_scale", "launch_overhead_s", "context_bytes", "conv_scale", "step_overhead_s", "host_dispatch_scale"}
-
-// convIndex is ConvScale's place in vec; a zero there is "tied", not a parameter to fit.
-// stepIndex is StepOverhead's and hostIndex HostDispatchScale's; a zero prior there is not
-// fitted either.
+// The names of the parameters that are not efficiencies.
 const (
-	convIndex = 4
-	stepIndex = 5
-	hostIndex = 6
+	ParamLaunchOverhead    = "launch_overhead_s"
+	ParamStepOverhead      = "step_overhead_s"
+	ParamHostDispatchScale = "host_dispatch_scale"
+	ParamContextBytes      = "context_bytes"
 )
 
-// optional reports whether parameter i is left out of a fit when its prior is 0.
-func optional(i int) bool { return i == convIndex || i == stepIndex || i == hostIndex }
+// Param is one parameter a fit may adjust: its value in the uncalibrated profile, the width of
+// the prior around it and where that width comes from, and hard limits.
+type Param struct {
+	Name  string  `json:"name"`
+	Prior float64 `json:"prior"`
+	// Width is the prior's standard deviation of log(value/Prior): the fit is pulled back by
+	// (log(value/Prior)/Width)^2, against (log(predicted/observed)/ObsError)^2 per observed
+	// quantity.
+	Width float64 `json:"width"`
+	// Source says what Width rests on.
+	Source   string  `json:"source,omitempty"`
+	Min, Max float64 `json:"-"`
+}
 
 // Prediction is what the simulator says a configuration does.
 type Prediction struct {
@@ -66,7 +46,7 @@ type Prediction struct {
 	MemoryBytes float64 // the job's device memory at its plateau (context plus pool)
 }
 
-// Predictor runs the simulator with the given parameters.
+// Predictor runs the simulator with the given parameters (every parameter of the fit named).
 type Predictor func(Params) (Prediction, error)
 
 // Observation is one recorded job and the simulator configured like it.
@@ -77,30 +57,38 @@ type Observation struct {
 	// ContextBytes is the CUDA context the recording shows (its first memory level); it is
 	// compared with the context_bytes parameter itself. 0 = not observed.
 	ContextBytes float64
-	Predict      Predictor
+	// HoldOut keeps the observation out of the fit: it is predicted before and after, and its
+	// residuals are reported apart, as a test of what the fit is worth on a job it did not see.
+	HoldOut bool
+	Predict Predictor
 }
 
 // FitConfig tunes [Fit].
 type FitConfig struct {
-	// Prior is the uncalibrated parameters; the fit starts there and is pulled back toward them.
-	Prior Params
-	// PriorWeight is the weight of the pull, per parameter, on log(p/prior)^2, against 1 per
-	// observed quantity on log(predicted/observed)^2. Default 1e-4: a factor e away from the prior
-	// costs as much as a 1% miss, enough to pin parameters the observations cannot move.
-	PriorWeight float64
-	// Bounds limit each parameter (zero values: the defaults of [DefaultBounds]).
-	Min, Max Params
-	// MaxEvaluations bounds the simulator runs (default 2000).
+	// Params are the parameters the fit may adjust (PriorParams of the scenario's profile).
+	// Each one is first tested for identifiability: one that no fitted observation depends on
+	// enough to tell (see MinInformation) stays at its prior and is reported as not identified.
+	Params []Param
+	// ObsError is the standard deviation of log(predicted/observed) the fit allows each
+	// observed quantity: how far a recording is expected to scatter about the simulator at the
+	// right parameters. 0: [DefaultObsError].
+	ObsError float64
+	// MinInformation is the least information (in units of the prior's) the fitted observations
+	// must hold on a parameter for it to be fitted. Default 0.1: a parameter whose prior the
+	// data narrow by less than 5% is left at its prior.
+	MinInformation float64
+	// MaxEvaluations bounds the simulator runs of the search (default 2000; the
+	// identifiability probes come on top: four per parameter and observation).
 	MaxEvaluations int
 }
 
-// DefaultBounds are wide physical limits: efficiencies scaled by 0.05 to 10 (ApplyParams caps
-// each efficiency at 1), a launch overhead between 0.1 µs and 1 ms, a context between 16 MiB and 8 GiB,
-// a step overhead between 1 µs and 1 s, a host dispatch scale between 0.05 and 10.
-func DefaultBounds() (lo, hi Params) {
-	return Params{ComputeScale: 0.05, MemoryScale: 0.05, LaunchOverhead: 1e-7, ContextBytes: 16 << 20, ConvScale: 0.05, StepOverhead: 1e-6, HostDispatchScale: 0.05},
-		Params{ComputeScale: 10, MemoryScale: 10, LaunchOverhead: 1e-3, ContextBytes: 8 << 30, ConvScale: 10, StepOverhead: 1, HostDispatchScale: 10}
-}
+// DefaultObsError is the ObsError a fit uses unless told: the run-to-run scatter of a recorded
+// step time. testdata/h200/keras/steps.csv recorded every config twice (phases A and B,
+// separate processes): the synchronised device-fed medians of the two differ by a median of
+// 1.3% over the 13 configs. What the simulator cannot express beyond that is left to the
+// priors: a parameter moves only as far as its width allows against what the observations
+// gain, and one they do not identify does not move at all.
+const DefaultObsError = 0.013
 
 // Residual compares one observed quantity with the simulator before and after the fit.
 type Residual struct {
@@ -117,259 +105,340 @@ func (r Residual) RelErrBefore() float64 { return (r.Before - r.Observed) / r.Ob
 // RelErrAfter is the relative error after the fit.
 func (r Residual) RelErrAfter() float64 { return (r.After - r.Observed) / r.Observed }
 
+// ParamResult is what a fit did with one parameter.
+type ParamResult struct {
+	Param
+	Fitted float64 `json:"fitted"`
+	// Information is how much the fitted observations say of the parameter, in units of what
+	// the prior says (sum over observed quantities of (d log prediction / d (log value/Width))^2
+	// / ObsError^2, from probes at 1 and 2 widths either side of the prior).
+	Information float64 `json:"information"`
+	// Identified is whether it was fitted (Information >= MinInformation); otherwise Fitted is
+	// the prior.
+	Identified bool `json:"identified"`
+	// AtBound says the fit stopped at one of the parameter's limits (an efficiency at the
+	// peak, 1): the observations want more than the parameter can give, a sign that what they
+	// miss is not this parameter.
+	AtBound bool `json:"at_bound,omitempty"`
+}
+
 // FitResult is a finished fit.
 type FitResult struct {
-	Prior       Params     `json:"prior"`
-	Params      Params     `json:"params"`
-	Residuals   []Residual `json:"residuals"`
-	Evaluations int        `json:"evaluations"`
-	Status      string     `json:"status"`
-	Loss        float64    `json:"loss"`
+	Params Params        `json:"params"` // every parameter, fitted or at its prior
+	Table  []ParamResult `json:"table"`
+	// Residuals are the fitted observations', HoldOut the held-out ones'.
+	Residuals []Residual `json:"residuals"`
+	HoldOut   []Residual `json:"hold_out,omitempty"`
+	ObsError  float64    `json:"obs_error"`
+	// Evaluations counts the simulator runs (of every observation at one parameter set) of
+	// the probes and the search.
+	Evaluations int    `json:"evaluations"`
+	Status      string `json:"status"`
+	// Converged says the last Nelder-Mead search stopped on its convergence test and a restart
+	// from its answer no longer improved the loss (not on the evaluation limit).
+	Converged bool    `json:"converged"`
+	Loss      float64 `json:"loss"`
 }
 
-// Fit finds the parameters that make every observation's prediction match, in log space (so
-// step time and memory weigh by relative error), with a weak pull toward the prior, by
-// Nelder-Mead (the simulator is piecewise and has no gradient). It is deterministic.
+// MAE is the mean absolute relative error of rs before and after the fit.
+func MAE(rs []Residual) (before, after float64) {
+	if len(rs) == 0 {
+		return 0, 0
+	}
+	for _, r := range rs {
+		before += math.Abs(r.RelErrBefore())
+		after += math.Abs(r.RelErrAfter())
+	}
+	return before / float64(len(rs)), after / float64(len(rs))
+}
+
+// Fit finds the parameters that make the fitted observations' predictions match, as a
+// maximum a posteriori estimate in log space: each observed quantity's log(predicted/observed)
+// has a normal error of ObsError, each parameter's log(value/prior) a normal prior of its
+// Width. It searches in units of each parameter's width (so that a step means as much for a
+// launch overhead as for an efficiency) by a coarse scan and Nelder-Mead (the simulator is
+// piecewise and has no gradient). It is deterministic.
 //
-// With a positive Prior.ConvScale the fit runs first with the convolutions tied to
-// ComputeScale, then twice with ConvScale free, from that answer and from the prior, and keeps
-// the lower loss (so the extra parameter never strands the search in a worse basin than the
-// tied fit's).
+// Parameters the fitted observations cannot identify (a half-precision efficiency in a fit of
+// float32 steps, the TF step overhead in a JAX scenario, the context without a memory
+// observation) are not fitted: moving them would change no fitted residual and would change
+// what other jobs are predicted to do.
 func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
-	if len(obs) == 0 {
-		return nil, errors.New("fit: no observations")
-	}
-	if cfg.Prior.ConvScale > 0 {
-		// A third of the budget each: the tied fit, the free fit from its answer, the free fit
-		// from the prior.
-		budget := cfg.maxEvaluations()
-		tied := cfg
-		tied.Prior.ConvScale = 0
-		tied.MaxEvaluations = max(budget/3, 10)
-		first, err := fit(obs, tied, nil)
-		if err != nil {
-			return nil, err
+	var fitted []Observation
+	for _, o := range obs {
+		if !o.HoldOut {
+			fitted = append(fitted, o)
 		}
-		// Two searches with conv_scale free, one from the tied answer and one from the prior,
-		// sharing what is left of the budget: the simulator's loss has several basins, and
-		// either start may find the lower one.
-		start := first.Params
-		start.ConvScale = start.ComputeScale
-		left := max(budget-first.Evaluations, 20)
-		cfg.MaxEvaluations = left / 2
-		res, err := fit(obs, cfg, &start)
-		if err != nil {
-			return nil, err
+	}
+	if len(fitted) == 0 {
+		return nil, errors.New("fit: no observations to fit")
+	}
+	if len(cfg.Params) == 0 {
+		return nil, errors.New("fit: no parameters")
+	}
+	if cfg.MinInformation == 0 {
+		cfg.MinInformation = 0.1
+	}
+	maxEvals := cfg.MaxEvaluations
+	if maxEvals == 0 {
+		maxEvals = 2000
+	}
+	ps := append([]Param(nil), cfg.Params...)
+	seen := map[string]bool{}
+	for i, p := range ps {
+		if seen[p.Name] {
+			return nil, fmt.Errorf("fit: parameter %s given twice", p.Name)
 		}
-		cfg.MaxEvaluations = left - res.Evaluations
-		other, err := fit(obs, cfg, nil)
-		if err != nil {
-			return nil, err
+		seen[p.Name] = true
+		if !(p.Prior > 0) || !(p.Width > 0) {
+			return nil, fmt.Errorf("fit: parameter %s: prior %g, width %g, must be positive", p.Name, p.Prior, p.Width)
 		}
-		evals := first.Evaluations + res.Evaluations + other.Evaluations
-		if other.Loss < res.Loss {
-			res = other
+		if p.Min == 0 && p.Max == 0 {
+			ps[i].Min, ps[i].Max = p.Prior*math.Exp(-8*p.Width), p.Prior*math.Exp(8*p.Width)
 		}
-		res.Evaluations = evals
-		return res, nil
+		ps[i].Prior = math.Min(math.Max(p.Prior, ps[i].Min), ps[i].Max)
 	}
-	return fit(obs, cfg, nil)
-}
-
-func (cfg FitConfig) maxEvaluations() int {
-	if cfg.MaxEvaluations == 0 {
-		return 2000
+	prior := Params{}
+	for _, p := range ps {
+		prior[p.Name] = p.Prior
 	}
-	return cfg.MaxEvaluations
-}
-
-// fit is Fit from start (nil: the prior).
-func fit(obs []Observation, cfg FitConfig, start *Params) (*FitResult, error) {
-	lo, hi := DefaultBounds()
-	if cfg.Min != (Params{}) {
-		lo = cfg.Min
-	}
-	if cfg.Max != (Params{}) {
-		hi = cfg.Max
-	}
-	if cfg.PriorWeight == 0 {
-		cfg.PriorWeight = 1e-4
-	}
-	cfg.MaxEvaluations = cfg.maxEvaluations()
-	prior := cfg.Prior.vec()
-	lov, hiv := lo.vec(), hi.vec()
-	if lov[convIndex] == 0 && hiv[convIndex] == 0 { // bounds given before ConvScale existed
-		lov[convIndex], hiv[convIndex] = 0.05, 10
-	}
-	if lov[stepIndex] == 0 && hiv[stepIndex] == 0 {
-		lov[stepIndex], hiv[stepIndex] = 1e-6, 1
-	}
-	if lov[hostIndex] == 0 && hiv[hostIndex] == 0 {
-		lov[hostIndex], hiv[hostIndex] = 0.05, 10
-	}
-	// active are the parameters fitted: all but the optional ones with a zero prior.
-	var active []int
-	for i, p := range prior {
-		if optional(i) && p == 0 {
-			continue
+	// predictAll runs every observation (fitted and held out) at v.
+	evals := 0
+	predictAll := func(os []Observation, v Params) ([]Prediction, error) {
+		out := make([]Prediction, len(os))
+		for i, o := range os {
+			p, err := o.Predict(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", o.Name, err)
+			}
+			out[i] = p
 		}
-		active = append(active, i)
-		if !(p > 0) {
-			return nil, fmt.Errorf("fit: prior %s = %g, must be positive", paramNames[i], p)
-		}
-		prior[i] = math.Min(math.Max(p, lov[i]), hiv[i])
+		return out, nil
 	}
-	before := make([]Prediction, len(obs))
+	// logErrs are the log(predicted/observed) of every observed quantity of os.
+	logErrs := func(os []Observation, pr []Prediction, v Params) []float64 {
+		var e []float64
+		for i, o := range os {
+			if o.StepTime > 0 {
+				e = append(e, logRatio(pr[i].StepTime, o.StepTime))
+			}
+			if o.MemoryBytes > 0 {
+				e = append(e, logRatio(pr[i].MemoryBytes, o.MemoryBytes))
+			}
+			if o.ContextBytes > 0 {
+				e = append(e, logRatio(v[ParamContextBytes], o.ContextBytes))
+			}
+		}
+		return e
+	}
+	before, err := predictAll(obs, prior)
+	if err != nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	var fitBefore []Prediction
 	for i, o := range obs {
-		p, err := o.Predict(paramsOf(prior))
-		if err != nil {
-			return nil, fmt.Errorf("fit: %s: %w", o.Name, err)
+		if !o.HoldOut {
+			fitBefore = append(fitBefore, before[i])
 		}
-		before[i] = p
 	}
-	// x[j] = log(p[i]/prior[i]) for i = active[j], clamped into the bounds by the objective.
-	toParams := func(x []float64) []float64 {
-		v := append([]float64(nil), prior...)
+	e0 := logErrs(fitted, fitBefore, prior)
+	sigma := cfg.ObsError
+	if sigma == 0 {
+		sigma = DefaultObsError
+	}
+	// x[j] is log(value/prior)/Width of parameter ps[active[j]].
+	at := func(active []int, x []float64) Params {
+		v := Params{}
+		for k, w := range prior {
+			v[k] = w
+		}
 		for j, i := range active {
-			v[i] = math.Min(math.Max(prior[i]*math.Exp(x[j]), lov[i]), hiv[i])
+			p := ps[i]
+			v[p.Name] = math.Min(math.Max(p.Prior*math.Exp(x[j]*p.Width), p.Min), p.Max)
 		}
 		return v
 	}
-	evals := 0
+	// Identifiability: each parameter alone at -2, -1, +1 and +2 widths; the information is
+	// the largest squared change of the log predictions per width, over ObsError^2.
+	table := make([]ParamResult, len(ps))
+	var active []int
+	for i, p := range ps {
+		table[i] = ParamResult{Param: p, Fitted: p.Prior}
+		info := 0.0
+		for _, d := range []float64{-2, -1, 1, 2} {
+			v := at([]int{i}, []float64{d})
+			pr, err := predictAll(fitted, v)
+			evals++
+			if err != nil {
+				// A parameter that breaks the simulation two widths out is still probed at one.
+				continue
+			}
+			e := logErrs(fitted, pr, v)
+			s := 0.0
+			for k := range e {
+				dd := (e[k] - e0[k]) / d
+				s += dd * dd
+			}
+			info = math.Max(info, s/(sigma*sigma))
+		}
+		table[i].Information = info
+		if info >= cfg.MinInformation {
+			table[i].Identified = true
+			active = append(active, i)
+		}
+	}
+	// The search's budget comes on top of the probes'.
+	maxEvals += evals
 	var evalErr error
 	loss := func(x []float64) float64 {
 		evals++
-		v := toParams(x)
+		v := at(active, x)
+		pr, err := predictAll(fitted, v)
+		if err != nil {
+			if evalErr == nil {
+				evalErr = err
+			}
+			return math.Inf(1)
+		}
 		sum := 0.0
-		for i, o := range obs {
-			p, err := o.Predict(paramsOf(v))
-			if err != nil {
-				if evalErr == nil {
-					evalErr = fmt.Errorf("%s: %w", obs[i].Name, err)
-				}
-				return math.Inf(1)
-			}
-			if o.StepTime > 0 {
-				sum += sqLogRatio(p.StepTime, o.StepTime)
-			}
-			if o.MemoryBytes > 0 {
-				sum += sqLogRatio(p.MemoryBytes, o.MemoryBytes)
-			}
-			if o.ContextBytes > 0 {
-				sum += sqLogRatio(v[3], o.ContextBytes)
-			}
+		for _, e := range logErrs(fitted, pr, v) {
+			sum += e * e / (sigma * sigma)
 		}
 		for j, i := range active {
-			// Bounds: a parameter pushed past its limit costs as if it were there, plus the excess.
-			lx := math.Log(v[i] / prior[i])
-			sum += cfg.PriorWeight*lx*lx + (x[j]-lx)*(x[j]-lx)
+			// A parameter pushed past its limit costs as if it were there, plus the excess.
+			lx := math.Log(v[ps[i].Name]/ps[i].Prior) / ps[i].Width
+			sum += lx*lx + (x[j]-lx)*(x[j]-lx)
 		}
 		return sum
 	}
-	// Nelder-Mead, restarted from its own answer with a fresh simplex until a restart no longer
-	// improves the loss: a simplex collapses early on the flat stretches of a simulator (launch
-	// overhead changes nothing until the host becomes the bottleneck).
-	// A coarse coordinate scan first: each parameter in turn over factors e^-2 .. e^2 around the
-	// current point, twice. It finds the basin of a parameter whose effect starts only past a
-	// threshold (a launch overhead below the kernels' run time changes nothing), which a local
-	// simplex would never leave.
 	x := make([]float64, len(active))
-	if start != nil {
-		sv := start.vec()
-		for j, i := range active {
-			x[j] = math.Log(math.Min(math.Max(sv[i], lov[i]), hiv[i]) / prior[i])
-		}
-	}
 	fx := loss(x)
-	// The scan takes host_dispatch_scale first: a host-bound step moves only with the host's
-	// cost, and the GPU's scales, scanned first, would absorb a host miss by slowing the GPU
-	// into the host's place (a basin the simplex does not leave). Then the others in order.
-	order := make([]int, 0, len(x))
-	for j, i := range active {
-		if i == hostIndex {
-			order = append([]int{j}, order...)
-		} else {
-			order = append(order, j)
-		}
-	}
-	for sweep := 0; sweep < 2; sweep++ {
-		for _, i := range order {
-			best := x[i]
-			for k := -4; k <= 4; k++ {
-				if k == 0 {
-					continue
-				}
-				y := append([]float64(nil), x...)
-				y[i] = best + 0.5*float64(k)
-				if f := loss(y); f < fx {
-					fx, x[i] = f, y[i]
-				}
-			}
-		}
-	}
 	if math.IsInf(fx, 1) && evalErr != nil {
 		return nil, fmt.Errorf("fit: %w", evalErr)
 	}
-	status := "not run"
-	for restart := 0; restart < 8 && evals < cfg.MaxEvaluations; restart++ {
-		settings := &optimize.Settings{
-			FuncEvaluations: cfg.MaxEvaluations - evals,
-			Converger:       &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-10, Iterations: 100},
+	status, converged := "no parameter identified", true
+	if len(active) > 0 {
+		// A coarse scan first: each parameter in turn over -3 .. +3 widths around the current
+		// point, twice. It finds the basin of a parameter whose effect starts only past a
+		// threshold (a launch overhead below the kernels' run time changes nothing), which a
+		// local simplex would not leave. Host parameters go first: a host-bound step moves only
+		// with the host's cost, and the GPU's efficiencies, scanned first, would absorb a host
+		// miss by slowing the GPU into the host's place.
+		order := make([]int, 0, len(active))
+		for j, i := range active {
+			if hostParam(ps[i].Name) {
+				order = append(order, j)
+			}
 		}
-		// The first simplex spans a factor of e^1.5 (4.5) in each direction, wide enough to step
-		// over the flat stretches; restarts refine with a factor of e^0.5 (1.6).
-		size := 0.5
-		if restart == 0 {
-			size = 1.5
+		for j, i := range active {
+			if !hostParam(ps[i].Name) {
+				order = append(order, j)
+			}
 		}
-		res, err := optimize.Minimize(optimize.Problem{Func: loss}, x, settings, &optimize.NelderMead{SimplexSize: size})
-		if err != nil && res == nil {
-			return nil, fmt.Errorf("fit: %w", err)
+		for sweep := 0; sweep < 2; sweep++ {
+			for _, j := range order {
+				best := x[j]
+				for k := -6; k <= 6; k++ {
+					if k == 0 {
+						continue
+					}
+					y := append([]float64(nil), x...)
+					y[j] = best + 0.5*float64(k)
+					if f := loss(y); f < fx {
+						fx, x[j] = f, y[j]
+					}
+				}
+			}
 		}
-		if evalErr != nil && math.IsInf(res.F, 1) {
-			return nil, fmt.Errorf("fit: %w", evalErr)
-		}
-		status = res.Status.String()
-		improved := fx - res.F
-		if restart == 0 {
-			improved = math.Inf(1)
-		}
-		if res.F < fx {
-			x, fx = res.X, res.F
-		}
-		if improved <= 1e-9*math.Max(1, math.Abs(fx)) {
-			break
+		// Nelder-Mead, restarted from its own answer with a fresh simplex until a restart no
+		// longer improves the loss: a simplex collapses early on the flat stretches of a
+		// simulator. The loss is in units of the prior's and the observations' variances, so
+		// a change of 1e-6 is nothing either can tell.
+		converged = false
+		for restart := 0; restart < 10 && evals < maxEvals; restart++ {
+			settings := &optimize.Settings{
+				FuncEvaluations: maxEvals - evals,
+				Converger:       &optimize.FunctionConverge{Absolute: 1e-6, Relative: 1e-9, Iterations: 50},
+			}
+			// The first simplex spans one prior width in each direction; restarts refine with
+			// a third of one.
+			size := 1.0
+			if restart > 0 {
+				size = 0.3
+			}
+			res, err := optimize.Minimize(optimize.Problem{Func: loss}, x, settings, &optimize.NelderMead{SimplexSize: size})
+			if err != nil && res == nil {
+				return nil, fmt.Errorf("fit: %w", err)
+			}
+			if evalErr != nil && math.IsInf(res.F, 1) {
+				return nil, fmt.Errorf("fit: %w", evalErr)
+			}
+			status = res.Status.String()
+			improved := fx - res.F
+			if res.F < fx {
+				x, fx = res.X, res.F
+			}
+			if restart > 0 && improved <= 1e-6 {
+				converged = res.Status == optimize.FunctionConvergence
+				break
+			}
 		}
 	}
-	best := toParams(x)
-	out := &FitResult{Prior: paramsOf(prior), Params: paramsOf(best), Evaluations: evals, Status: status, Loss: fx}
+	best := at(active, x)
+	for _, i := range active {
+		v := best[ps[i].Name]
+		table[i].Fitted = v
+		table[i].AtBound = v <= ps[i].Min*(1+1e-9) || v >= ps[i].Max*(1-1e-9)
+	}
+	out := &FitResult{Params: best, Table: table, ObsError: sigma, Evaluations: evals, Status: status, Converged: converged, Loss: fx}
+	after, err := predictAll(obs, best)
+	if err != nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
 	for i, o := range obs {
-		p, err := o.Predict(out.Params)
-		if err != nil {
-			return nil, fmt.Errorf("fit: %s: %w", o.Name, err)
-		}
+		var rs []Residual
 		if o.StepTime > 0 {
-			out.Residuals = append(out.Residuals, Residual{Observation: o.Name, Quantity: "step_time_s", Observed: o.StepTime, Before: before[i].StepTime, After: p.StepTime})
+			rs = append(rs, Residual{Observation: o.Name, Quantity: "step_time_s", Observed: o.StepTime, Before: before[i].StepTime, After: after[i].StepTime})
 		}
 		if o.MemoryBytes > 0 {
-			out.Residuals = append(out.Residuals, Residual{Observation: o.Name, Quantity: "memory_bytes", Observed: o.MemoryBytes, Before: before[i].MemoryBytes, After: p.MemoryBytes})
+			rs = append(rs, Residual{Observation: o.Name, Quantity: "memory_bytes", Observed: o.MemoryBytes, Before: before[i].MemoryBytes, After: after[i].MemoryBytes})
 		}
 		if o.ContextBytes > 0 {
-			out.Residuals = append(out.Residuals, Residual{Observation: o.Name, Quantity: "context_bytes", Observed: o.ContextBytes, Before: prior[3], After: best[3]})
+			rs = append(rs, Residual{Observation: o.Name, Quantity: "context_bytes", Observed: o.ContextBytes, Before: prior[ParamContextBytes], After: best[ParamContextBytes]})
+		}
+		if o.HoldOut {
+			out.HoldOut = append(out.HoldOut, rs...)
+		} else {
+			out.Residuals = append(out.Residuals, rs...)
 		}
 	}
 	return out, nil
 }
 
-func sqLogRatio(pred, obs float64) float64 {
-	if !(pred > 0) {
-		return 1e6 // a non-positive prediction is as wrong as it gets, but finite for the simplex
-	}
-	l := math.Log(pred / obs)
-	return l * l
+// hostParam reports whether a parameter is the host's (scanned before the GPU's).
+func hostParam(name string) bool {
+	return name == ParamHostDispatchScale || name == ParamStepOverhead || name == ParamLaunchOverhead
 }
 
-// WriteText prints the fitted parameters and the residuals as aligned tables.
+func logRatio(pred, obs float64) float64 {
+	if !(pred > 0) {
+		return 1e3 // a non-positive prediction is as wrong as it gets, but finite for the simplex
+	}
+	return math.Log(pred / obs)
+}
+
+// Names returns p's names, sorted.
+func (p Params) Names() []string {
+	ns := make([]string, 0, len(p))
+	for k := range p {
+		ns = append(ns, k)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// WriteText prints the parameters (fitted, and those not identified apart) and the residuals of
+// the fitted and the held-out observations as aligned tables.
 func (r *FitResult) WriteText(w io.Writer) error {
 	var err error
 	pf := func(format string, args ...any) {
@@ -377,22 +446,42 @@ func (r *FitResult) WriteText(w io.Writer) error {
 			_, err = fmt.Fprintf(w, format, args...)
 		}
 	}
-	pf("%-22s %14s %14s\n", "parameter", "prior", "fitted")
-	pv, fv := r.Prior.vec(), r.Params.vec()
-	for i, n := range paramNames {
-		if optional(i) && pv[i] == 0 {
+	pf("%-36s %12s %12s %7s %8s  %s\n", "parameter", "prior", "fitted", "width", "info", "width from")
+	var idle []string
+	for _, p := range r.Table {
+		if !p.Identified {
+			idle = append(idle, p.Name)
 			continue
 		}
-		pf("%-22s %14.6g %14.6g\n", n, pv[i], fv[i])
+		bound := ""
+		if p.AtBound {
+			bound = " (at its bound)"
+		}
+		pf("%-36s %12.6g %12.6g %7.3g %8.3g  %s%s\n", p.Name, p.Prior, p.Fitted, p.Width, p.Information, p.Source, bound)
+	}
+	if len(idle) > 0 {
+		pf("not identified by the fitted observations (left at the prior): %s\n", strings.Join(idle, ", "))
 	}
 	nw := len("observation")
-	for _, res := range r.Residuals {
+	for _, res := range append(append([]Residual(nil), r.Residuals...), r.HoldOut...) {
 		nw = max(nw, len(res.Observation))
 	}
-	pf("\n%-*s %-14s %14s %14s %9s %14s %9s\n", nw, "observation", "quantity", "observed", "before", "error", "after", "error")
-	for _, res := range r.Residuals {
-		pf("%-*s %-14s %14.6g %14.6g %+8.1f%% %14.6g %+8.1f%%\n", nw, res.Observation, res.Quantity, res.Observed, res.Before, 100*res.RelErrBefore(), res.After, 100*res.RelErrAfter())
+	table := func(title string, rs []Residual) {
+		pf("\n%-*s %-14s %14s %14s %9s %14s %9s\n", nw, title, "quantity", "observed", "before", "error", "after", "error")
+		for _, res := range rs {
+			pf("%-*s %-14s %14.6g %14.6g %+8.1f%% %14.6g %+8.1f%%\n", nw, res.Observation, res.Quantity, res.Observed, res.Before, 100*res.RelErrBefore(), res.After, 100*res.RelErrAfter())
+		}
+		b, a := MAE(rs)
+		pf("%-*s %-14s %14s %14s %8.1f%% %14s %8.1f%%\n", nw, "mean absolute error", "", "", "", 100*b, "", 100*a)
 	}
-	pf("\n%d simulator runs, %s, loss %.3g\n", r.Evaluations, r.Status, r.Loss)
+	table("fitted", r.Residuals)
+	if len(r.HoldOut) > 0 {
+		table("held out (not fitted)", r.HoldOut)
+	}
+	conv := "converged"
+	if !r.Converged {
+		conv = "not converged"
+	}
+	pf("\n%d simulator runs, %s (%s), observation error %.2g, loss %.3g\n", r.Evaluations, r.Status, conv, r.ObsError, r.Loss)
 	return err
 }

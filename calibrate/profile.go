@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/gpusim/gpusim/hw"
@@ -166,60 +167,175 @@ func derivePeaks(g *hw.GPU, gi GPUInfo) error {
 	return nil
 }
 
-// PriorParams are the fit parameters a profile starts with: scales of 1 and its own launch
-// and step overheads and context size, the convolution efficiencies tied to the compute scale (set
-// ConvScale to 1 to fit them apart), the host dispatch scale not fitted (set HostDispatchScale
-// to the profile's DispatchScale for a scenario on JAX, whose steps pay it).
-func PriorParams(g hw.GPU) Params {
-	return Params{ComputeScale: 1, MemoryScale: 1, LaunchOverhead: g.LaunchOverhead, ContextBytes: float64(g.ContextBytes), StepOverhead: g.StepOverhead}
+// Prior widths of the parameters (PriorParams): the standard deviation of log(value/prior)
+// before a fit. For an efficiency it is the root mean square of log(predicted/measured) over
+// the H200 micro-benchmarks of its op kind and path, priced with the built-in h200 profile and
+// the shape mechanisms of hw.Cost (hw's TestMicroShapeAccuracy and TestXLAMemoryKinds rows,
+// testdata/h200): how far one kind's kernels sit from the profile's one value for the kind. A
+// model's kernels are a few such shapes, so its kind can sit that far off. These hold for the
+// GPU they were measured on; a profile that carries them to another GPU (every built-in but
+// h200) or recordings of another framework's kernels need them wider (FitOptions'
+// WidthScale, `--prior-width-scale`).
+const (
+	// widthConv: convolutions, 0.28-0.39 per path (TF32 NHWC 0.32 over 9 shapes, TF32 NCHW
+	// 0.28 over 11, FP32 NCHW 0.39 over 11, FP16/BF16 NHWC 0.35 over 18; micro.csv and
+	// nchw/micro.csv).
+	widthConv = 0.32
+	// widthGEMMFP32, widthGEMMTF32, widthGEMMHalf: cuBLAS GEMMs of micro.csv (12, 10 and 12
+	// shapes): 0.07, 0.32, 0.05.
+	widthGEMMFP32 = 0.07
+	widthGEMMTF32 = 0.32
+	widthGEMMHalf = 0.05
+	// widthVector: element-wise math on the CUDA cores, read from the depthwise convolutions
+	// priced on that path (memkinds/micro.csv dwconv rows and micro.csv's grouped
+	// convolutions: 0.16 over 6 shapes).
+	widthVector = 0.16
+	// widthMemory: XLA's loop fusions of 64M elements and more against the streaming
+	// efficiency (memkinds/micro.csv add, relu, chain8_fused and casts, float32 and
+	// bfloat16: 0.087 over 16 rows, bfloat16 relu's 0.69-0.70 of peak the farthest).
+	widthMemory = 0.087
+	// widthMemoryKind: a per-kind memory efficiency (memory_by_kind), from Keras's batch norm
+	// under XLA (memkinds/micro.csv bn_fwd: 0.063 over 12 float32 shapes, 0.115 over 15
+	// half-precision ones): the wider.
+	widthMemoryKind = 0.115
+	// widthLaunch: the launch overhead is not measured (hw.DefaultLaunchOverhead): it is
+	// placed between the H200's device floor of 0.96 us and PyTorch eager's 11.2 us per op,
+	// a log range of 2.46, half of it either side.
+	widthLaunch = 1.23
+	// widthHost: the host costs (step overhead, Keras on JAX's dispatch scale) are properties
+	// of the host that ran the recording, which the profile does not describe: a width of a
+	// factor e, so that the recordings decide.
+	widthHost = 1.0
+	// widthContext: the CUDA context differs by framework and driver (528 MiB under JAX,
+	// 621 MiB under PyTorch on the H200, docs/sources.md): a factor e, the recordings decide.
+	widthContext = 1.0
+)
+
+// efficiencyParams are the efficiency keys a fit may adjust, one per math path of the cost
+// model's matrix and vector kernels, with their widths; "memory" and each memory_by_kind entry
+// come on top. Ratios between paths (attention, pseudo_half), ramps, gaps and PCIe are left
+// alone.
+var efficiencyParams = []struct {
+	key    string
+	width  float64
+	source string
+}{
+	{"fp32", widthGEMMFP32, "H200 GEMM micro-benchmarks, FP32"},
+	{"tf32", widthGEMMTF32, "H200 GEMM micro-benchmarks, TF32"},
+	{"half", widthGEMMHalf, "H200 GEMM micro-benchmarks, FP16/BF16"},
+	{"conv_fp32", widthConv, "H200 convolution micro-benchmarks"},
+	{"conv_tf32", widthConv, "H200 convolution micro-benchmarks"},
+	{"conv_half", widthConv, "H200 convolution micro-benchmarks"},
+	{"vector", widthVector, "H200 depthwise micro-benchmarks"},
+	{"memory", widthMemory, "H200 XLA loop-fusion micro-benchmarks"},
 }
 
-// maxEfficiency caps a scaled efficiency: no kernel runs faster than the peak. (hw accepts up
+// PriorParams are the parameters a fit may adjust on profile g, at g's values, with their prior
+// widths (see widthConv and the others): every efficiency of a math path and of memory
+// (memory and each memory_by_kind entry), the launch and step overheads, Keras on JAX's host
+// dispatch scale and the CUDA context. widthScale multiplies the efficiencies' widths (1: as
+// measured on the H200). Fit leaves out those its observations do not identify.
+func PriorParams(g hw.GPU, widthScale float64) []Param {
+	if !(widthScale > 0) {
+		widthScale = 1
+	}
+	e := efficiencyValues(g.Efficiency)
+	var ps []Param
+	for _, k := range efficiencyParams {
+		if v := e[k.key]; v > 0 {
+			ps = append(ps, Param{Name: k.key, Prior: v, Width: k.width * widthScale, Source: k.source, Min: v * 0.05, Max: maxEfficiency})
+		}
+	}
+	kinds := make([]string, 0, len(g.Efficiency.MemoryByKind))
+	for k := range g.Efficiency.MemoryByKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		if v := g.Efficiency.MemoryByKind[k]; v > 0 {
+			ps = append(ps, Param{Name: "memory_by_kind." + k, Prior: v, Width: widthMemoryKind * widthScale, Source: "H200 XLA batch-norm micro-benchmarks", Min: v * 0.05, Max: maxEfficiency})
+		}
+	}
+	launch := g.LaunchOverhead
+	if launch <= 0 {
+		launch = hw.DefaultLaunchOverhead
+	}
+	ps = append(ps, Param{Name: ParamLaunchOverhead, Prior: launch, Width: widthLaunch, Source: "between the H200's device floor and PyTorch eager", Min: 1e-7, Max: 1e-3})
+	if g.StepOverhead > 0 {
+		ps = append(ps, Param{Name: ParamStepOverhead, Prior: g.StepOverhead, Width: widthHost, Source: "the host's: uninformative", Min: 1e-6, Max: 1})
+	}
+	ps = append(ps, Param{Name: ParamHostDispatchScale, Prior: g.DispatchScale(), Width: widthHost, Source: "the host's: uninformative", Min: 0.05, Max: 10})
+	ctx := float64(g.ContextBytes)
+	if ctx <= 0 {
+		ctx = contextPrior
+	}
+	ps = append(ps, Param{Name: ParamContextBytes, Prior: ctx, Width: widthContext, Source: "by framework and driver: uninformative", Min: 16 << 20, Max: 8 << 30})
+	return ps
+}
+
+// maxEfficiency caps a fitted efficiency: no kernel runs faster than the peak. (hw accepts up
 // to 1.5 in a profile file, for peaks a spec sheet understates; a fit must not invent that.)
 const maxEfficiency = 1.0
 
-// ApplyParams returns g with p applied: ComputeScale multiplies the compute efficiencies (the
-// fractions of a peak FLOP rate: fp32, tf32, half, vector and every conv_* path), MemoryScale
-// the memory efficiencies (memory and each memory_by_kind entry), each capped at 1 (the peak);
-// a positive ConvScale multiplies the conv_* ones instead of ComputeScale; LaunchOverhead,
-// ContextBytes and a positive StepOverhead and HostDispatchScale replace the profile's. Ratios between paths (attention,
-// pseudo_half), ramps, gaps and PCIe are left alone.
-func ApplyParams(g hw.GPU, p Params) hw.GPU {
-	e := g.Efficiency
-	sc := func(v, s float64) float64 { return math.Min(v*s, maxEfficiency) }
-	// The fields are found by their profile keys, so that the efficiencies hw adds for new
-	// paths (conv_tf32, ...) are scaled without a change here.
-	v := reflect.ValueOf(&e).Elem()
+// efficiencyValues are e's float fields by their profile keys.
+func efficiencyValues(e hw.Efficiency) map[string]float64 {
+	out := map[string]float64{}
+	v := reflect.ValueOf(e)
 	for i := 0; i < v.NumField(); i++ {
-		f := v.Field(i)
 		key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
-		if f.Kind() != reflect.Float64 {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(key, "conv_") && p.ConvScale > 0:
-			f.SetFloat(sc(f.Float(), p.ConvScale))
-		case key == "fp32" || key == "tf32" || key == "half" || key == "vector" || strings.HasPrefix(key, "conv_"):
-			f.SetFloat(sc(f.Float(), p.ComputeScale))
-		case key == "memory":
-			f.SetFloat(sc(f.Float(), p.MemoryScale))
+		if f := v.Field(i); f.Kind() == reflect.Float64 {
+			out[key] = f.Float()
 		}
 	}
+	return out
+}
+
+// ApplyParams returns g with p's values in place of its own: an efficiency key ("conv_tf32",
+// "memory") sets that efficiency, "memory_by_kind.K" that kind's memory efficiency, and
+// launch_overhead_s, step_overhead_s, host_dispatch_scale and context_bytes the profile's
+// fields. The fields are found by their profile keys, so that the efficiencies hw adds for new
+// paths are reached without a change here. g itself is not changed.
+func ApplyParams(g hw.GPU, p Params) hw.GPU {
+	e := g.Efficiency
 	if e.MemoryByKind != nil {
 		m := make(map[string]float64, len(e.MemoryByKind))
 		for k, v := range e.MemoryByKind {
-			m[k] = sc(v, p.MemoryScale)
+			m[k] = v
 		}
 		e.MemoryByKind = m
 	}
+	v := reflect.ValueOf(&e).Elem()
+	keys := map[string]int{}
+	for i := 0; i < v.NumField(); i++ {
+		key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		if v.Field(i).Kind() == reflect.Float64 {
+			keys[key] = i
+		}
+	}
+	for _, name := range p.Names() {
+		val := p[name]
+		switch {
+		case name == ParamLaunchOverhead:
+			g.LaunchOverhead = val
+		case name == ParamStepOverhead:
+			g.StepOverhead = val
+		case name == ParamHostDispatchScale:
+			if val != g.DispatchScale() { // 0 in a profile reads as 1: keep it so
+				g.HostDispatchScale = val
+			}
+		case name == ParamContextBytes:
+			g.ContextBytes = int64(math.Round(val))
+		case strings.HasPrefix(name, "memory_by_kind."):
+			if e.MemoryByKind == nil {
+				e.MemoryByKind = map[string]float64{}
+			}
+			e.MemoryByKind[strings.TrimPrefix(name, "memory_by_kind.")] = val
+		default:
+			if i, ok := keys[name]; ok {
+				v.Field(i).SetFloat(val)
+			}
+		}
+	}
 	g.Efficiency = e
-	g.LaunchOverhead = p.LaunchOverhead
-	if p.StepOverhead > 0 {
-		g.StepOverhead = p.StepOverhead
-	}
-	if p.HostDispatchScale > 0 {
-		g.HostDispatchScale = p.HostDispatchScale
-	}
-	g.ContextBytes = int64(math.Round(p.ContextBytes))
 	return g
 }

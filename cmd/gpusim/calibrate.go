@@ -41,24 +41,27 @@ func openSystemNVML() (calibrate.Reader, error) {
 const calibrateUsage = `Usage:
   gpusim calibrate inventory [-o yaml|json|text] [--profile-out FILE] [--gpu N]
   gpusim calibrate record [--interval 100ms] [-o trace.json] -- CMD ARGS...
-  gpusim calibrate fit TRACE[:key=value,...]... --scenario S.yaml [--profile-out FILE]
+  gpusim calibrate fit TRACE[:key=value,...]... --scenario S.yaml [--hold-out TRACE[:...]]... [--profile-out FILE]
 
 inventory  lists every visible GPU through NVML (memory, SMs, clocks, PCIe, NVLink, processes)
            and writes a GPU profile that --set hardware.gpu=@FILE accepts.
 record     runs CMD, samples NVML every interval and timestamps every output line; Ctrl-C is
            forwarded to CMD and the trace keeps what was recorded. Exits with CMD's status.
 fit        reads step times (step_time= lines, Keras "120ms/step" or --regex), the CUDA context,
-           the allocator mode and the memory plateau from each trace, fits the profile's
-           efficiency, launch and per-step overheads and context size so the simulation of
-           the scenario matches, prints the residuals and writes the calibrated profile. A
-           TRACE of the form step_time=VALUE (33.7ms) is a step time measured without a trace.
+           the allocator mode and the memory plateau from each trace, and fits the profile's
+           parameters that the traces identify (an efficiency per op kind and math path, the
+           host's launch, step and dispatch costs, the context), each pulled toward the
+           profile by a prior of stated width, so the simulation of the scenario matches; it
+           prints the parameters it could not identify, the residuals of the fitted traces and,
+           apart, of the --hold-out ones, and writes the calibrated profile. A TRACE of the
+           form step_time=VALUE (33.7ms) is a step time measured without a trace.
 
 Examples:
   gpusim calibrate inventory --profile-out h200.yaml
   gpusim calibrate record --interval 50ms -o r50.json -- python3 tools/calibrate/train_torch.py resnet50 64 30
   gpusim calibrate fit calibrate/testdata/torch-resnet50-b64.json.gz calibrate/testdata/torch-resnet50-b128.json.gz:batch=128 --scenario calibrate/testdata/torch-h200.yaml --no-memory --profile-out h200-calibrated.yaml
   gpusim run calibrate/testdata/torch-h200.yaml --set model=mobilenetv2 --set hardware.gpu=@h200-calibrated.yaml
-  gpusim calibrate fit step_time=24.084ms:batch=64,input_on_device=true step_time=33.675ms:batch=64,fit_from_arrays=true,fit_arrays_samples=256 step_time=65.934ms:model=vgg16,batch=128,input_on_device=true --scenario calibrate/testdata/keras-h200.yaml --no-memory --max-runs 300
+  gpusim calibrate fit step_time=24.084ms:batch=64,input_on_device=true step_time=70.782ms:batch=256,input_on_device=true step_time=65.934ms:model=vgg16,batch=128,input_on_device=true --hold-out step_time=39.882ms:batch=128,input_on_device=true --scenario calibrate/testdata/keras-h200.yaml --no-memory
 `
 
 func runCalibrate(ctx context.Context, stdout, stderr io.Writer, args []string, open func() (calibrate.Reader, error)) error {
@@ -226,9 +229,10 @@ func runFit(ctx context.Context, stdout io.Writer, args []string) error {
 	warmup := fs.Int("warmup", -1, "leading step times to ignore (-1: automatic)")
 	noMemory := fs.Bool("no-memory", false, "do not fit the memory plateau (when the recorded framework's allocator is not the scenario's: a PyTorch job against a TF scenario); the context is still fitted")
 	format := fs.StringP("output", "o", "text", "output format: text or json")
-	maxRuns := fs.Int("max-runs", 2000, "most simulator runs the fit may make")
-	convScale := fs.Bool("conv-scale", false, "fit the convolution efficiencies with their own scale (conv_scale) instead of compute_scale; give traces of models that mix convolutions and other work differently")
-	priorWeight := fs.Float64("prior-weight", 1e-4, "pull of each parameter toward the uncalibrated profile, per log(p/prior)^2 (a relative-error^2 is 1)")
+	maxRuns := fs.Int("max-runs", 2000, "most simulator runs the search may make (the identifiability probes come on top: four per parameter and fitted trace)")
+	widthScale := fs.Float64("prior-width-scale", 1, "multiplies every efficiency's prior width (the scatter of the H200's micro-benchmarks about its profile); give 3 or more for a GPU whose profile carries the H200's efficiencies or for another framework's kernels (PyTorch)")
+	obsError := fs.Float64("obs-error", 0, "how far (relative, log) a recording may scatter about the simulator at the right parameters; 0: 1.3%, the repeat scatter of the H200 Keras recordings")
+	holdOut := fs.StringArray("hold-out", nil, "a `TRACE[:key=value,...]` predicted before and after but not fitted, reported apart (repeat the flag)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
@@ -238,8 +242,11 @@ func runFit(ctx context.Context, stdout io.Writer, args []string) error {
 	if *maxRuns < 10 {
 		return usagef("calibrate fit: --max-runs %d: at least 10", *maxRuns)
 	}
-	if !(*priorWeight > 0) {
-		return usagef("calibrate fit: --prior-weight %g: must be positive", *priorWeight)
+	if !(*widthScale > 0) {
+		return usagef("calibrate fit: --prior-width-scale %g: must be positive", *widthScale)
+	}
+	if *obsError < 0 || *obsError >= 1 {
+		return usagef("calibrate fit: --obs-error %g: want 0 (the rule) or a fraction in (0, 1)", *obsError)
 	}
 	if err := checkFormat(*format, "text", "json"); err != nil {
 		return err
@@ -259,6 +266,14 @@ func runFit(ctx context.Context, stdout io.Writer, args []string) error {
 		}
 		inputs = append(inputs, in)
 	}
+	for _, a := range *holdOut {
+		in, err := readFitInput(a, re, *warmup)
+		if err != nil {
+			return err
+		}
+		in.holdOut = true
+		inputs = append(inputs, in)
+	}
 	if *scenario == "" {
 		return usagef("calibrate fit: --scenario is required (the scenario the traces were recorded from)")
 	}
@@ -266,7 +281,7 @@ func runFit(ctx context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	return fitAndReport(stdout, *format, inputs, sim, fitOptions{useMemory: !*noMemory, priorWeight: *priorWeight, maxRuns: *maxRuns, profileOut: *profileOut, convScale: *convScale})
+	return fitAndReport(stdout, *format, inputs, sim, fitOptions{useMemory: !*noMemory, widthScale: *widthScale, obsError: *obsError, maxRuns: *maxRuns, profileOut: *profileOut})
 }
 
 // fitInput is one trace with what was read from it.
@@ -277,6 +292,7 @@ type fitInput struct {
 	steps     calibrate.StepSeries
 	memory    calibrate.MemoryAnalysis
 	memErr    error
+	holdOut   bool // --hold-out: predicted, not fitted
 }
 
 // readFitInput reads "TRACE[:key=value,...]"; TRACE may be step_time=VALUE (s, ms, us, ns), a
@@ -284,7 +300,9 @@ type fitInput struct {
 func readFitInput(arg string, re *regexp.Regexp, warmup int) (fitInput, error) {
 	var err error
 	path, ov, _ := strings.Cut(arg, ":")
-	in := fitInput{name: path}
+	// The observation is named by the whole argument: two step_time= observations differ only
+	// in their overrides.
+	in := fitInput{name: arg}
 	if ov != "" {
 		for _, kv := range strings.Split(ov, ",") {
 			if !strings.Contains(kv, "=") {
@@ -319,8 +337,6 @@ func readFitInput(arg string, re *regexp.Regexp, warmup int) (fitInput, error) {
 type fitSimulator interface {
 	// Base is the GPU profile the scenario names, before calibration.
 	Base() hw.GPU
-	// Framework is the scenario's framework (train.Config.Framework).
-	Framework() string
 	// Predictor returns the simulator of the scenario with the overrides (key=value) applied.
 	Predictor(overrides []string) (calibrate.Predictor, error)
 }
@@ -329,17 +345,18 @@ type fitSimulator interface {
 // calibrated profile.
 // fitOptions are the fit flags.
 type fitOptions struct {
-	useMemory   bool
-	priorWeight float64
-	maxRuns     int
-	profileOut  string
-	convScale   bool // fit conv_scale apart from compute_scale
+	useMemory  bool
+	widthScale float64 // multiplies the efficiencies' prior widths
+	obsError   float64 // 0: calibrate.DefaultObsError
+	maxRuns    int
+	profileOut string
 }
 
 func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSimulator, opt fitOptions) error {
 	var obs []calibrate.Observation
 	type traceSummary struct {
 		Trace     string                   `json:"trace"`
+		HoldOut   bool                     `json:"hold_out,omitempty"`
 		Overrides []string                 `json:"overrides,omitempty"`
 		Steps     calibrate.StepSeries     `json:"steps"`
 		Memory    calibrate.MemoryAnalysis `json:"memory"`
@@ -358,7 +375,7 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		if err != nil {
 			return asUsage(fmt.Errorf("%s: %w", in.name, err))
 		}
-		o := calibrate.Observation{Name: in.name, StepTime: in.steps.Median, Predict: pred}
+		o := calibrate.Observation{Name: in.name, StepTime: in.steps.Median, HoldOut: in.holdOut, Predict: pred}
 		if in.memErr == nil {
 			o.ContextBytes = float64(in.memory.ContextBytes)
 			if opt.useMemory && in.memory.Mode != calibrate.ModeUnknown {
@@ -366,30 +383,27 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 			}
 		}
 		obs = append(obs, o)
-		s := traceSummary{Trace: in.name, Overrides: in.overrides, Steps: in.steps, Memory: in.memory}
+		s := traceSummary{Trace: in.name, HoldOut: in.holdOut, Overrides: in.overrides, Steps: in.steps, Memory: in.memory}
 		if in.memErr != nil {
 			s.MemoryErr = in.memErr.Error()
 		}
 		summaries = append(summaries, s)
 	}
 	base := sim.Base()
-	prior := calibrate.PriorParams(base)
-	if opt.convScale {
-		prior.ConvScale = 1
-	}
-	if sim.Framework() == "jax" {
-		// Keras 3 on JAX pays its host cost per call and per state array (train/dispatch.go),
-		// not the profile's StepOverhead: the fit's host parameter for it.
-		prior.HostDispatchScale = base.DispatchScale()
-	}
-	res, err := calibrate.Fit(obs, calibrate.FitConfig{Prior: prior, PriorWeight: opt.priorWeight, MaxEvaluations: opt.maxRuns})
+	res, err := calibrate.Fit(obs, calibrate.FitConfig{Params: calibrate.PriorParams(base, opt.widthScale), ObsError: opt.obsError, MaxEvaluations: opt.maxRuns})
 	if err != nil {
 		return err
+	}
+	nFit := 0
+	for _, in := range inputs {
+		if !in.holdOut {
+			nFit++
+		}
 	}
 	if opt.profileOut != "" {
 		g := calibrate.ApplyParams(base, res.Params)
 		g.Name = strings.TrimSuffix(base.Name, "-calibrated") + "-calibrated"
-		g.Description = fmt.Sprintf("%s, calibrated by gpusim calibrate fit on %d trace(s)", base.Description, len(inputs))
+		g.Description = fmt.Sprintf("%s, calibrated by gpusim calibrate fit on %d trace(s)", base.Description, nFit)
 		if err := calibrate.WriteFileAtomic(opt.profileOut, g.WriteProfile); err != nil {
 			return err
 		}
@@ -403,6 +417,9 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		}{summaries, res})
 	}
 	for _, s := range summaries {
+		if s.HoldOut {
+			fmt.Fprint(stdout, "held out: ")
+		}
 		fmt.Fprintf(stdout, "%s: %d step times (%s, %d warm-up), median %s\n", s.Trace, len(s.Steps.Times), s.Steps.Source, s.Steps.Warmup, formatSeconds(s.Steps.Median))
 		if s.MemoryErr != "" {
 			fmt.Fprintf(stdout, "  memory: %s\n", s.MemoryErr)
@@ -425,20 +442,17 @@ func newFitSimulator(ctx context.Context, scenario string) (fitSimulator, error)
 	if err != nil {
 		return nil, asUsage(fmt.Errorf("%s: hardware.gpu: %w", scenario, err))
 	}
-	return &trainSimulator{ctx: ctx, scenario: scenario, base: base, framework: sc.Config.Framework}, nil
+	return &trainSimulator{ctx: ctx, scenario: scenario, base: base}, nil
 }
 
 // trainSimulator runs train on the scenario with the fitted profile.
 type trainSimulator struct {
 	ctx       context.Context
-	scenario  string
-	base      hw.GPU
-	framework string
+	scenario string
+	base     hw.GPU
 }
 
 func (s *trainSimulator) Base() hw.GPU { return s.base }
-
-func (s *trainSimulator) Framework() string { return s.framework }
 
 // Predictor returns the simulator of the scenario with overrides applied. Each candidate
 // profile is handed to train in memory (train.Config.GPUProfile); it is the same profile a

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -199,7 +201,7 @@ func TestCalibrateWholePath(t *testing.T) {
 	prof := filepath.Join(dir, "h200-calibrated.yaml")
 	out.Reset()
 	args := []string{"fit", td + "torch-resnet50-b64.json.gz", td + "torch-resnet50-b128.json.gz:batch=128",
-		"--scenario", td + "torch-h200.yaml", "--no-memory", "--max-runs", "400", "--profile-out", prof, "-o", "json"}
+		"--scenario", td + "torch-h200.yaml", "--no-memory", "--profile-out", prof, "-o", "json"}
 	if err := runCalibrate(ctx, &out, &out, args, openFake(&fakeGPUs{})); err != nil {
 		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, out.String())
 	}
@@ -221,8 +223,13 @@ func TestCalibrateWholePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Name != "h200-calibrated" || g.LaunchOverhead != fit.Fit.Params.LaunchOverhead {
-		t.Errorf("calibrated profile: name %q launch %g, want h200-calibrated, %g", g.Name, g.LaunchOverhead, fit.Fit.Params.LaunchOverhead)
+	if g.Name != "h200-calibrated" || g.LaunchOverhead != fit.Fit.Params[calibrate.ParamLaunchOverhead] {
+		t.Errorf("calibrated profile: name %q launch %g, want h200-calibrated, %g", g.Name, g.LaunchOverhead, fit.Fit.Params[calibrate.ParamLaunchOverhead])
+	}
+	for _, p := range fit.Fit.Table {
+		if p.Name == "conv_tf32" && !(p.Identified && p.AtBound) {
+			t.Errorf("conv_tf32: %+v, want fitted to its bound and reported there", p)
+		}
 	}
 	// The context is the PyTorch context the traces show (612 MiB).
 	if got := g.ContextBytes >> 20; got < 600 || got > 624 {
@@ -245,12 +252,14 @@ func TestCalibrateWholePath(t *testing.T) {
 		after := stepTime("--set", "model="+m.model, "--set", "hardware.gpu=@"+prof)
 		eb, ea := before/steps.Median-1, after/steps.Median-1
 		t.Logf("%s: measured %.2f ms, uncalibrated %.2f ms (%+.1f%%), calibrated %.2f ms (%+.1f%%)", m.model, 1e3*steps.Median, 1e3*before, 100*eb, 1e3*after, 100*ea)
-		// MobileNetV2 must gain. VGG16 is already within 6% uncalibrated; the fit on PyTorch's
-		// ResNet-50 (whose kernels run faster than the TF plan's: compute and memory scales
-		// about 1.8) overshoots it to -26%, pinned here at 30%.
+		// MobileNetV2 must gain. VGG16 is already within 4% uncalibrated; PyTorch's ResNet-50
+		// convolutions (NHWC, channels_last) run faster than the TF plan's, the fit takes
+		// conv_tf32 to its bound (the TF32 peak) and reports it so, and VGG16, convolutions
+		// nearly all through, comes out 37% fast: pinned here at 45%. Two traces of one
+		// model on another framework's kernels say nothing of how VGG16's shapes run.
 		if m.model == "vgg16" {
-			if math.Abs(ea) > 0.30 {
-				t.Errorf("%s: calibrated error %+.1f%%, want within 30%%", m.model, 100*ea)
+			if math.Abs(ea) > 0.45 {
+				t.Errorf("%s: calibrated error %+.1f%%, want within 45%%", m.model, 100*ea)
 			}
 			continue
 		}
@@ -331,14 +340,74 @@ func TestCalibrateFitJAXPlateau(t *testing.T) {
 	}
 }
 
-// TestCalibrateFitKerasRecordings fits the H200 profile on six real Keras fit step times
-// (testdata/h200/keras/steps.csv): two models (ResNet-50 batch 64-256, VGG16 batch 128),
-// device-fed (the batch already on the GPU, input_on_device; the synchronised median, since
-// fit waits for every step) and host-fed from numpy arrays, given as step_time= observations. The fit lowers
-// every residual it can (the host-fed rows bound by the array feed cannot move), and the
-// fitted profile predicts device-fed configs outside the fit (other models, batch, precision)
-// about as well as the spec-sheet profile. The host-fed rows name their arrays' size
-// (fit_arrays_samples, four batches as keras_fit.py's), so their epoch ends are simulated.
+// kerasRecording is one phase-A config of testdata/h200/keras/steps.csv as calibrate fit
+// observations: its device-fed step (the synchronised median, the batch already on the GPU) and
+// its host-fed one (model.fit from numpy arrays of four batches, as keras_fit.py ran it, so
+// that the epoch ends are simulated).
+type kerasRecording struct {
+	model, precision string
+	batch            int
+	device, host     string // step_time=...:overrides
+}
+
+func readKerasRecordings(t *testing.T, path string) []kerasRecording {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	var out []kerasRecording
+	for _, r := range rows[1:] {
+		if r[col["phase"]] != "A" || r[col["status"]] != "ok" {
+			continue
+		}
+		k := kerasRecording{model: r[col["model"]], precision: r[col["precision"]]}
+		k.batch, err = strconv.Atoi(r[col["batch"]])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets := fmt.Sprintf("batch=%d", k.batch)
+		if k.model != "resnet50" {
+			sets = "model=" + k.model + "," + sets
+		}
+		if k.precision != "float32" {
+			sets += ",precision=" + k.precision
+		}
+		k.device = fmt.Sprintf("step_time=%sms:%s,input_on_device=true", r[col["device_sync_median_ms"]], sets)
+		k.host = fmt.Sprintf("step_time=%sms:%s,fit_from_arrays=true,fit_arrays_samples=%d", r[col["host_fed_ms"]], sets, 4*k.batch)
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestCalibrateFitKerasRecordings fits the H200 profile on real Keras 3 fit step times
+// (testdata/h200/keras/steps.csv, phase A) and predicts recordings it was not fitted on.
+//
+// Fitted, by rule: float32 ResNet-50 at the smallest and the largest batch recorded (64, 256)
+// and float32 VGG16 (its one batch, 128), each device-fed and host-fed. Two models, batches
+// 64-256, both feeds; a config's two feeds go in together, so that a host-fed step's device
+// part is pinned by its device-fed twin and what is left of it falls to the host.
+//
+// Held out, by rule: every other config of the recording. The claim is judged on their
+// device-fed steps, which the recording reproduces (phases A and B of a config, separate
+// processes, differ by a median of 1.3%); their host-fed steps are predicted and printed too,
+// but they do not repeat to better than what a calibration changes (steps.csv against the
+// repeats of host/kmodel.csv: ResNet-50 mixed_float16 batch 256 host-fed 92.1 against 73.4 ms).
+//
+// The fit must converge (not stop on its evaluation limit), lower its residuals, leave at the
+// spec sheet what the recordings cannot identify (half-precision efficiencies from float32
+// steps; the TF step overhead and the per-kernel launch cost, which a JAX step run from CUDA
+// graphs does not pay), and predict the held-out device-fed steps better than the spec-sheet
+// profile does.
 func TestCalibrateFitKerasRecordings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits through train (seconds)")
@@ -346,11 +415,22 @@ func TestCalibrateFitKerasRecordings(t *testing.T) {
 	const td = "../../calibrate/testdata/"
 	ctx := context.Background()
 	prof := filepath.Join(t.TempDir(), "keras-calibrated.yaml")
-	args := []string{"fit",
-		"step_time=24.084ms:batch=64,input_on_device=true", "step_time=33.675ms:batch=64,fit_from_arrays=true,fit_arrays_samples=256",
-		"step_time=70.782ms:batch=256,input_on_device=true", "step_time=50.688ms:batch=128,fit_from_arrays=true,fit_arrays_samples=512",
-		"step_time=65.934ms:model=vgg16,batch=128,input_on_device=true", "step_time=76.895ms:model=vgg16,batch=128,fit_from_arrays=true,fit_arrays_samples=512",
-		"--scenario", td + "keras-h200.yaml", "--no-memory", "--max-runs", "600", "--profile-out", prof, "-o", "json"}
+	args := []string{"fit"}
+	var held []string
+	heldDevice := map[string]bool{}
+	for _, k := range readKerasRecordings(t, "../../testdata/h200/keras/steps.csv") {
+		fit := k.precision == "float32" && (k.model == "resnet50" && (k.batch == 64 || k.batch == 256) || k.model == "vgg16")
+		if fit {
+			args = append(args, k.device, k.host)
+			continue
+		}
+		held = append(held, "--hold-out", k.device, "--hold-out", k.host)
+		heldDevice[k.device] = true
+	}
+	if len(args) != 7 || len(heldDevice) != 10 {
+		t.Fatalf("fit %d observations, %d device-fed held out: want 6 and 10 (steps.csv changed?)", len(args)-1, len(heldDevice))
+	}
+	args = append(append(args, held...), "--scenario", td+"keras-h200.yaml", "--no-memory", "--profile-out", prof, "-o", "json")
 	var out bytes.Buffer
 	if err := runCalibrate(ctx, &out, &out, args, openFake(&fakeGPUs{})); err != nil {
 		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, out.String())
@@ -361,65 +441,70 @@ func TestCalibrateFitKerasRecordings(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &fit); err != nil {
 		t.Fatal(err)
 	}
-	var before, after float64
-	for _, r := range fit.Fit.Residuals {
-		before += math.Abs(r.RelErrBefore())
-		after += math.Abs(r.RelErrAfter())
+	var text bytes.Buffer
+	if err := fit.Fit.WriteText(&text); err != nil {
+		t.Fatal(err)
 	}
-	n := float64(len(fit.Fit.Residuals))
-	t.Logf("fit: MAE %.1f%% before, %.1f%% after; params %+v", 100*before/n, 100*after/n, fit.Fit.Params)
-	if len(fit.Fit.Residuals) != 6 || after >= before {
-		t.Errorf("fit residuals: %d, MAE %.1f%% after vs %.1f%% before, want 6 and lower", len(fit.Fit.Residuals), 100*after/n, 100*before/n)
+	t.Logf("gpusim calibrate %s\n%s", strings.Join(args, " "), text.String())
+	r := fit.Fit
+	if !r.Converged || r.Status != "FunctionConvergence" {
+		t.Errorf("fit: %s after %d runs, converged %v: want Nelder-Mead's convergence", r.Status, r.Evaluations, r.Converged)
 	}
-	if p := fit.Fit.Params; p.LaunchOverhead > 1e-4 || p.StepOverhead <= 0 || p.StepOverhead > 0.02 {
-		t.Errorf("fitted launch %g s, step overhead %g s: want a launch overhead under 100 us and a step overhead in (0, 20 ms]", p.LaunchOverhead, p.StepOverhead)
+	before, after := calibrate.MAE(r.Residuals)
+	if len(r.Residuals) != 6 || after >= before {
+		t.Errorf("fit residuals: %d, MAE %.1f%% after vs %.1f%% before, want 6 and lower", len(r.Residuals), 100*after, 100*before)
 	}
-	stepTime := func(args ...string) float64 {
-		t.Helper()
-		var out bytes.Buffer
-		if err := run(ctx, &out, &out, append([]string{"run", td + "keras-h200.yaml", "-o", "json"}, args...)); err != nil {
-			t.Fatalf("gpusim run %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	identified := map[string]bool{}
+	for _, p := range r.Table {
+		identified[p.Name] = p.Identified
+		if !p.Identified && r.Params[p.Name] != p.Prior {
+			t.Errorf("%s: not identified but moved from %g to %g", p.Name, p.Prior, r.Params[p.Name])
 		}
-		var r struct {
-			StepTime float64 `json:"step_time_s"`
-		}
-		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		return r.StepTime
 	}
-	var eSpec, eFit float64
-	held := []struct {
-		sets     []string
-		measured float64
-	}{
-		{[]string{"model=inceptionv3", "batch=128", "input_on_device=true"}, 58.281e-3},
-		{[]string{"model=efficientnetb0", "batch=128", "input_on_device=true"}, 27.325e-3},
-		{[]string{"model=mobilenetv2", "batch=128", "input_on_device=true"}, 21.283e-3},
-		{[]string{"batch=128", "input_on_device=true"}, 39.882e-3},
-		{[]string{"batch=128", "precision=mixed_float16", "input_on_device=true"}, 24.811e-3},
-		{[]string{"batch=64", "precision=mixed_bfloat16", "input_on_device=true"}, 17.34e-3},
-	}
-	for _, h := range held {
-		var a []string
-		for _, s := range h.sets {
-			a = append(a, "--set", s)
+	for _, n := range []string{"conv_half", "memory_by_kind.xla_batchnorm_half", calibrate.ParamStepOverhead, calibrate.ParamLaunchOverhead} {
+		if identified[n] {
+			t.Errorf("%s identified by float32 JAX steps: want it left at the spec sheet", n)
 		}
-		spec := stepTime(a...)
-		fitted := stepTime(append(a, "--set", "hardware.gpu=@"+prof)...)
-		t.Logf("%v: measured %.2f ms, spec-sheet %.2f ms (%+.1f%%), calibrated %.2f ms (%+.1f%%)", h.sets, 1e3*h.measured,
-			1e3*spec, 100*(spec/h.measured-1), 1e3*fitted, 100*(fitted/h.measured-1))
-		eSpec += math.Abs(spec/h.measured - 1)
-		eFit += math.Abs(fitted/h.measured - 1)
 	}
-	m := float64(len(held))
-	t.Logf("held out: MAE %.1f%% spec-sheet, %.1f%% calibrated", 100*eSpec/m, 100*eFit/m)
-	// The spec-sheet profile already predicts these within 5% (the host cost per state array,
-	// train/dispatch.go; XLA's NHWC convolutions on Hopper); a fit of two scales on six
-	// float32 steps must not lose more than 1.5 points against it and must hold them within
-	// 6.5% (4.7% and 6.2% when set).
-	if eFit > eSpec+0.015*m || eFit > 0.065*m {
-		t.Errorf("held-out MAE: calibrated %.1f%%, spec-sheet %.1f%%: the calibration did not transfer", 100*eFit/m, 100*eSpec/m)
+	for _, n := range []string{"conv_tf32", calibrate.ParamHostDispatchScale} {
+		if !identified[n] {
+			t.Errorf("%s not identified: want it fitted", n)
+		}
+	}
+	var dev, host []calibrate.Residual
+	for _, h := range r.HoldOut {
+		if heldDevice[h.Observation] {
+			dev = append(dev, h)
+		} else {
+			host = append(host, h)
+		}
+	}
+	spec, cal := calibrate.MAE(dev)
+	hs, hc := calibrate.MAE(host)
+	t.Logf("held out, device-fed (%d): MAE %.1f%% spec-sheet, %.1f%% calibrated; host-fed (%d, not judged): %.1f%%, %.1f%%", len(dev), 100*spec, 100*cal, len(host), 100*hs, 100*hc)
+	if len(dev) != 10 || cal >= spec {
+		t.Errorf("held-out device-fed MAE: calibrated %.1f%%, spec-sheet %.1f%% over %d: the calibration did not transfer", 100*cal, 100*spec, len(dev))
+	}
+	// The written profile is what the fit predicted with: gpusim run with it gives the
+	// held-out step the fit reported.
+	h := dev[0]
+	_, ov, _ := strings.Cut(h.Observation, ":")
+	runArgs := []string{"run", td + "keras-h200.yaml", "-o", "json", "--set", "hardware.gpu=@" + prof}
+	for _, kv := range strings.Split(ov, ",") {
+		runArgs = append(runArgs, "--set", kv)
+	}
+	out.Reset()
+	if err := run(ctx, &out, &out, runArgs); err != nil {
+		t.Fatalf("gpusim %s: %v\n%s", strings.Join(runArgs, " "), err, out.String())
+	}
+	var got struct {
+		StepTime float64 `json:"step_time_s"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got.StepTime/h.After-1) > 1e-6 {
+		t.Errorf("gpusim run with the calibrated profile: %s step %g s, the fit predicted %g s", ov, got.StepTime, h.After)
 	}
 }
 
@@ -428,7 +513,8 @@ func TestCalibrateFitKerasRecordings(t *testing.T) {
 // slower than the one train's constants were measured on must land that on
 // host_dispatch_scale. The recordings here are the simulator's own steps with the H200
 // profile at host_dispatch_scale 1.5 (the two models and feeds of
-// TestCalibrateFitKerasRecordings); the fit must find 1.5 and leave the GPU's scales at 1.
+// TestCalibrateFitKerasRecordings); the fit must find 1.5 and leave the GPU's efficiencies
+// where they were.
 func TestCalibrateFitJAXHostScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits through train (seconds)")
@@ -478,8 +564,12 @@ func TestCalibrateFitJAXHostScale(t *testing.T) {
 	}
 	p := fit.Fit.Params
 	t.Logf("fitted %+v\n%s", p, out.String())
-	if math.Abs(p.HostDispatchScale/1.5-1) > 0.05 || math.Abs(p.ComputeScale-1) > 0.03 || math.Abs(p.MemoryScale-1) > 0.03 {
-		t.Errorf("fit of a host 1.5x slower: host_dispatch_scale %.3f, compute_scale %.3f, memory_scale %.3f; want 1.5, 1, 1",
-			p.HostDispatchScale, p.ComputeScale, p.MemoryScale)
+	if math.Abs(p[calibrate.ParamHostDispatchScale]/1.5-1) > 0.05 {
+		t.Errorf("fit of a host 1.5x slower: host_dispatch_scale %.3f, want 1.5", p[calibrate.ParamHostDispatchScale])
+	}
+	for _, q := range fit.Fit.Table {
+		if q.Name != calibrate.ParamHostDispatchScale && math.Abs(q.Fitted/q.Prior-1) > 0.03 {
+			t.Errorf("fit of a host 1.5x slower moved %s from %g to %g: want the GPU's left within 3%%", q.Name, q.Prior, q.Fitted)
+		}
 	}
 }
