@@ -41,12 +41,17 @@
 //
 // # Fitting
 //
-// [Fit] adjusts [Params] (scales of the compute and memory efficiencies, kernel launch overhead,
-// context bytes, and, when Prior.ConvScale is positive, a separate scale of the convolution
-// efficiencies) with gonum/optimize (Nelder-Mead) so that a [Predictor] (the simulator, as a function from
-// parameters to step time and memory) matches the [Observation]s taken from one or more traces.
-// A weak prior pulls each parameter toward its uncalibrated value, so a single trace (two
-// numbers) still gives a well-posed fit; [FitResult] carries the residuals before and after.
+// [Fit] adjusts [Params], named values of the profile: one efficiency per math path and memory
+// kind as hw prices them (conv_tf32, memory, memory_by_kind.xla_batchnorm, ...), the launch and
+// step overheads, Keras on JAX's host dispatch scale and the context size ([PriorParams] lists
+// them for a profile), with gonum/optimize (Nelder-Mead) so that a [Predictor] (the simulator,
+// as a function from parameters to step time and memory) matches the [Observation]s taken from
+// one or more traces. It is a maximum a posteriori estimate: each parameter has a prior in log
+// space around the profile's value, of a width with a stated source (the scatter of the H200's
+// micro-benchmarks of its kind), against an observation error of [DefaultObsError]. A parameter
+// the fitted observations do not identify (a half-precision efficiency from float32 steps) is
+// not fitted and is reported so. Observations marked HoldOut are predicted and reported apart
+// ([FitResult] HoldOut), as a test of the fit on jobs it did not see.
 // cmd/gpusim's predictor runs train with the candidate profile in memory
 // (train.Config.GPUProfile = &candidate):
 //
@@ -57,5 +62,5 @@
 //		...
 //		return calibrate.Prediction{StepTime: res.StepTime}, nil
 //	}}}
-//	fit, err := calibrate.Fit(obs, calibrate.FitConfig{Prior: calibrate.PriorParams(base)})
+//	fit, err := calibrate.Fit(obs, calibrate.FitConfig{Params: calibrate.PriorParams(base, 1)})
 package calibrate

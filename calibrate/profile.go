@@ -186,9 +186,9 @@ const (
 	widthGEMMFP32 = 0.07
 	widthGEMMTF32 = 0.32
 	widthGEMMHalf = 0.05
-	// widthVector: element-wise math on the CUDA cores, read from the depthwise convolutions
-	// priced on that path (memkinds/micro.csv dwconv rows and micro.csv's grouped
-	// convolutions: 0.16 over 6 shapes).
+	// widthVector: math on the CUDA cores, read from the depthwise convolutions hw prices on
+	// that path (micro.csv's convolutions with as many groups as channels: 0.16 over 6
+	// shapes).
 	widthVector = 0.16
 	// widthMemory: XLA's loop fusions of 64M elements and more against the streaming
 	// efficiency (memkinds/micro.csv add, relu, chain8_fused and casts, float32 and
@@ -227,7 +227,7 @@ var efficiencyParams = []struct {
 	{"conv_tf32", widthConv, "H200 convolution micro-benchmarks"},
 	{"conv_half", widthConv, "H200 convolution micro-benchmarks"},
 	{"vector", widthVector, "H200 depthwise micro-benchmarks"},
-	{"memory", widthMemory, "H200 XLA loop-fusion micro-benchmarks"},
+	{"memory", widthMemory, "H200 loop-fusion micro-benchmarks (XLA)"},
 }
 
 // PriorParams are the parameters a fit may adjust on profile g, at g's values, with their prior
@@ -253,7 +253,7 @@ func PriorParams(g hw.GPU, widthScale float64) []Param {
 	sort.Strings(kinds)
 	for _, k := range kinds {
 		if v := g.Efficiency.MemoryByKind[k]; v > 0 {
-			ps = append(ps, Param{Name: "memory_by_kind." + k, Prior: v, Width: widthMemoryKind * widthScale, Source: "H200 XLA batch-norm micro-benchmarks", Min: v * 0.05, Max: maxEfficiency})
+			ps = append(ps, Param{Name: "memory_by_kind." + k, Prior: v, Width: widthMemoryKind * widthScale, Source: "H200 batch-norm micro-benchmarks (XLA)", Min: v * 0.05, Max: maxEfficiency})
 		}
 	}
 	launch := g.LaunchOverhead
