@@ -447,7 +447,7 @@ func newFitSimulator(ctx context.Context, scenario string) (fitSimulator, error)
 
 // trainSimulator runs train on the scenario with the fitted profile.
 type trainSimulator struct {
-	ctx       context.Context
+	ctx      context.Context
 	scenario string
 	base     hw.GPU
 }
