@@ -22,6 +22,12 @@ type OptimizerSpec struct {
 	// OutsideXLA: the update runs as TF ops of its own even under XLA (not compiled into the
 	// train step's clusters, so not fused and not replayed from CUDA graphs).
 	OutsideXLA bool
+	// MicroStepBytesPerElement and MicroStepKernels are what the optimizer's own code does to
+	// every micro-step's gradients when it accumulates them, before adding them to the
+	// accumulators (0: nothing); MixedMicroStepBytesPerElement and MixedMicroStepKernels what
+	// mixed precision adds to that.
+	MicroStepBytesPerElement, MixedMicroStepBytesPerElement float64
+	MicroStepKernels, MixedMicroStepKernels                 int
 	// EarlyTemps: for an update written as separate TF graph ops, the float32 tensors of the
 	// variable's shape it computes from the variable and its slots alone, with one more for a
 	// variable it decays (DecayExclude). TF's executor runs an op as soon as its inputs are
@@ -71,6 +77,14 @@ var optimizers = map[string]OptimizerSpec{
 	// 42 float32 tensor passes (168 bytes) per element. Its variables are TF1 reference
 	// variables (tf.get_variable in a graph), which XLA does not compile, so the update stays
 	// outside the XLA clusters under --use_xla.
+	// With gradient accumulation (num_accumulation_steps > 1, NVIDIA's create_optimizer) every
+	// micro-step's gradients are clipped before they are added to the accumulators
+	// (tf.clip_by_global_norm: the l2 reduction and the mul, 12 bytes and 2 kernels per
+	// element); under --amp, enable_mixed_precision_graph_rewrite's compute_gradients unscales
+	// them (a mul, 8 bytes) and all_are_finite checks them (is_finite and its reduction, 4
+	// bytes) on every micro-step too (MicroStep fields). The update at the last micro-step
+	// still counts its own clip: 12 bytes per element once per update, which the clips of the
+	// micro-steps before it outweigh by the number of micro-steps.
 	// Memory (google-research/bert optimization.py, the same code): beta_1 * m, beta_2 * v and,
 	// for every variable whose name has none of "LayerNorm", "layer_norm", "bias"
 	// (create_optimizer's exclude_from_weight_decay), weight_decay_rate * param depend on
@@ -78,7 +92,8 @@ var optimizers = map[string]OptimizerSpec{
 	// tf.square(grad) of every variable are written before any next_m (UpdateTemps 2; the word
 	// embedding's IndexedSlices gradient is converted to a dense tensor for each of the two).
 	"bert-adamw": {Name: "bert-adamw", Slots: 2, FLOPsPerElement: 14, BytesPerElement: 168, Kernels: 19, OutsideXLA: true,
-		EarlyTemps: 2, DecayExclude: []string{"LayerNorm", "layer_norm", "bias"}, UpdateTemps: 2},
+		EarlyTemps: 2, DecayExclude: []string{"LayerNorm", "layer_norm", "bias"}, UpdateTemps: 2,
+		MicroStepBytesPerElement: 12, MicroStepKernels: 2, MixedMicroStepBytesPerElement: 12, MixedMicroStepKernels: 2},
 	// bert-lamb is the LAMBOptimizer of the same file, which NVIDIA's TF1 pre-training runs
 	// (run_pretraining.py --optimizer_type=lamb): per variable, after clip_by_global_norm (an
 	// l2 reduction and a mul), next_m (mul, mul, add), next_v (square, mul, mul, add), the two
@@ -86,8 +101,9 @@ var optimizers = map[string]OptimizerSpec{
 	// decay (mul, add), the two norms of param and update (square, sum, sqrt each: one pass
 	// each), ratio * lr * update (mul), param - update (sub) and three assigns: 24 kernels,
 	// 20 FLOPs and 48 float32 tensor passes (192 bytes) per element, outside the XLA clusters
-	// as bert-adamw's.
-	"bert-lamb": {Name: "bert-lamb", Slots: 2, FLOPsPerElement: 20, BytesPerElement: 192, Kernels: 24, OutsideXLA: true},
+	// as bert-adamw's, and the same per micro-step when it accumulates.
+	"bert-lamb": {Name: "bert-lamb", Slots: 2, FLOPsPerElement: 20, BytesPerElement: 192, Kernels: 24, OutsideXLA: true,
+		MicroStepBytesPerElement: 12, MicroStepKernels: 2, MixedMicroStepBytesPerElement: 12, MixedMicroStepKernels: 2},
 }
 
 // Optimizers lists the optimizer names Plan accepts.

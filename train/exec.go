@@ -384,14 +384,26 @@ func (r *runner) endBackward(rep *replica) {
 		return
 	}
 	// accumulator += gradient for every variable: read both, write one (one
-	// AssignAddVariableOp per variable; XLA fuses them into one kernel).
+	// AssignAddVariableOp per variable; XLA fuses them into one kernel), after what the
+	// optimizer's code does to each micro-step's gradients (models.OptimizerSpec's MicroStep
+	// fields: NVIDIA's TF1 BERT clips, unscales and checks them every micro-step).
 	// Every micro-step of every replica adds the same bytes: priced once per run.
 	if r.accumCost == nil {
-		kernels := len(p.Gradients)
+		kernels, passes := len(p.Gradients), 1
+		bytes := 3 * float64(r.gradBytes)
+		if o, err := models.LookupOptimizer(r.cfg.Optimizer); err == nil {
+			per, k := o.MicroStepBytesPerElement, o.MicroStepKernels
+			if models.Precision(r.cfg.Precision) == models.MixedFloat16 {
+				per, k = per+o.MixedMicroStepBytesPerElement, k+o.MixedMicroStepKernels
+			}
+			// The gradients are float32: per element bytes are a quarter of theirs.
+			bytes += per / 4 * float64(r.gradBytes)
+			passes += k
+		}
 		if r.cfg.XLA {
 			kernels = 1
 		}
-		c, err := r.gpu.Cost(hw.Work{Kind: hw.KindElementwise, Bytes: 3 * float64(r.gradBytes), Kernels: kernels, TF32: r.cfg.TF32})
+		c, err := r.gpu.Cost(hw.Work{Kind: hw.KindElementwise, Bytes: bytes, Kernels: kernels * passes, TF32: r.cfg.TF32})
 		if err != nil {
 			panic("train: pricing gradient accumulation: " + err.Error())
 		}

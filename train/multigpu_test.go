@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpusim/gpusim/collective"
+	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/models"
 )
 
@@ -466,6 +467,46 @@ func TestStrategyDevices(t *testing.T) {
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Field != "StrategyDevices" {
 			t.Errorf("strategy.devices=%v: error %v, want one on strategy.devices", bad, err)
+		}
+	}
+}
+
+// TestAccumulationClipsEveryMicroStep: NVIDIA's TF1 BERT optimizers (bert-adamw, bert-lamb)
+// clip every micro-step's gradients before accumulating them, and under AMP unscale and check
+// them too (models.OptimizerSpec's MicroStep fields), so the backward category of an
+// accumulated update grows, per micro-step, by those passes over the float32 gradients over
+// Keras Adam's, whose accumulation adds the gradients only.
+func TestAccumulationClipsEveryMicroStep(t *testing.T) {
+	bwd := func(opt, precision string) float64 {
+		res := mustRun(t, cfgWith(func(c *Config) {
+			c.Model, c.GPU, c.Batch, c.AccumulationSteps, c.Steps = "bert-base", "v100-16gb", 32, 4, 4
+			c.Optimizer, c.Precision = opt, precision
+		}))
+		for _, s := range res.Breakdown {
+			if s.Category == CatBackward {
+				return s.Seconds
+			}
+		}
+		return 0
+	}
+	grads := 0.0
+	for _, g := range gradientSizes(t, "bert-base", 8) {
+		grads += float64(g)
+	}
+	gpu, err := hw.LookupGPU("v100-16gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		precision string
+		bytes     float64 // per float32 gradient element and micro-step
+	}{{"float32", 12}, {"mixed_float16", 24}} {
+		extra := bwd("bert-adamw", tc.precision) - bwd("adam", tc.precision)
+		// Four micro-steps, each bytes/4 passes over the gradients at the GPU's bandwidth.
+		floor := 4 * tc.bytes / 4 * grads / gpu.MemBandwidth
+		if extra < floor || extra > 2*floor {
+			t.Errorf("%s: bert-adamw's accumulated backward is %.3g s longer than adam's, want %.3g to %.3g s (%g bytes per element per micro-step)",
+				tc.precision, extra, floor, 2*floor, tc.bytes)
 		}
 	}
 }
