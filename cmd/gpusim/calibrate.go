@@ -429,8 +429,19 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		}
 	}
 	fmt.Fprintln(stdout)
-	return res.WriteText(stdout)
+	if err := res.WriteText(stdout); err != nil {
+		return err
+	}
+	if n := strings.TrimSuffix(base.Name, "-calibrated"); n != measuredGPU && opt.widthScale == 1 {
+		fmt.Fprintf(stdout, "note: the efficiencies' prior widths are the scatter of the %s's micro-benchmarks, whose efficiencies %s carries; --prior-width-scale 3 or more lets the traces move them further\n", measuredGPU, n)
+	}
+	return nil
 }
+
+// measuredGPU is the profile whose efficiencies were measured on its own GPU
+// (hw.DefaultEfficiency, testdata/h200): every other built-in carries them, and the prior widths
+// of calibrate.PriorParams are that GPU's scatter.
+const measuredGPU = "h200"
 
 // newFitSimulator loads the scenario the traces were recorded from; train.Run simulates it.
 func newFitSimulator(ctx context.Context, scenario string) (fitSimulator, error) {

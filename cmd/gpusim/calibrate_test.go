@@ -121,6 +121,9 @@ func TestCalibrateUsage(t *testing.T) {
 		{[]string{"calibrate", "fit", filepath.Join(dir, "missing.json"), "--scenario", "x.yaml"}, 2},
 		{[]string{"calibrate", "fit", trace, "--scenario", "x.yaml"}, 2}, // no step times in it
 		{[]string{"calibrate", "fit", trace, "--regex", "("}, 2},
+		{[]string{"calibrate", "fit", "step_time=30ms", "--scenario", "x.yaml", "--prior-width-scale", "0"}, 2},
+		{[]string{"calibrate", "fit", "step_time=30ms", "--scenario", "x.yaml", "--obs-error", "2"}, 2},
+		{[]string{"calibrate", "fit", "step_time=30ms", "--scenario", "x.yaml", "--hold-out", "step_time=30ms:batch"}, 2},
 		{[]string{"calibrate", "--help"}, 0},
 		{[]string{"calibrate", "record", "--help"}, 0},
 	}
@@ -136,8 +139,8 @@ func TestCalibrateUsage(t *testing.T) {
 // The whole path, without a GPU: inventory (NVML faked) writes a profile that gpusim run takes
 // as --set hardware.gpu=@FILE; record (NVML faked) captures a job's step times; fit calibrates
 // the H200 profile on the PyTorch ResNet-50 recordings (batch 64 and 128) through train and
-// writes a profile that gpusim run takes too; and that profile predicts two models outside the
-// fit (MobileNetV2 and VGG16, recorded on the same H200) better than the uncalibrated one.
+// writes a profile that gpusim run takes too; and that profile predicts MobileNetV2 (recorded
+// on the same H200, outside the fit) better than the uncalibrated one.
 func TestCalibrateWholePath(t *testing.T) {
 	const td = "../../calibrate/testdata/"
 	dir := t.TempDir()
@@ -570,6 +573,29 @@ func TestCalibrateFitJAXHostScale(t *testing.T) {
 	for _, q := range fit.Fit.Table {
 		if q.Name != calibrate.ParamHostDispatchScale && math.Abs(q.Fitted/q.Prior-1) > 0.03 {
 			t.Errorf("fit of a host 1.5x slower moved %s from %g to %g: want the GPU's left within 3%%", q.Name, q.Prior, q.Fitted)
+		}
+	}
+}
+
+// TestCalibrateFitCarriedEfficiencies: a fit on a profile whose efficiencies are the H200's
+// carried over (every built-in but h200) says that the prior widths are the H200's, unless
+// --prior-width-scale widens them.
+func TestCalibrateFitCarriedEfficiencies(t *testing.T) {
+	sc := filepath.Join(t.TempDir(), "a100.yaml")
+	if err := os.WriteFile(sc, []byte("model: resnet50\nbatch: 64\nframework: jax\nxla: true\nsteps: 4\nhardware:\n  gpu: a100-sxm4-80gb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		extra []string
+		note  bool
+	}{{nil, true}, {[]string{"--prior-width-scale", "3"}, false}} {
+		args := append([]string{"fit", "step_time=40ms:input_on_device=true", "--scenario", sc, "--no-memory", "--max-runs", "10"}, tc.extra...)
+		var out bytes.Buffer
+		if err := runCalibrate(context.Background(), &out, &out, args, openFake(&fakeGPUs{})); err != nil {
+			t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, out.String())
+		}
+		if got := strings.Contains(out.String(), "note: the efficiencies' prior widths are the scatter of the h200's"); got != tc.note {
+			t.Errorf("%v: note printed %v, want %v:\n%s", tc.extra, got, tc.note, out.String())
 		}
 	}
 }
