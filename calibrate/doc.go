@@ -48,7 +48,7 @@
 // as a function from parameters to step time and memory) matches the [Observation]s taken from
 // one or more traces. It is a maximum a posteriori estimate: each parameter has a prior in log
 // space around the profile's value, of a width with a stated source (the scatter of the H200's
-// micro-benchmarks of its kind), against an observation error of [DefaultObsError]. A parameter
+// micro-benchmarks of its kind), against an observation error estimated from the fit's residuals (at least [ObsErrorFloor]). A parameter
 // the fitted observations do not identify (a half-precision efficiency from float32 steps) is
 // not fitted and is reported so. Observations marked HoldOut are predicted and reported apart
 // ([FitResult] HoldOut), as a test of the fit on jobs it did not see.

@@ -71,24 +71,26 @@ type FitConfig struct {
 	Params []Param
 	// ObsError is the standard deviation of log(predicted/observed) the fit allows each
 	// observed quantity: how far a recording is expected to scatter about the simulator at the
-	// right parameters. 0: [DefaultObsError].
+	// right parameters. 0: estimated from the fit's residuals, at least [ObsErrorFloor].
 	ObsError float64
 	// MinInformation is the least information (in units of the prior's) the fitted observations
 	// must hold on a parameter for it to be fitted. Default 0.1: a parameter whose prior the
 	// data narrow by less than 5% is left at its prior.
 	MinInformation float64
-	// MaxEvaluations bounds the simulator runs of the search (default 2000; the
-	// identifiability probes come on top: four per parameter and observation).
+	// MaxEvaluations bounds the simulator runs of the search, the refits that estimate the
+	// observation error included (default 5000; the identifiability probes come on top: four
+	// per parameter).
 	MaxEvaluations int
 }
 
-// DefaultObsError is the ObsError a fit uses unless told: the run-to-run scatter of a recorded
-// step time. testdata/h200/keras/steps.csv recorded every config twice (phases A and B,
-// separate processes): the synchronised device-fed medians of the two differ by a median of
-// 1.3% over the 13 configs. What the simulator cannot express beyond that is left to the
-// priors: a parameter moves only as far as its width allows against what the observations
-// gain, and one they do not identify does not move at all.
-const DefaultObsError = 0.013
+// ObsErrorFloor is the least observation error a fit assumes: the run-to-run scatter of a
+// recorded step time. testdata/h200/keras/steps.csv recorded every config twice (phases A and
+// B, separate processes): the synchronised device-fed medians of the two differ by a median of
+// 1.3% over the 13 configs. Unless FitConfig.ObsError is given, Fit starts there and estimates
+// the error from its residuals: what the simulator cannot express at any parameters counts as
+// observation error too, so that the priors, not a chase of every residual, decide how far a
+// parameter moves.
+const ObsErrorFloor = 0.013
 
 // Residual compares one observed quantity with the simulator before and after the fit.
 type Residual struct {
@@ -130,6 +132,8 @@ type FitResult struct {
 	Residuals []Residual `json:"residuals"`
 	HoldOut   []Residual `json:"hold_out,omitempty"`
 	ObsError  float64    `json:"obs_error"`
+	// ObsErrorEstimated says ObsError was estimated from the residuals (FitConfig.ObsError 0).
+	ObsErrorEstimated bool `json:"obs_error_estimated,omitempty"`
 	// Evaluations counts the simulator runs (of every observation at one parameter set) of
 	// the probes and the search.
 	Evaluations int    `json:"evaluations"`
@@ -181,7 +185,7 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 	}
 	maxEvals := cfg.MaxEvaluations
 	if maxEvals == 0 {
-		maxEvals = 2000
+		maxEvals = 5000
 	}
 	ps := append([]Param(nil), cfg.Params...)
 	seen := map[string]bool{}
@@ -242,9 +246,9 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		}
 	}
 	e0 := logErrs(fitted, fitBefore, prior)
-	sigma := cfg.ObsError
-	if sigma == 0 {
-		sigma = DefaultObsError
+	sigma, estimate := cfg.ObsError, cfg.ObsError == 0
+	if estimate {
+		sigma = ObsErrorFloor
 	}
 	// x[j] is log(value/prior)/Width of parameter ps[active[j]].
 	at := func(active []int, x []float64) Params {
@@ -258,13 +262,12 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		}
 		return v
 	}
-	// Identifiability: each parameter alone at -2, -1, +1 and +2 widths; the information is
-	// the largest squared change of the log predictions per width, over ObsError^2.
+	// Identifiability: each parameter alone at -2, -1, +1 and +2 widths; raw is the largest
+	// squared change of the log predictions per width, the information times ObsError^2.
 	table := make([]ParamResult, len(ps))
-	var active []int
+	raw := make([]float64, len(ps))
 	for i, p := range ps {
 		table[i] = ParamResult{Param: p, Fitted: p.Prior}
-		info := 0.0
 		for _, d := range []float64{-2, -1, 1, 2} {
 			v := at([]int{i}, []float64{d})
 			pr, err := predictAll(fitted, v)
@@ -279,73 +282,82 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 				dd := (e[k] - e0[k]) / d
 				s += dd * dd
 			}
-			info = math.Max(info, s/(sigma*sigma))
-		}
-		table[i].Information = info
-		if info >= cfg.MinInformation {
-			table[i].Identified = true
-			active = append(active, i)
+			raw[i] = math.Max(raw[i], s)
 		}
 	}
 	// The search's budget comes on top of the probes'.
 	maxEvals += evals
 	var evalErr error
-	loss := func(x []float64) float64 {
-		evals++
-		v := at(active, x)
-		pr, err := predictAll(fitted, v)
-		if err != nil {
-			if evalErr == nil {
-				evalErr = err
-			}
-			return math.Inf(1)
-		}
-		sum := 0.0
-		for _, e := range logErrs(fitted, pr, v) {
-			sum += e * e / (sigma * sigma)
-		}
-		for j, i := range active {
-			// A parameter pushed past its limit costs as if it were there, plus the excess.
-			lx := math.Log(v[ps[i].Name]/ps[i].Prior) / ps[i].Width
-			sum += lx*lx + (x[j]-lx)*(x[j]-lx)
-		}
-		return sum
-	}
-	x := make([]float64, len(active))
-	fx := loss(x)
-	if math.IsInf(fx, 1) && evalErr != nil {
-		return nil, fmt.Errorf("fit: %w", evalErr)
-	}
-	status, converged := "no parameter identified", true
-	if len(active) > 0 {
-		// A coarse scan first: each parameter in turn over -3 .. +3 widths around the current
-		// point, twice. It finds the basin of a parameter whose effect starts only past a
-		// threshold (a launch overhead below the kernels' run time changes nothing), which a
-		// local simplex would not leave. Host parameters go first: a host-bound step moves only
-		// with the host's cost, and the GPU's efficiencies, scanned first, would absorb a host
-		// miss by slowing the GPU into the host's place.
-		order := make([]int, 0, len(active))
-		for j, i := range active {
-			if hostParam(ps[i].Name) {
-				order = append(order, j)
+	// search finds the loss's minimum at observation error sigma over the parameters the
+	// observations identify at that error, from the values start.
+	search := func(sigma float64, start Params, scan bool) (active []int, x []float64, fx float64, status string, converged bool, err error) {
+		for i := range ps {
+			if raw[i]/(sigma*sigma) >= cfg.MinInformation {
+				active = append(active, i)
 			}
 		}
-		for j, i := range active {
-			if !hostParam(ps[i].Name) {
-				order = append(order, j)
+		loss := func(x []float64) float64 {
+			evals++
+			v := at(active, x)
+			pr, err := predictAll(fitted, v)
+			if err != nil {
+				if evalErr == nil {
+					evalErr = err
+				}
+				return math.Inf(1)
 			}
+			sum := 0.0
+			for _, e := range logErrs(fitted, pr, v) {
+				sum += e * e / (sigma * sigma)
+			}
+			for j, i := range active {
+				// A parameter pushed past its limit costs as if it were there, plus the excess.
+				lx := math.Log(v[ps[i].Name]/ps[i].Prior) / ps[i].Width
+				sum += lx*lx + (x[j]-lx)*(x[j]-lx)
+			}
+			return sum
 		}
-		for sweep := 0; sweep < 2; sweep++ {
-			for _, j := range order {
-				best := x[j]
-				for k := -6; k <= 6; k++ {
-					if k == 0 {
-						continue
-					}
-					y := append([]float64(nil), x...)
-					y[j] = best + 0.5*float64(k)
-					if f := loss(y); f < fx {
-						fx, x[j] = f, y[j]
+		x = make([]float64, len(active))
+		for j, i := range active {
+			x[j] = math.Log(start[ps[i].Name]/ps[i].Prior) / ps[i].Width
+		}
+		fx = loss(x)
+		if math.IsInf(fx, 1) && evalErr != nil {
+			return nil, nil, 0, "", false, evalErr
+		}
+		if len(active) == 0 {
+			return active, x, fx, "no parameter identified", true, nil
+		}
+		if scan {
+			// A coarse scan first: each parameter in turn over -3 .. +3 widths around the
+			// current point, twice. It finds the basin of a parameter whose effect starts only
+			// past a threshold (a launch overhead below the kernels' run time changes nothing),
+			// which a local simplex would not leave. Host parameters go first: a host-bound
+			// step moves only with the host's cost, and the GPU's efficiencies, scanned first,
+			// would absorb a host miss by slowing the GPU into the host's place.
+			order := make([]int, 0, len(active))
+			for j, i := range active {
+				if hostParam(ps[i].Name) {
+					order = append(order, j)
+				}
+			}
+			for j, i := range active {
+				if !hostParam(ps[i].Name) {
+					order = append(order, j)
+				}
+			}
+			for sweep := 0; sweep < 2; sweep++ {
+				for _, j := range order {
+					best := x[j]
+					for k := -6; k <= 6; k++ {
+						if k == 0 {
+							continue
+						}
+						y := append([]float64(nil), x...)
+						y[j] = best + 0.5*float64(k)
+						if f := loss(y); f < fx {
+							fx, x[j] = f, y[j]
+						}
 					}
 				}
 			}
@@ -354,7 +366,6 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		// longer improves the loss: a simplex collapses early on the flat stretches of a
 		// simulator. The loss is in units of the prior's and the observations' variances, so
 		// a change of 1e-6 is nothing either can tell.
-		converged = false
 		for restart := 0; restart < 10 && evals < maxEvals; restart++ {
 			settings := &optimize.Settings{
 				FuncEvaluations: maxEvals - evals,
@@ -363,15 +374,15 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 			// The first simplex spans one prior width in each direction; restarts refine with
 			// a third of one.
 			size := 1.0
-			if restart > 0 {
+			if restart > 0 || !scan {
 				size = 0.3
 			}
 			res, err := optimize.Minimize(optimize.Problem{Func: loss}, x, settings, &optimize.NelderMead{SimplexSize: size})
 			if err != nil && res == nil {
-				return nil, fmt.Errorf("fit: %w", err)
+				return nil, nil, 0, "", false, err
 			}
 			if evalErr != nil && math.IsInf(res.F, 1) {
-				return nil, fmt.Errorf("fit: %w", evalErr)
+				return nil, nil, 0, "", false, evalErr
 			}
 			status = res.Status.String()
 			improved := fx - res.F
@@ -383,14 +394,66 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 				break
 			}
 		}
+		return active, x, fx, status, converged, nil
+	}
+	// With no ObsError given, it is estimated from the fit's own residuals: the residual
+	// variance over the degrees of freedom the parameters leave (the observed quantities less
+	// the effective number of parameters, sum of info/(1+info): a parameter the prior holds
+	// counts for little), not below ObsErrorFloor, refitted until it settles. A fit that can
+	// make its residuals vanish keeps the floor; one whose model cannot express what it sees
+	// learns so from its residuals and lets the priors hold more.
+	start := prior
+	var (
+		active    []int
+		x         []float64
+		fx        float64
+		status    string
+		converged bool
+	)
+	for iter := 0; ; iter++ {
+		active, x, fx, status, converged, err = search(sigma, start, iter == 0)
+		if err != nil {
+			return nil, fmt.Errorf("fit: %w", err)
+		}
+		start = at(active, x)
+		if !estimate || iter == 5 || evals >= maxEvals {
+			break
+		}
+		pr, err := predictAll(fitted, start)
+		if err != nil {
+			return nil, fmt.Errorf("fit: %w", err)
+		}
+		rss := 0.0
+		r := logErrs(fitted, pr, start)
+		for _, e := range r {
+			rss += e * e
+		}
+		pEff := 0.0
+		for _, i := range active {
+			info := raw[i] / (sigma * sigma)
+			pEff += info / (1 + info)
+		}
+		next := ObsErrorFloor
+		if dof := float64(len(r)) - pEff; dof >= 1 {
+			next = math.Max(ObsErrorFloor, math.Sqrt(rss/dof))
+		}
+		if math.Abs(next/sigma-1) < 0.05 {
+			break
+		}
+		sigma = next
 	}
 	best := at(active, x)
+	for i := range ps {
+		table[i].Information = raw[i] / (sigma * sigma)
+		table[i].Identified = false
+	}
 	for _, i := range active {
 		v := best[ps[i].Name]
+		table[i].Identified = true
 		table[i].Fitted = v
 		table[i].AtBound = v <= ps[i].Min*(1+1e-9) || v >= ps[i].Max*(1-1e-9)
 	}
-	out := &FitResult{Params: best, Table: table, ObsError: sigma, Evaluations: evals, Status: status, Converged: converged, Loss: fx}
+	out := &FitResult{Params: best, Table: table, ObsError: sigma, ObsErrorEstimated: estimate, Evaluations: evals, Status: status, Converged: converged, Loss: fx}
 	after, err := predictAll(obs, best)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
@@ -482,6 +545,10 @@ func (r *FitResult) WriteText(w io.Writer) error {
 	if !r.Converged {
 		conv = "not converged"
 	}
-	pf("\n%d simulator runs, %s (%s), observation error %.2g, loss %.3g\n", r.Evaluations, r.Status, conv, r.ObsError, r.Loss)
+	how := "given"
+	if r.ObsErrorEstimated {
+		how = "estimated from the residuals"
+	}
+	pf("\n%d simulator runs, %s (%s), observation error %.2g (%s), loss %.3g\n", r.Evaluations, r.Status, conv, r.ObsError, how, r.Loss)
 	return err
 }

@@ -349,3 +349,47 @@ func TestPriorParams(t *testing.T) {
 		t.Errorf("ApplyParams(g, its own priors) changed the profile:\n%+v\n%+v", got, g)
 	}
 }
+
+// TestFitObsError: with no ObsError given, a fit whose parameters reproduce the observations
+// keeps the floor; one whose observations scatter about what any parameter gives (a
+// model that cannot express them) estimates the scatter from its residuals, over the degrees
+// of freedom its parameters leave.
+func TestFitObsError(t *testing.T) {
+	pred := func(p Params) (Prediction, error) { return Prediction{StepTime: 0.01 * 0.5 / p["conv_tf32"]}, nil }
+	ps := []Param{{Name: "conv_tf32", Prior: 0.5, Width: 1}}
+	exact, err := Fit([]Observation{{Name: "a", StepTime: 0.008, Predict: pred}}, FitConfig{Params: ps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exact.ObsErrorEstimated || exact.ObsError != ObsErrorFloor {
+		t.Errorf("exact observation: error %g (estimated %v), want the floor %g", exact.ObsError, exact.ObsErrorEstimated, ObsErrorFloor)
+	}
+	// Six observations of one step, 4% either side of 8 ms: one parameter fits their mean.
+	var obs []Observation
+	for i := 0; i < 6; i++ {
+		d := 0.04
+		if i%2 == 1 {
+			d = -0.04
+		}
+		obs = append(obs, Observation{Name: fmt.Sprint("r", i), StepTime: 0.008 * math.Exp(d), Predict: pred})
+	}
+	res, err := Fit(obs, FitConfig{Params: ps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Residuals of 4% over 6 - 1 degrees of freedom.
+	want := math.Sqrt(6 * 0.04 * 0.04 / 5)
+	if math.Abs(res.ObsError/want-1) > 0.1 || !res.Converged {
+		t.Errorf("scattered observations: error %.4f, want about %.4f (converged %v)", res.ObsError, want, res.Converged)
+	}
+	if got := res.Params["conv_tf32"]; math.Abs(got/0.625-1) > 0.01 {
+		t.Errorf("scattered observations: fitted %.4f, want their mean's 0.625", got)
+	}
+	given, err := Fit(obs, FitConfig{Params: ps, ObsError: 0.02})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if given.ObsErrorEstimated || given.ObsError != 0.02 {
+		t.Errorf("given error: %g (estimated %v), want 0.02 as given", given.ObsError, given.ObsErrorEstimated)
+	}
+}

@@ -229,9 +229,9 @@ func runFit(ctx context.Context, stdout io.Writer, args []string) error {
 	warmup := fs.Int("warmup", -1, "leading step times to ignore (-1: automatic)")
 	noMemory := fs.Bool("no-memory", false, "do not fit the memory plateau (when the recorded framework's allocator is not the scenario's: a PyTorch job against a TF scenario); the context is still fitted")
 	format := fs.StringP("output", "o", "text", "output format: text or json")
-	maxRuns := fs.Int("max-runs", 2000, "most simulator runs the search may make (the identifiability probes come on top: four per parameter and fitted trace)")
+	maxRuns := fs.Int("max-runs", 5000, "most simulator runs the search may make, its refits for the observation error included (the identifiability probes come on top: four per parameter)")
 	widthScale := fs.Float64("prior-width-scale", 1, "multiplies every efficiency's prior width (the scatter of the H200's micro-benchmarks about its profile); give 3 or more for a GPU whose profile carries the H200's efficiencies or for another framework's kernels (PyTorch)")
-	obsError := fs.Float64("obs-error", 0, "how far (relative, log) a recording may scatter about the simulator at the right parameters; 0: 1.3%, the repeat scatter of the H200 Keras recordings")
+	obsError := fs.Float64("obs-error", 0, "how far (relative, log) a recording may scatter about the simulator at the right parameters; 0: estimated from the fit's residuals, at least 1.3% (the repeat scatter of the H200 Keras recordings)")
 	holdOut := fs.StringArray("hold-out", nil, "a `TRACE[:key=value,...]` predicted before and after but not fitted, reported apart (repeat the flag)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
@@ -347,7 +347,7 @@ type fitSimulator interface {
 type fitOptions struct {
 	useMemory  bool
 	widthScale float64 // multiplies the efficiencies' prior widths
-	obsError   float64 // 0: calibrate.DefaultObsError
+	obsError   float64 // 0: estimated from the residuals
 	maxRuns    int
 	profileOut string
 }
