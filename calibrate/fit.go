@@ -36,7 +36,8 @@ type Param struct {
 	// quantity.
 	Width float64 `json:"width"`
 	// Source says what Width rests on.
-	Source   string  `json:"source,omitempty"`
+	Source string `json:"source,omitempty"`
+	// Min and Max bound the value (0: 8 widths from the prior).
 	Min, Max float64 `json:"-"`
 }
 
@@ -158,8 +159,8 @@ func MAE(rs []Residual) (before, after float64) {
 
 // Fit finds the parameters that make the fitted observations' predictions match, as a
 // maximum a posteriori estimate in log space: each observed quantity's log(predicted/observed)
-// has a normal error of ObsError, each parameter's log(value/prior) a normal prior of its
-// Width. It searches in units of each parameter's width (so that a step means as much for a
+// has a normal error of ObsError (estimated from the residuals unless given), each
+// parameter's log(value/prior) a normal prior of its Width. It searches in units of each parameter's width (so that a step means as much for a
 // launch overhead as for an efficiency) by a coarse scan and Nelder-Mead (the simulator is
 // piecewise and has no gradient). It is deterministic.
 //
@@ -197,8 +198,11 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		if !(p.Prior > 0) || !(p.Width > 0) {
 			return nil, fmt.Errorf("fit: parameter %s: prior %g, width %g, must be positive", p.Name, p.Prior, p.Width)
 		}
-		if p.Min == 0 && p.Max == 0 {
-			ps[i].Min, ps[i].Max = p.Prior*math.Exp(-8*p.Width), p.Prior*math.Exp(8*p.Width)
+		if p.Min == 0 {
+			ps[i].Min = p.Prior * math.Exp(-8*p.Width)
+		}
+		if p.Max == 0 {
+			ps[i].Max = p.Prior * math.Exp(8*p.Width)
 		}
 		ps[i].Prior = math.Min(math.Max(p.Prior, ps[i].Min), ps[i].Max)
 	}
