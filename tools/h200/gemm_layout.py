@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""GEMM rate by operand layout and by K, FP32 (SGEMM), TF32 and BF16, with the SM clock.
+
+Writes into OUTDIR (default $OUT):
+  layout.csv   one row per (prec, shape, layout): device time per call of 20 calls replayed
+               from a CUDA graph (so the host never binds), TFLOP/s, the SM clock and power
+               NVML reported meanwhile, and the kernel cuBLAS ran (torch.profiler, one call).
+               a_major / b_major say which dimension of each operand is contiguous: "k" (the
+               contracted one: cuBLAS's "T" for A and "N" for B in column-major terms) or "mn".
+  ksweep.csv   the same for GEMMs of growing K at a fixed output: batched 160 x 384 x 384
+               (BERT-Large's attention scores at batch 10, seq 384) and 4096 x 4096
+  ncu.txt      Nsight Compute's warp-state and scheduler sections of the FP32 SGEMM kernels
+               (why the issue slots go idle)
+  env.json, log.txt
+
+Usage: python3 tools/h200/gemm_layout.py [--budget SECONDS] [--out DIR]
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+import torch
+
+T0 = time.time()
+ap = argparse.ArgumentParser()
+ap.add_argument("--budget", type=float, default=120.0)
+ap.add_argument("--out", default=os.environ.get("OUT", "out"))
+ap.add_argument("--ncu-child", default="", help=argparse.SUPPRESS)
+args = ap.parse_args()
+OUT = args.out
+os.makedirs(OUT, exist_ok=True)
+DEV = torch.device("cuda")
+
+if args.ncu_child:
+    torch.backends.cuda.matmul.allow_tf32 = False
+    m, n, k = (int(x) for x in args.ncu_child.split("x"))
+    a = torch.randn(m, k, device=DEV)
+    b = torch.randn(k, n, device=DEV)
+    for _ in range(2):
+        a @ b
+    torch.cuda.synchronize()
+    sys.exit(0)
+
+LOG = open(os.path.join(OUT, "log.txt"), "a")
+
+
+def log(*a):
+    msg = "[%6.1fs] " % (time.time() - T0) + " ".join(str(x) for x in a)
+    print(msg, flush=True)
+    LOG.write(msg + "\n")
+    LOG.flush()
+
+
+def left():
+    return args.budget - (time.time() - T0)
+
+
+import pynvml  # noqa: E402
+
+pynvml.nvmlInit()
+NV = pynvml.nvmlDeviceGetHandleByIndex(0)
+
+
+class Sampler:
+    def __init__(self):
+        self.s, self.on = [], False
+
+    def __enter__(self):
+        self.on = True
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+        return self
+
+    def run(self):
+        while self.on:
+            self.s.append((pynvml.nvmlDeviceGetClockInfo(NV, pynvml.NVML_CLOCK_SM),
+                           pynvml.nvmlDeviceGetPowerUsage(NV) / 1e3))
+            time.sleep(0.005)
+
+    def __exit__(self, *a):
+        self.on = False
+        self.t.join()
+
+    def stats(self):
+        if not self.s:
+            return {}
+        c = [x[0] for x in self.s]
+        p = [x[1] for x in self.s]
+        return {"clock_mhz_mean": sum(c) / len(c), "clock_mhz_min": min(c), "power_w_mean": sum(p) / len(p)}
+
+
+env = {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "torch": torch.__version__,
+       "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(0), "argv": sys.argv,
+       "max_sm_clock_mhz": pynvml.nvmlDeviceGetMaxClockInfo(NV, pynvml.NVML_CLOCK_SM),
+       "power_limit_w": pynvml.nvmlDeviceGetEnforcedPowerLimit(NV) / 1e3}
+json.dump(env, open(os.path.join(OUT, "env.json"), "w"), indent=1)
+log("env", json.dumps(env))
+
+DT = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16}
+CALLS = 20
+
+
+def operand(rows, cols, major, dt, batch=1):
+    """A rows x cols operand whose contiguous dimension is cols (major 'k' for A, 'mn' for B)
+    or rows: the transposed view of a contiguous cols x rows tensor."""
+    shp = (batch,) if batch > 1 else ()
+    if major == "row":
+        return torch.randn(*shp, rows, cols, device=DEV, dtype=dt)
+    return torch.randn(*shp, cols, rows, device=DEV, dtype=dt).transpose(-1, -2)
+
+
+def measure(prec, batch, m, n, k, am, bm):
+    torch.backends.cuda.matmul.allow_tf32 = prec == "tf32"
+    dt = DT[prec]
+    # A is m x k: K-major when its rows are contiguous along k; B is k x n: K-major when
+    # contiguous along k, i.e. the transposed view of an n x k tensor.
+    a = operand(m, k, "row" if am == "k" else "col", dt, batch)
+    b = operand(k, n, "col" if bm == "k" else "row", dt, batch)
+    mm = torch.bmm if batch > 1 else torch.matmul
+    for _ in range(3):
+        mm(a, b)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            mm(a, b)
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    with torch.cuda.graph(g):
+        for _ in range(CALLS):
+            mm(a, b)
+    g.replay()
+    torch.cuda.synchronize()
+    st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    st.record()
+    g.replay()
+    en.record()
+    torch.cuda.synchronize()
+    one = st.elapsed_time(en) / 1e3
+    reps = max(3, min(200, int(0.15 / max(one, 1e-6))))
+    ts = []
+    with Sampler() as sm:
+        for _ in range(reps):
+            st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            st.record()
+            g.replay()
+            en.record()
+            ts.append((st, en))
+        torch.cuda.synchronize()
+    v = sorted(x.elapsed_time(y) / 1e3 / CALLS for x, y in ts)
+    sec = v[len(v) // 2]
+    names = []
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as p:
+        mm(a, b)
+        torch.cuda.synchronize()
+    for ev in p.events():
+        if ev.device_type == torch.autograd.DeviceType.CUDA and not ev.name.startswith("Memset"):
+            names.append(ev.name[:140])
+    fl = 2.0 * batch * m * n * k
+    r = dict(prec=prec, batch=batch, m=m, n=n, k=k, a_major=am, b_major=bm, seconds=sec,
+             tflops=fl / sec / 1e12, reps=reps, kernel="|".join(names), **sm.stats())
+    del g, a, b
+    return r
+
+
+FIELDS = ["prec", "batch", "m", "n", "k", "a_major", "b_major", "seconds", "tflops", "reps",
+          "clock_mhz_mean", "clock_mhz_min", "power_w_mean", "kernel"]
+
+
+def write(name, rows):
+    with open(os.path.join(OUT, name), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k, "") for k in FIELDS})
+
+
+def run(name, plan):
+    rows = []
+    for p in plan:
+        if left() < 35:
+            log("budget: stopping", name, p)
+            break
+        try:
+            r = measure(*p)
+            rows.append(r)
+            log(name, *p, "%.1f us %.1f TFLOP/s clk %.0f" % (r["seconds"] * 1e6, r["tflops"], r.get("clock_mhz_mean", 0)))
+        except Exception:  # noqa: BLE001
+            log("failed", p, traceback.format_exc())
+        write(name, rows)
+
+
+LAYOUTS = [("k", "k"), ("k", "mn"), ("mn", "k"), ("mn", "mn")]
+plan = []
+for prec in ["tf32", "bf16", "fp32"]:
+    for m, n, k in [(4096, 4096, 1024), (3840, 1024, 4096), (1024, 4096, 3840), (4096, 4096, 4096)]:
+        for am, bm in LAYOUTS:
+            plan.append((prec, 1, m, n, k, am, bm))
+run("layout.csv", plan)
+
+plan = []
+for prec in ["fp32", "tf32", "bf16"]:
+    for k in [16, 32, 64, 128, 256, 512, 1024]:
+        plan.append((prec, 160, 384, 384, k, "k", "mn"))
+    for k in [64, 128, 256, 512, 1024, 4096]:
+        plan.append((prec, 1, 4096, 4096, k, "k", "mn"))
+run("ksweep.csv", plan)
+
+ncu = "/usr/local/cuda/bin/ncu"
+if os.path.exists(ncu):
+    out = []
+    for shape in ["4096x4096x4096", "3840x4096x1024"]:
+        if left() < 15:
+            break
+        try:
+            cmd = [ncu, "--section", "WarpStateStats", "--section", "SchedulerStats", "--launch-skip", "1",
+                   "--launch-count", "1", "-k", "regex:gemm|sgemm", sys.executable, os.path.abspath(__file__),
+                   "--ncu-child", shape, "--out", OUT]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=max(10, min(50, left() - 5)))
+            out.append("### %s rc=%d\n%s\n%s" % (shape, r.returncode, r.stdout[-8000:], r.stderr[-1500:]))
+            log("ncu", shape, "rc", r.returncode)
+        except Exception:  # noqa: BLE001
+            out.append("### %s failed\n%s" % (shape, traceback.format_exc()))
+    open(os.path.join(OUT, "ncu.txt"), "w").write("\n".join(out))
+log("done")
