@@ -229,7 +229,8 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 			c.Algo, c.Compute, convMemory = g.convAlgorithm(w, c.Path, rate)
 			c.Compute *= g.stridedDgradScale(w, c.Path, c.Algo)
 		case (w.Kind == KindMatMul || w.Kind == KindAttention) && w.Shape.M > 0:
-			c.Compute = w.FLOPs / (rate * g.shapeEfficiency(w.Shape, c.Path))
+			c.Compute = w.FLOPs/(rate*g.shapeEfficiency(w.Shape, c.Path))*g.tf32LayoutScale(w, c.Path) +
+				g.gemmEpilogue(w, c.Path)
 		default:
 			c.Compute = w.FLOPs / rate
 		}

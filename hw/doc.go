@@ -71,9 +71,12 @@
 // turn them into the rate of each op. The factors are fractions of each GPU's own peaks and
 // carry over to other GPUs, with one architectural correction: the FP32 path's efficiencies
 // are measured on Hopper, whose 128 FP32 lanes per SM lose issue slots to every non-FFMA
-// instruction (the H200's 8192^3 SGEMM reaches H200SGEMMFill = 0.76 of peak); GPUs with 64
-// FP32 lanes per SM (GPU.FP32LanesPerSM: GP100, Volta, Turing, GA100) issue one other
-// instruction per FFMA for free and reach up to twice the H200's fraction (fp32Fraction).
+// instruction and stall (the H200's 8192^3 SGEMM reaches H200SGEMMFill = 0.76 of peak); GPUs
+// with 64 FP32 lanes per SM (GPU.FP32LanesPerSM: GP100, Volta, Turing, GA100) hold each FFMA
+// for two clocks, issue the rest in between and reach up to twice the H200's fraction
+// (fp32Fraction, from Nsight Compute's counters of the H200's SGEMM). A GEMM also writes its
+// output after its main loop (gemmEpilogue), and TF32 operands contiguous along M or N cost a
+// transpose (tf32LayoutScale): both measured on the H200 at BERT-Large's shapes.
 // docs/speed.md gives the measured accuracy (gpusim validate). calibrate/kernelfit holds the
 // kernel-level fitting harness (OpsBaseEfficiency is its fit, not the default).
 //

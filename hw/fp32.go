@@ -20,14 +20,21 @@ func (g GPU) FP32LanesPerSM() int {
 
 // fp32Fraction corrects a fraction of the FP32 peak e, fitted on the H200, for g's FP32 lanes.
 // An SM sub-partition issues one warp instruction per clock (all the whitepapers above). With
-// 32 FP32 lanes per sub-partition (128 per SM) a warp FFMA takes one clock, and each of the r
-// other instructions a kernel issues per FFMA (loads, address and predicate arithmetic) takes
-// an FFMA slot: the kernel reaches e = 1/(1+r) of peak, which is why cuBLAS's SGEMM reaches
-// only H200SGEMMFill of the H200's peak (r = 0.31). With 16 lanes (64 per SM) a warp FFMA
-// holds its lanes for two clocks and one other instruction issues in between for free: the
-// same kernel reaches 2/max(2, 1+r) = min(1, 2e). So SGEMM runs at the full FP32 rate there,
-// and a convolution whose implicit-GEMM index arithmetic leaves it at ConvFP32 = 0.48 of the
-// H200's peak (r = 1.1) reaches 0.96 of a V100's. e on a 128-lane GPU is returned unchanged.
+// 32 FP32 lanes per sub-partition (128 per SM) a warp FFMA takes one clock, so every other
+// instruction a kernel issues, and every clock in which no warp is ready, costs an FFMA slot.
+// Nsight Compute on the H200's SGEMM kernel (sm80_xmma_gemm_..._ffma, 4096^3;
+// testdata/h200/bertgemm/ncu.txt and layout/ncu.txt): 0.884 of the issued instructions are
+// FFMAs (r = 0.13 others per FFMA), an instruction issues in 0.908 of the active clocks (two
+// warps per scheduler, each issuing every 2.2 clocks), and 0.968 of the elapsed clocks are
+// active (the last wave's tail, which shapeEfficiency prices): 0.777 of peak, H200SGEMMFill.
+// With 16 lanes per sub-partition (64 per SM) a warp FFMA holds its lanes for two clocks, so
+// the lanes stay busy while the scheduler issues 1.13 instructions per FFMA, 0.57 a clock,
+// under the 0.91 a clock those two warps issued on the H200 with their stalls: the same kernel
+// is bound by its FFMA lanes, and a fraction e of the H200's peak becomes 2/max(2, 1/e) =
+// min(1, 2e) of such a GPU's. So SGEMM's main loop runs at the full FP32 rate there (what it
+// still loses is its output write after the main loop, gemmEpilogue, and its wave tail), and
+// a convolution whose implicit-GEMM index arithmetic leaves it at ConvFP32 = 0.48 of the
+// H200's peak reaches 0.96 of a V100's. e on a 128-lane GPU is returned unchanged.
 func (g *GPU) fp32Fraction(e float64) float64 {
 	if g.FP32LanesPerSM() == 64 {
 		return min(2*e, 1)

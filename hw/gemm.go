@@ -322,3 +322,81 @@ func (g *GPU) stridedDgradScale(w Work, path, algo string) float64 {
 	st2 := float64(s.Stride * s.Stride)
 	return (w.FLOPs + fwd*(st2-1)) / w.FLOPs
 }
+
+// Epilogue: after its main loop each thread block of a GEMM writes its output tile to device
+// memory, and in the kernels cuBLAS runs for FP32 (the CUDA-core sm80_xmma_*_ffma and
+// cutlass_80_simt_sgemm kernels) and TF32 (sm90_xmma_*_tf32f32 and cutlass_80_tensorop_s1688)
+// that write does not overlap the math: the blocks of one wave reach it together and the next
+// wave starts after it. So a GEMM costs its math plus its output bytes at the streaming
+// bandwidth, K0 = 2 x rate / bandwidth extra k-steps per output element (fp32 output): 24 on
+// the H200 in FP32, 190 in TF32, about 40 on a V100 in FP32. Measured on the H200
+// (testdata/h200/bertgemm/layout/ksweep.csv: 4096 x 4096 x K for K from 64 to 4096, and
+// BERT-Large's attention scores, 160 x 384 x 384 x K; bertgemm/kernels.csv, BERT-Large's
+// GEMMs): TestGEMMEpilogueMatchesH200. The efficiencies of DefaultEfficiency were measured at
+// K of 4096 and 8192, where the write is 0.6-4% of the time. Half-precision Tensor Core GEMMs
+// are left without it: the H200's BF16 kernels (nvjet_sm90_tst_*_coop, warp-specialized, the
+// epilogue's stores issued while other warps run the next tile's math) showed 0.4-0.6 of the
+// write at 4096 x 4096 and all of it in the batched attention shape, which ComputeRamp and
+// the shape rules already price within their spread; the kernels of earlier GPUs were not
+// measured.
+
+// gemmEpilogue returns the time w's kernels spend writing their outputs after their main
+// loops on the FP32, pseudo-half and TF32 paths: the forward's M x N, a gradient's M x K input
+// gradient and K x N weight gradient (only the latter when w.FLOPs hold one kernel: a first
+// layer's gradient).
+func (g *GPU) gemmEpilogue(w Work, path string) float64 {
+	s := w.Shape
+	if s.M <= 0 || s.N <= 0 || s.K <= 0 {
+		return 0
+	}
+	el := 4.0
+	switch path {
+	case PathFP32, PathTF32:
+	case PathPseudoHalf:
+		el = 2
+	default:
+		return 0
+	}
+	batch := float64(max(s.Batch, 1))
+	out := float64(s.M*s.N) * batch
+	if w.Grad {
+		out = float64(s.K*s.N) * batch
+		if w.FLOPs >= 2*g.gemmFLOPs(s)*0.999 {
+			out += float64(s.M*s.K) * batch
+		}
+	}
+	return out * el / (g.MemBandwidth * g.Efficiency.Memory)
+}
+
+func (g *GPU) gemmFLOPs(s Shape) float64 {
+	return 2 * float64(s.M) * float64(s.N) * float64(s.K) * float64(max(s.Batch, 1))
+}
+
+// TF32 operand layout. The Tensor Cores read TF32 operands K-major only: Hopper's wgmma
+// transposes its shared-memory operands for .f16 and .bf16 alone, and Ampere's ldmatrix
+// loads transposed 16-bit elements only (PTX ISA, "wgmma.mma_async" matrix layouts and
+// "ldmatrix"), so a TF32 GEMM whose operand is contiguous along M or N pays for a transpose
+// on the way in; FP32 (CUDA cores) and 16-bit GEMMs do not. TF's matmuls have one such
+// operand in the forward (X W: W is [K, N]), none in the input gradient (dY W^T) and two in
+// the weight gradient (X^T dY). Efficiency.TF32 was measured with the forward's layout;
+// TF32DgradLayout and TF32WgradLayout are the time of the gradient's two kernels relative
+// to it, measured on the H200 (testdata/h200/bertgemm/layout/layout.csv, the three BERT-Large
+// shapes 4096x4096x1024, 3840x1024x4096 and 1024x4096x3840: both operands K-major 0.87, 0.90,
+// 0.77 of the forward layout's time; both M/N-major 1.28, 1.26, 1.26; the medians). BF16 and
+// FP32 rows there move by under 10% with the layout, either way.
+const (
+	TF32DgradLayout = 0.87
+	TF32WgradLayout = 1.26
+)
+
+// tf32LayoutScale is the factor on the main-loop time of a TF32 matmul gradient for its
+// kernels' operand layouts (1 for other Works; attention products are left at 1).
+func (g *GPU) tf32LayoutScale(w Work, path string) float64 {
+	if path != PathTF32 || !w.Grad || w.Kind != KindMatMul || w.Shape.M <= 0 || w.FLOPs <= 0 {
+		return 1
+	}
+	if w.FLOPs >= 2*g.gemmFLOPs(w.Shape)*0.999 {
+		return (TF32DgradLayout + TF32WgradLayout) / 2
+	}
+	return TF32WgradLayout
+}
