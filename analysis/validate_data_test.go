@@ -44,6 +44,13 @@ import (
 //	h200-jax step time, 3 rows             16.6%
 //	h200-pytorch step time, 34 rows        37.8%  (PyTorch eager's host time and op inventory,
 //	                                              a proxy; the cost model is no longer fitted on it)
+//
+// With a GEMM's output write after its main loop and TF32's operand layouts (hw.gemmEpilogue,
+// hw.tf32LayoutScale; testdata/h200/bertgemm): dle 1-GPU 13.7% -> 12.7% (SQuAD 16.2% -> 15.3%,
+// pre-training seq 128 / 512 12.6% / 13.6% -> 11.0% / 12.4%; fp32 18.0% -> 15.8%, tf32 14.4% ->
+// 10.7%), AMP/FP32 14.1% -> 13.7%, AMP/TF32 9.0% -> 7.9%, leave-one-GPU-out 16.2% -> 14.6%,
+// multi-GPU 19.8% -> 18.6%, h200-jax 16.4% -> 15.0%, h200-pytorch 36.1% -> 35.7%; ResNet-50
+// and h200-keras unchanged.
 func TestValidateShippedMeasurements(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every shipped measurement (seconds)")
@@ -75,8 +82,8 @@ func TestValidateShippedMeasurements(t *testing.T) {
 		{SourceKeras + " device-fed", "all", "", 17, 0.04},
 		{SourceKeras + " host-fed", "all", "", 17, 0.07},
 		{SourceKeras + " host-fed", "precision", "float32", 8, 0.055},
-		{SourceJAX, "all", "", 3, 0.17},
-		{SourcePyTorch, "all", "", 34, 0.38},
+		{SourceJAX, "all", "", 3, 0.155},
+		{SourcePyTorch, "all", "", 34, 0.365},
 	} {
 		g, ok := v.Group(c.set, c.by, c.key)
 		if !ok {
