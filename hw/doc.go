@@ -18,12 +18,15 @@
 // An op is a Work: a kind, FLOPs, bytes read plus written, kernel launches, compute dtype and
 // whether TF32 is allowed. Cost prices it as a roofline with size-dependent efficiency:
 //
-//	compute = FLOPs / (peak[path] * eff[path] * kindFactor) + kernels * ComputeRamp
+//	compute = FLOPs / (peak[path] * eff[path] * kindFactor) * layout + write + kernels * ComputeRamp
 //	memory  = Bytes / (MemBandwidth * eff.Memory[kind])     + kernels * MemoryRamp
 //	exec    = max(compute, memory) + kernels * KernelGap
 //
-// The ramp term makes efficiency grow with size (F / (F + rate*ramp)): small GEMMs do not fill
-// the GPU. The path (GPU.Path) is chosen as TF chooses it: float32 matmul/conv use TF32 Tensor
+// For a GEMM (a shape known) kindFactor holds the tile and wave quantization (shapeEfficiency),
+// write is its output at the streaming bandwidth after the main loop (FP32 and TF32 paths,
+// gemmEpilogue) and layout TF32's transposes of operands contiguous along M or N
+// (tf32LayoutScale). The ramp term makes efficiency grow with size (F / (F + rate*ramp)):
+// small GEMMs do not fill the GPU. The path (GPU.Path) is chosen as TF chooses it: float32 matmul/conv use TF32 Tensor
 // Cores on compute capability 8.0+ when Work.TF32 (TF's default), else FP32; float16 uses
 // Tensor Cores from 7.0 and, before that, FP32 math on half data at PseudoHalf of the FP32
 // rate (pseudo-half: on Pascal FP16 saves memory traffic, not math time);
