@@ -65,6 +65,11 @@ type Measurement struct {
 	// Samples is, for a host-fed row, how many samples fit's numpy arrays held (an epoch is
 	// ceil(Samples/Batch) steps); 0 when unknown or not host-fed.
 	Samples int
+	// HostGatherRate is the rate at which the recording's host gathered a shuffled batch out
+	// of numpy arrays (bytes/s), measured by a probe in the same process just before the fits
+	// (tools/h200/keras_host.py, host_probe); 0 when the recording measured none, and the
+	// simulation takes the H200 machine's default.
+	HostGatherRate float64
 	// TFVersion is the TensorFlow release that ran it (MAJOR.MINOR), "" when not TF.
 	TFVersion string
 	// Env is the TF environment the run set that changes what gpusim simulates (the DLE
@@ -105,28 +110,51 @@ func ReadMeasurements(dir string) ([]Measurement, error) {
 		return nil, err
 	}
 	all = append(all, keras...)
-	repeats, err := readKerasHost(filepath.Join(dir, "h200", "keras", "host", "kmodel.csv"))
+	repeats, err := readKerasHost(filepath.Join(dir, "h200", "keras", "host", "kmodel.csv"), SourceKeras+" host")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return append(all, repeats...), nil
+	all = append(all, repeats...)
+	probed, err := readKerasHost(filepath.Join(dir, "h200", "keras", "repeat", "kmodel.csv"), SourceKeras+" repeat")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return append(all, probed...), nil
 }
 
-// readKerasHost reads h200/keras/host/kmodel.csv (tools/h200/keras_host.py; README.md there):
-// repeats of keras_fit.py's configs in a later recording, with the same steps: the
-// synchronised device-fed median, and the host-fed fit for 5 epochs of 4 steps
-// (wall_ms_5x4 over 20, as keras_fit.py's host_fed_ms). Their Version keeps them apart from
-// the first recording's rows when ratios pair float32 twins.
-func readKerasHost(path string) ([]Measurement, error) {
+// readKerasHost reads a kmodel.csv of tools/h200/keras_host.py (h200/keras/host and
+// h200/keras/repeat; README.md there): repeats of keras_fit.py's configs in later
+// recordings, with the same steps: the synchronised device-fed median, and the host-fed fit
+// for 5 epochs of 4 steps (wall_ms_5x4 over 20, as keras_fit.py's host_fed_ms). version keeps
+// one recording's rows apart from another's when ratios pair float32 twins. Where the
+// recording probed its host (probe_gather_ms: a batch of sample_bytes samples gathered as
+// fit gathers it), each row is simulated on that host (HostGatherRate): the host side of a
+// host-fed step moves with the VM's memory speed, which differed by up to 1.5x between the
+// recordings (testdata/h200/keras/repeat/README.md).
+func readKerasHost(path, version string) ([]Measurement, error) {
 	t, err := readTable(path, "model", "precision", "batch", "image", "wall_ms_5x4", "device_sync_median_ms")
 	if err != nil {
 		return nil, err
 	}
 	var out []Measurement
 	for i := range t.rows {
-		base, err := kerasRow(t, i, SourceKeras+" host")
+		base, err := kerasRow(t, i, version)
 		if err != nil {
 			return nil, err
+		}
+		if t.get(i, "probe_gather_ms") != "" {
+			ms, err := t.float(i, "probe_gather_ms")
+			if err != nil {
+				return nil, err
+			}
+			sb, err := t.float(i, "sample_bytes")
+			if err != nil {
+				return nil, err
+			}
+			if ms <= 0 || sb <= 0 {
+				return nil, fmt.Errorf("%s:%d: probe_gather_ms %g, sample_bytes %g: want positive figures", t.path, t.line(i), ms, sb)
+			}
+			base.HostGatherRate = float64(base.Batch) * sb / (ms / 1e3)
 		}
 		dev, err := t.float(i, "device_sync_median_ms")
 		if err != nil {

@@ -161,6 +161,8 @@ func (m Measurement) Config(steps int) train.Config {
 			c.FitArraysSamples = m.Samples
 		}
 	}
+	// The recording's host as its probe measured it (0: the H200 machine's default).
+	c.HostGatherRate = m.HostGatherRate
 	c.Steps = steps
 	c.Name = m.Ref
 	return c

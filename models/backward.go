@@ -131,9 +131,26 @@ func (pl *planner) backward() {
 					op.Kernels = 1
 				}
 				for j := range p.in {
-					if pl.needDx(p, j) {
-						pl.contribute(p.in[j], dy, true)
+					if !pl.needDx(p, j) {
+						continue
 					}
+					if pl.pn[p.in[j]].elems < p.elems {
+						// A broadcast operand (squeeze-excite's per-channel scale times the
+						// activation): its gradient is dy*x reduced over the broadcast axes, a
+						// tensor of the operand's own size that a reduction writes, not dy.
+						newDx(j)
+						op.Kernels = 1
+						continue
+					}
+					pl.contribute(p.in[j], dy, true)
+				}
+				if pl.o.XLA && pl.o.JAX && len(trainable) == 0 && pl.feedsNormGrad(i) {
+					// XLA fuses the activation's derivative into the batch norm gradient's
+					// reduction and dx fusions as a producer (it recomputes the normalized
+					// input there): no pass of its own. Keras's EfficientNetB0 step on the
+					// H200 has no activation-gradient kernel apart from the batch norm's
+					// (testdata/h200/keras/trace: every swish/bwd sits in a bn/bwd fusion).
+					op.Bytes = 0
 				}
 			} else {
 				nd := 0
@@ -343,4 +360,15 @@ func (pl *planner) optimizer() {
 			last.Free = append(last.Free, t)
 		}
 	}
+}
+
+// feedsNormGrad reports whether pnode i is an element-wise op on a batch norm's output alone,
+// so that under XLA its gradient runs inside the batch norm gradient's fusions.
+func (pl *planner) feedsNormGrad(i int) bool {
+	p := &pl.pn[i]
+	if p.n == nil || !p.n.ew || !p.bwdFused || len(p.in) != 1 || p.in[0] != i-1 {
+		return false
+	}
+	q := pl.pn[i-1].n
+	return q != nil && q.kind == Norm && strings.HasSuffix(q.name, "/FusedBatchNormV3")
 }

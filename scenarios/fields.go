@@ -30,6 +30,7 @@ var configKeys = map[string]string{
 	"Host":                "hardware.host.profile",
 	"Topology":            "hardware.topology",
 	"HostCores":           "hardware.host.cores",
+	"HostGatherRate":      "hardware.host.gather_rate",
 	"CUDAVisibleDevices":  "cuda_visible_devices",
 	"Strategy":            "strategy.name",
 	"NumPacks":            "strategy.num_packs",

@@ -48,6 +48,7 @@ var limits = map[string]limit{
 	"hardware.count":               {1, maxGPUs, "", "the largest NVLink domain (NVLink Switch System), the most one simulated host can stand for"},
 	"hardware.nodes":               {0, 1024, "", "gpusim's bound: 1,024 hosts of 8 GPUs, the size of the largest DGX SuperPOD deployments; every replica is simulated"},
 	"hardware.host.cores":          {1, maxCores, "", "Linux's largest NR_CPUS"},
+	"hardware.host.gather_rate":    {1e6, 1e12, "", "gpusim's bound: 1 MB/s to 1 TB/s, above any host's memory bandwidth"},
 	"strategy.num_packs":           {0, 1 << 16, "", "gpusim's bound: more packs than any zoo model has gradients"},
 	"strategy.devices[]":           {0, maxGPUs - 1, "", "a logical GPU index below the 256-GPU bound of hardware.count"},
 	"tf.visible_devices[]":         {0, maxGPUs - 1, "", "a physical GPU index below the 256-GPU bound of hardware.count"},

@@ -82,6 +82,7 @@ func TestStableKeys(t *testing.T) {
 		{"memory.allocator", "cuda_malloc_async", func(c *train.Config) bool { return c.Memory.Allocator == "cuda_malloc_async" }},
 		{"memory.logical_devices_mib", "[4096, 4096]", func(c *train.Config) bool { return len(c.Memory.LogicalMiB) == 2 && c.Memory.LogicalMiB[1] == 4096 }},
 		{"hardware.host.cores", "8", func(c *train.Config) bool { return c.HostCores == 8 }},
+		{"hardware.host.gather_rate", "2.8e9", func(c *train.Config) bool { return c.HostGatherRate == 2.8e9 }},
 		{"memory.gc", "false", func(c *train.Config) bool { return c.Memory.GC != nil && !*c.Memory.GC }},
 		{"memory.mode", "growth", func(c *train.Config) bool { return c.Memory.Mode == "growth" }},
 		{"input.prefetch", "autotune", func(c *train.Config) bool { return c.Input != nil && c.Input.Prefetch == train.Autotune }},

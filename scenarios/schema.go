@@ -41,6 +41,15 @@ var schema = []field{
 	{"hardware.host.profile", "string", "host/box profile (h200-vm, dgx-a100, dgx-1, dgx-2, hgx-h100, pcie-8x, workstation) or @file: tf.data's cores, RAM and disk, the GPUs' interconnect and the network", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Host) }},
 	{"hardware.topology", "string", "nvswitch | nvlink | pcie | pcie-pix | pcie-pxb | pcie-phb | pcie-sys: the GPUs' interconnect, overriding the host profile's", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Topology) }},
 	{"hardware.nodes", "int", "hosts training together (strategy.name multi_worker_mirrored or horovod); hardware.count is per host", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Nodes) }},
+	{"hardware.host.gather_rate", "float", "bytes/s at which the host gathers a shuffled batch out of fit's numpy arrays (fit_from_arrays; unset: the H200 machine's measured rate)", func(c *train.Config, n *yaml.Node) error {
+		if err := floatVal(n, &c.HostGatherRate); err != nil {
+			return err
+		}
+		if c.HostGatherRate <= 0 {
+			return fmt.Errorf("must be a positive rate in bytes/s, got %v", n.Value)
+		}
+		return nil
+	}},
 	{"hardware.host.cores", "int", "host CPU cores (tf.data's thread pool and AUTOTUNE budget)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.HostCores) }},
 	{"cuda_visible_devices", "string", "CUDA_VISIBLE_DEVICES of the training process", func(c *train.Config, n *yaml.Node) error {
 		var s string

@@ -93,7 +93,8 @@ func (a *arrayFeed) Get(fn func()) {
 
 // newArrayFeed returns the array feed of m for cfg (its global batch per micro-step and
 // framework) with arrays state arrays per step: float32 features (numpy's default for
-// images and embeddings alike) plus an int32 label per sample. Under JAX, hostScale
+// images and embeddings alike) plus an int32 label per sample, gathered at the host's rate
+// (Config.HostGatherRate, else the H200 machine's). Under JAX, hostScale
 // (hw.GPU.DispatchScale) multiplies the per-step and per-epoch Python work, not the gather,
 // which is numpy copying memory at the host's bandwidth.
 func newArrayFeed(e *sim.Engine, m *models.Model, cfg Config, arrays int, hostScale float64) *arrayFeed {
@@ -108,11 +109,15 @@ func newArrayFeed(e *sim.Engine, m *models.Model, cfg Config, arrays int, hostSc
 	}
 	perSample += 4
 	bytes := float64(batch) * perSample
-	a := &arrayFeed{eng: e, each: sim.FromSeconds(ArraysStepHost + bytes/ArraysGatherRate)}
+	tfRate, jaxRate := ArraysGatherRate, JAXArraysGatherRate
+	if cfg.HostGatherRate > 0 {
+		tfRate, jaxRate = cfg.HostGatherRate, cfg.HostGatherRate
+	}
+	a := &arrayFeed{eng: e, each: sim.FromSeconds(ArraysStepHost + bytes/tfRate)}
 	a.perEpoch = epochBatches(cfg)
 	if cfg.Framework == "jax" {
 		a.jax = true
-		a.gather = sim.FromSeconds(bytes / JAXArraysGatherRate)
+		a.gather = sim.FromSeconds(bytes / jaxRate)
 		a.step = sim.FromSeconds(hostScale * (KerasJAXStepHost + KerasJAXStepPerArray*float64(arrays)))
 		a.epoch = sim.FromSeconds(hostScale * KerasJAXEpochPerArray * float64(arrays))
 	}

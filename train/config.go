@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/gpusim/gpusim/hw"
@@ -59,6 +60,13 @@ type System struct {
 	// HostCores is the host's schedulable CPU cores, used by the input pipeline (0 = the
 	// pipeline's host: Input.Pipeline.Host.Cores).
 	HostCores int
+	// HostGatherRate is how fast the host gathers a shuffled batch out of numpy arrays into a
+	// new array, bytes per second: Keras fit's array data adapter, page faults of the new
+	// array included (FitFromArrays). 0 takes the H200 machine's measured rate
+	// (JAXArraysGatherRate; ArraysGatherRate for TF's lumped feed). A VM's memory speed
+	// varies from hour to hour (testdata/h200/keras/repeat): a recording that measured its
+	// host sets it.
+	HostGatherRate float64
 	// Host is the hw host profile ("h200-vm", "dgx-a100", ...; "" = hw.DefaultHost()) whose
 	// cores, RAM and disk bandwidth the tf.data pipeline runs on, where the input section
 	// leaves pipeline's defaults.
@@ -430,6 +438,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HostCores < 0 {
 		add(fieldErr("HostCores", "must not be negative, got %d", c.HostCores))
+	}
+	if c.HostGatherRate < 0 || math.IsNaN(c.HostGatherRate) || math.IsInf(c.HostGatherRate, 0) {
+		add(fieldErr("HostGatherRate", "must be a positive finite rate in bytes/s, got %g", c.HostGatherRate))
 	}
 	if c.GPUCount <= 0 {
 		add(fieldErr("GPUCount", "must be positive, got %d", c.GPUCount))

@@ -23,7 +23,8 @@ Parts (each in its own process, rows appended to OUT/PART.csv as they are measur
            device-fed sync and pipelined steps as keras_fit.py.
   kgather  Keras: GlobalAveragePooling2D + Dense(1000) on 224x224x3 (and 299x299x3) images at
            batches 32-256 (8 state arrays): fit's per-step host cost against batch bytes.
-  kmodel   keras.applications models, host-fed with the same per-step split.
+  kmodel   keras.applications models, host-fed with the same per-step split, after a probe
+           of the host's speed at fit's own host work (host_probe: gather, copy, device_put).
 Usage: python3 keras_host.py plan --parts jaxargs,kfit,kgather,kmodel --budget S --out DIR
 """
 import csv
@@ -172,7 +173,35 @@ def counts(model):
                 metrics=len(model.metrics_variables))
 
 
-def keras_run(part, tag, model, x, y, batch, shapes, extra):
+def host_probe(x, batch, reps=5):
+    """The host's speed at fit's own host work, timed in this process just before the fits:
+    probe_gather_ms, a shuffled batch gathered out of the arrays by numpy fancy indexing into a
+    new array (what the array data adapter does each step: slice_and_convert_to_jax, the
+    first touch of the new array's pages included); probe_copy_ms, the same bytes copied into
+    an array already touched (memory bandwidth alone); probe_put_ms, jax.device_put of the
+    batch to the GPU, waited for. Medians of reps; a slow host shows here, apart from the fit."""
+    import jax
+    import numpy as np
+    rng = np.random.default_rng(7)
+    buf = np.empty((batch,) + x.shape[1:], x.dtype)
+    g, c, p = [], [], []
+    for _ in range(reps):
+        idx = rng.permutation(len(x))[:batch]
+        t0 = time.perf_counter()
+        b = x[idx]
+        t1 = time.perf_counter()
+        np.copyto(buf, x[:batch])
+        t2 = time.perf_counter()
+        jax.device_put(b).block_until_ready()
+        t3 = time.perf_counter()
+        g.append(1e3 * (t1 - t0))
+        c.append(1e3 * (t2 - t1))
+        p.append(1e3 * (t3 - t2))
+        del b
+    return dict(probe_gather_ms=med(g), probe_copy_ms=med(c), probe_put_ms=med(p))
+
+
+def keras_run(part, tag, model, x, y, batch, shapes, extra, probe=False):
     import jax
     rec = []
     orig = instrument(model, rec)
@@ -185,6 +214,8 @@ def keras_run(part, tag, model, x, y, batch, shapes, extra):
     row.update(c)
     row["arrays"] = sum(c.values())
     row["compile_s"] = round(compile_s, 3)
+    if probe:
+        row.update(host_probe(x, batch))
     row.update(fit_shapes(model, x, y, batch, shapes, rec))
     data = (jax.device_put(x[:batch]), jax.device_put(y[:batch]))
     row.update(device_steps(model, orig, data))
@@ -263,7 +294,7 @@ def part_kmodel(budget, jobs):
         x = rng.standard_normal((8 * batch, image, image, 3), dtype=np.float32)
         y = rng.integers(0, 1000, size=(len(x),), dtype=np.int32)
         keras_run("kmodel", "%s_%s_b%d" % (name, prec, batch), model, x, y, batch,
-                  [(5, 4), (1, 8)], dict(model=name, precision=prec, image=image))
+                  [(5, 4), (1, 8)], dict(model=name, precision=prec, image=image), probe=True)
         del x, y
 
 
@@ -305,7 +336,8 @@ def main():
         left = budget - (time.time() - t0)
         if left < 20:
             break
-        b = min(share.get(part, 60), left - 10)
+        # A part run alone may take the whole budget.
+        b = left - 10 if len(opts["--parts"].split(",")) == 1 else min(share.get(part, 60), left - 10)
         cmd = [sys.executable, os.path.abspath(__file__), "part", "--part", part, "--budget", str(b), "--out", OUT]
         if part == "kmodel":
             cmd += ["--jobs", opts.get("--jobs", "mobilenetv2:float32:128,resnet50:mixed_bfloat16:128")]

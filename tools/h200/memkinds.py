@@ -15,7 +15,8 @@ committed recordings were made). Two parts, each writing CSV rows as it goes:
           profiler trace of a few calls, the kernels' own device time per call (kernel_s,
           kernels): the latter is what the cost model prices.
   keras   real Keras 3 train steps (the same compiled train_function keras_fit.py times) under
-          the JAX profiler: per kernel name, count and device time per step (keras_kernels.csv),
+          the JAX profiler: per kernel name and the HLO op that launched it, count and device
+          time over the traced steps (keras_kernels.csv),
           and the step's host-side call time, pipelined and synchronised step times and the
           number of state arrays (keras_steps.csv).
 
@@ -82,8 +83,11 @@ class Writer:
 
 def trace_kernels(fn_run, tag):
     """Runs fn_run() under jax.profiler.trace and returns the GPU kernel events as
-    (module, line, name, start_ns, dur_ns) tuples; module is the enclosing XLA module event
-    (from the "XLA Modules" line, or the event's hlo_module stat) or ""."""
+    (module, line, name, start_ns, dur_ns, hlo_op) tuples; module is the enclosing XLA module
+    event (from the "XLA Modules" line, or the event's hlo_module stat) or ""; hlo_op is the
+    event's hlo_op stat, else the "XLA Ops" event it lies in (the HLO instruction that launched
+    it: a fusion's or a library call's name in the optimized HLO), or ""."""
+    import bisect
     import jax
     d = "/tmp/memkinds_trace_%s" % tag
     subprocess.run(["rm", "-rf", d])
@@ -100,28 +104,36 @@ def trace_kernels(fn_run, tag):
     for plane in pd.planes:
         if not plane.name.startswith("/device:GPU"):
             continue
-        mods, evs = [], []
+        mods, ops, evs = [], [], []
         for line in plane.lines:
             for e in line.events:
                 item = (line.name, e.name, int(e.start_ns), int(e.duration_ns))
                 if line.name == "XLA Modules":
                     mods.append(item)
+                elif line.name == "XLA Ops":
+                    ops.append((int(e.start_ns), int(e.duration_ns), e.name))
                 else:
                     st = {}
                     try:
                         st = {k: v for k, v in e.stats}
                     except Exception:
                         pass
-                    evs.append(item + (str(st.get("hlo_module", "")),))
+                    evs.append(item + (str(st.get("hlo_module", "")), str(st.get("hlo_op", ""))))
         mods.sort(key=lambda m: m[2])
-        for ln, name, s, du, hm in evs:
+        ops.sort()
+        starts = [o[0] for o in ops]
+        for ln, name, s, du, hm, op in evs:
             mod = hm
             if not mod:
                 for _, mn, ms, md in mods:
                     if ms <= s and s + du <= ms + md + 1000:
                         mod = mn
                         break
-            out.append((mod, ln, name, s, du))
+            if not op and ops:
+                i = bisect.bisect_right(starts, s) - 1
+                if i >= 0 and s + du <= ops[i][0] + ops[i][1] + 1000:
+                    op = ops[i][2]
+            out.append((mod, ln, name, s, du, op))
     subprocess.run(["rm", "-rf", d])
     return out
 
@@ -229,7 +241,7 @@ def micro():
             mine = [e for e in evs if e[1] in lines and
                     e[0].split("(")[0].strip() in ("jit_" + fname, fname)]
             agg = {}
-            for mod, ln, name, s, du in mine:
+            for mod, ln, name, s, du, _ in mine:
                 k = (ln, name)
                 c, t = agg.get(k, (0, 0))
                 agg[k] = (c + 1, t + du)
@@ -460,8 +472,8 @@ def keras_child(spec):
     batch = int(batch)
     t0 = time.time()
     SW = Writer("keras_steps.csv", KSTEP_COLS)
-    KW = Writer("keras_kernels.csv", ["model", "precision", "batch", "line", "kernel", "count",
-                                      "total_ns", "steps"])
+    KW = Writer("keras_kernels.csv", ["model", "precision", "batch", "line", "kernel", "hlo_op",
+                                      "count", "total_ns", "steps"])
     row = dict(model=model_name, precision=prec, batch=batch, status="started")
     try:
         import numpy as np
@@ -531,14 +543,14 @@ def keras_child(spec):
         evs = trace_kernels(run, "keras")
         lines = kernel_lines(evs)
         agg = {}
-        for mod, ln, name, s, du in evs:
+        for mod, ln, name, s, du, op in evs:
             if ln not in lines:
                 continue
-            c, tt = agg.get((ln, name), (0, 0))
-            agg[(ln, name)] = (c + 1, tt + du)
-        for (ln, name), (c, tt) in sorted(agg.items(), key=lambda kv: -kv[1][1]):
+            c, tt = agg.get((ln, name, op), (0, 0))
+            agg[(ln, name, op)] = (c + 1, tt + du)
+        for (ln, name, op), (c, tt) in sorted(agg.items(), key=lambda kv: -kv[1][1]):
             KW.row(model=model_name, precision=prec, batch=batch, line=ln, kernel=name[:160],
-                   count=c, total_ns=tt, steps=S)
+                   hlo_op=op[:160], count=c, total_ns=tt, steps=S)
         row["trace_steps"] = S
         row["trace_kernel_ms_per_step"] = round(sum(v[1] for v in agg.values()) * 1e-6 / S, 3)
         row["trace_kernels_per_step"] = round(sum(v[0] for v in agg.values()) / S, 1)

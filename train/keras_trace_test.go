@@ -1,0 +1,54 @@
+package train
+
+import (
+	"encoding/csv"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// TestKerasTraceKernelTime: the GPU time gpusim prices for one Keras 3 train step (every op's
+// kernels, no host dispatch) against the summed kernel durations of the real step under the
+// JAX profiler on the H200 (testdata/h200/keras/trace/steps.csv, trace_kernel_ms_per_step;
+// tools/h200/memkinds.py --parts keras). Not fitted: the traces located the passes the plan
+// charged and XLA does not run (models.TestXLAGradientsAsKerasTraces).
+func TestKerasTraceKernelTime(t *testing.T) {
+	f, err := os.Open("../testdata/h200/keras/trace/steps.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	for _, rec := range recs[1:] {
+		model, prec := rec[col["model"]], rec[col["precision"]]
+		batch, _ := strconv.Atoi(rec[col["batch"]])
+		want, err := strconv.ParseFloat(rec[col["trace_kernel_ms_per_step"]], 64)
+		if err != nil || prec != "float32" {
+			t.Fatalf("steps.csv row %v: want a float32 row with trace_kernel_ms_per_step", rec)
+		}
+		cfg := DefaultConfig()
+		cfg.Model, cfg.GPU, cfg.Batch, cfg.XLA, cfg.Framework, cfg.KerasVersion, cfg.Optimizer = model, "h200", batch, true, "jax", 3, "momentum"
+		cfg.InputOnDevice = true
+		r, err := newRunner(cfg, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got float64
+		for _, c := range r.replicas[0].plans[0].costs {
+			got += c.exec.Seconds()
+		}
+		got *= 1e3
+		t.Logf("%s b%d: priced kernels %.2f ms, traced %.2f ms (%+.1f%%)", model, batch, got, want, 100*(got/want-1))
+		if math.Abs(got/want-1) > 0.06 {
+			t.Errorf("%s b%d: priced kernel time %.2f ms, traced %.2f ms: more than 6%% apart", model, batch, got, want)
+		}
+	}
+}
