@@ -86,7 +86,7 @@ type Measurement struct {
 // rows gpusim can simulate (dle/dle_tf.csv), the PyTorch H200 steps (h200/steps.csv, float32
 // CNN rows replaced by their NCHW re-run in h200/nchw as TF lays them out), the JAX steps
 // (h200/jax/steps.csv) and the Keras steps (h200/keras/steps.csv and the repeats in
-// h200/keras/host/kmodel.csv) where present. Errors name
+// h200/keras/host/kmodel.csv and h200/keras/repeat/kmodel.csv) where present. Errors name
 // the file, line and column.
 func ReadMeasurements(dir string) ([]Measurement, error) {
 	var all []Measurement
