@@ -34,16 +34,18 @@ import (
 //	                                              compression for BERT AMP, the table's box,
 //	                                              ResNet-50 through each rank's tf.data
 //	                                              pipeline; 18.2% (4.8%) without those)
-//	h200-keras device-fed step, 21 rows    3.8% (against the synchronised step, batch on the
+//	h200-keras device-fed step, 21 rows    4.8% (against the synchronised step, batch on the
 //	                                              GPU, Keras 3 batch norm, JAX's dispatch over
-//	                                              every state array); host-fed 6.1% (fit from
+//	                                              every state array); host-fed 6.0% (fit from
 //	                                              numpy arrays in 4-step epochs: gather, call
 //	                                              per state array, epoch ends; train/dispatch.go;
 //	                                              13 rows of keras/steps.csv, 4 repeats in
 //	                                              keras/host, 4 in keras/repeat on the host its
 //	                                              probe measured). Before the gradients the
 //	                                              traces showed XLA fusing (keras/trace), 17
-//	                                              rows: 3.6% / 6.8%
+//	                                              rows: 3.6% / 6.8%; those passes had offset
+//	                                              ResNet-50's convolutions, priced 7% short of
+//	                                              its trace
 //	h200-jax step time, 3 rows             16.6%
 //	h200-pytorch step time, 34 rows        37.8%  (PyTorch eager's host time and op inventory,
 //	                                              a proxy; the cost model is no longer fitted on it)
@@ -82,9 +84,9 @@ func TestValidateShippedMeasurements(t *testing.T) {
 		{"dle 1-GPU", "leave-one-gpu-out", "mean of folds", 5, 0.145},
 		{"dle multi-GPU", "all", "", 226, 0.19},
 		{"dle multi-GPU", "model", "resnet50-v1.5", 12, 0.06},
-		{SourceKeras + " device-fed", "all", "", 21, 0.04},
+		{SourceKeras + " device-fed", "all", "", 21, 0.05},
 		{SourceKeras + " host-fed", "all", "", 21, 0.065},
-		{SourceKeras + " host-fed", "precision", "float32", 9, 0.05},
+		{SourceKeras + " host-fed", "precision", "float32", 9, 0.04},
 		{SourceJAX, "all", "", 3, 0.155},
 		{SourcePyTorch, "all", "", 34, 0.365},
 	} {

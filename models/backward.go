@@ -152,6 +152,13 @@ func (pl *planner) backward() {
 					// (testdata/h200/keras/trace: every swish/bwd sits in a bn/bwd fusion).
 					op.Bytes = 0
 				}
+				if pl.o.XLA && pl.o.JAX && len(trainable) > 0 && pl.readByNorm(i) {
+					// A convolution's bias gradient when a batch norm reads the convolution: its
+					// reduction of dy joins the batch norm gradient's dx fusion as a second
+					// output (ResNet-50's trace: conv/bwd inside bn/bwd fusions), reading
+					// nothing of its own; it writes the bias gradient (added below).
+					op.Bytes = 0
+				}
 			} else {
 				nd := 0
 				for j := range p.in {
@@ -360,6 +367,25 @@ func (pl *planner) optimizer() {
 			last.Free = append(last.Free, t)
 		}
 	}
+}
+
+// readByNorm reports whether pnode i's only reader is the batch norm just after it.
+func (pl *planner) readByNorm(i int) bool {
+	if i+1 >= len(pl.pn) || !pl.pn[i].bwdFused {
+		return false
+	}
+	q := &pl.pn[i+1]
+	if q.n == nil || q.n.kind != Norm || !strings.HasSuffix(q.n.name, "/FusedBatchNormV3") || len(q.in) == 0 || q.in[0] != i {
+		return false
+	}
+	for j := i + 2; j < len(pl.pn); j++ {
+		for _, x := range pl.pn[j].in {
+			if x == i {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // feedsNormGrad reports whether pnode i is an element-wise op on a batch norm's output alone,

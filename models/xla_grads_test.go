@@ -26,8 +26,8 @@ func opBytes(t *testing.T, model string, o PlanOptions) map[string]float64 {
 // their own. The gradient of squeeze-excite's per-channel scale is a reduction to that scale's
 // size, so the sigmoid and bias gradients behind it move a batch of channel vectors, not the
 // activation; an activation on a batch norm's output has its gradient inside the batch norm
-// gradient's fusions; a ReLU after a residual add keeps its own pass (ResNet-50's
-// loop_select_fusion kernels).
+// gradient's fusions, and so does the bias gradient of a convolution a batch norm reads; a
+// ReLU after a residual add keeps its own pass (ResNet-50's loop_select_fusion kernels).
 func TestXLAGradientsAsKerasTraces(t *testing.T) {
 	const batch = 8
 	o := PlanOptions{Batch: batch, XLA: true, JAX: true, Optimizer: "momentum"}
@@ -50,6 +50,11 @@ func TestXLAGradientsAsKerasTraces(t *testing.T) {
 	r50 := opBytes(t, "resnet50", o)
 	if got := r50["conv2_block1_1_relu/relu/grad"]; got != 0 {
 		t.Errorf("conv2_block1_1_relu/relu/grad bytes = %.0f, want 0", got)
+	}
+	// A convolution's bias gradient reduces the dy the batch norm gradient writes, inside its
+	// fusion: it writes the 64 or 256 float32 bias gradients only.
+	if got := r50["conv2_block1_1_conv/BiasAdd/grad"]; got != 4*64 {
+		t.Errorf("conv2_block1_1_conv/BiasAdd/grad bytes = %.0f, want %d (the bias gradient written)", got, 4*64)
 	}
 	if got := r50["conv2_block1_out/relu/grad"]; got == 0 {
 		t.Errorf("conv2_block1_out/relu/grad bytes = 0, want its own pass (after the residual add)")
