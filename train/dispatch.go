@@ -55,7 +55,9 @@ const (
 	// JAXArraysGatherRate is the host's rate for gathering a shuffled batch out of numpy
 	// arrays under Keras 3's JAX trainer (bytes per second): kmodel.csv's gather_ms, the
 	// time of next(iterator) inside fit, 21.7 and 20.2 ms for a batch of 128 224x224x3
-	// float32 images (77.1 MB).
+	// float32 images (77.1 MB). The VM's memory speed varies between sessions: a later
+	// recording's probe read 2.5-3.4 GB/s (testdata/h200/keras/repeat); a run on a measured
+	// host sets Config.HostGatherRate.
 	JAXArraysGatherRate = 3.68e9
 )
 
