@@ -33,8 +33,6 @@ type Host struct {
 	PCIeBandwidth float64 `yaml:"pcie_bandwidth"`
 	// DiskBandwidth is the sequential read rate of the dataset's storage (B/s).
 	DiskBandwidth float64 `yaml:"disk_bandwidth"`
-	// DecodeRate is how many bytes of JPEG one core decodes per second (tf.io.decode_jpeg).
-	DecodeRate float64 `yaml:"decode_rate"`
 
 	// GPUs is how many GPUs one box holds (8 on a DGX A100, 16 on a DGX-2); 0 means the box
 	// takes any count (the interconnect is then guessed from the GPU, as without a host).
@@ -95,9 +93,6 @@ var builtinHosts = []Host{
 		Name: "h200-vm", Cores: 16, MemoryBytes: 128 * GiB, PCIeBandwidth: 63 * GBps,
 		// NVMe Gen4 sequential read, 7 GB/s (typical datasheet figure).
 		DiskBandwidth: 7 * GBps,
-		// libjpeg-turbo decodes about 100 MB/s of JPEG per core (libjpeg-turbo project's
-		// published decompression benchmarks, ImageNet-sized images).
-		DecodeRate: 100e6,
 	},
 	{
 		// NVIDIA DGX A100: 2x AMD EPYC 7742 (128 cores, 256 threads), 1 TB RAM, PCIe Gen4
@@ -106,7 +101,6 @@ var builtinHosts = []Host{
 		// compute traffic, one per GPU (DGX A100 datasheet).
 		Name: "dgx-a100", Cores: 256, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 1024 * GiB, PCIeBandwidth: 31.5 * GBps,
 		DiskBandwidth: 25 * GBps, // DGX A100 datasheet: 15 TB internal NVMe, ~25 GB/s
-		DecodeRate:    100e6,
 		GPUs:          8, Interconnect: InterconnectNVSwitch, NVLinkBandwidth: 300 * GBps,
 		Network: "ib", NICBandwidth: 25 * GBps,
 	},
@@ -116,7 +110,6 @@ var builtinHosts = []Host{
 		// (150 GB/s per direction); four 100 Gb/s EDR InfiniBand NICs for 8 GPUs.
 		Name: "dgx-1", Cores: 80, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 512 * GiB, PCIeBandwidth: 15.75 * GBps,
 		DiskBandwidth: 2 * GBps, // 4x 1.92 TB SSD RAID 0 (DGX-1 datasheet)
-		DecodeRate:    100e6,
 		GPUs:          8, Interconnect: InterconnectNVLink, NVLinkBandwidth: 150 * GBps,
 		Network: "ib", NICBandwidth: 4 * 12.5 * GBps / 8,
 	},
@@ -126,7 +119,6 @@ var builtinHosts = []Host{
 		// direction); eight 100 Gb/s EDR InfiniBand NICs for 16 GPUs (DGX-2 datasheet).
 		Name: "dgx-2", Cores: 96, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 1536 * GiB, PCIeBandwidth: 15.75 * GBps,
 		DiskBandwidth: 8 * GBps, // 30 TB NVMe (DGX-2 datasheet)
-		DecodeRate:    100e6,
 		GPUs:          16, Interconnect: InterconnectNVSwitch, NVLinkBandwidth: 150 * GBps,
 		Network: "ib", NICBandwidth: 8 * 12.5 * GBps / 16,
 	},
@@ -136,8 +128,8 @@ var builtinHosts = []Host{
 		// (450 GB/s per direction); eight 400 Gb/s NDR InfiniBand NICs, one per GPU (DGX H100
 		// datasheet).
 		Name: "hgx-h100", Cores: 224, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 2048 * GiB, PCIeBandwidth: 63 * GBps,
-		DiskBandwidth: 25 * GBps, DecodeRate: 100e6,
-		GPUs: 8, Interconnect: InterconnectNVSwitch, NVLinkBandwidth: 450 * GBps,
+		DiskBandwidth: 25 * GBps,
+		GPUs:          8, Interconnect: InterconnectNVSwitch, NVLinkBandwidth: 450 * GBps,
 		Network: "ib", NICBandwidth: 50 * GBps,
 	},
 	{
@@ -145,14 +137,14 @@ var builtinHosts = []Host{
 		// threads), 512 GB, four GPUs on each socket's root complex (PCIe Gen4 x16), so a ring
 		// crosses the sockets (nvidia-smi topo: SYS) at NCCL's AMD_BW; 100 Gb/s Ethernet.
 		Name: "pcie-8x", Cores: 128, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 512 * GiB, PCIeBandwidth: 31.5 * GBps,
-		DiskBandwidth: 7 * GBps, DecodeRate: 100e6,
-		GPUs: 8, Interconnect: InterconnectPCIe, PCIePath: "sys", InterSocketBandwidth: ncclAMDBW,
+		DiskBandwidth: 7 * GBps,
+		GPUs:          8, Interconnect: InterconnectPCIe, PCIePath: "sys", InterSocketBandwidth: ncclAMDBW,
 		Network: "roce", NICBandwidth: 12.5 * GBps / 8,
 	},
 	{
 		// A typical workstation: 16 threads, 64 GiB, PCIe Gen4 x16.
 		Name: "workstation", Cores: 16, MemoryBytes: 64 * GiB, PCIeBandwidth: 31.5 * GBps,
-		DiskBandwidth: 3 * GBps, DecodeRate: 100e6,
+		DiskBandwidth: 3 * GBps,
 	},
 }
 
@@ -198,6 +190,16 @@ func LoadHost(path string) (Host, error) {
 	return ParseHost(path, data)
 }
 
+// removedHostKeys are keys a host profile does not take, each with where what it would
+// describe is set. A host has no JPEG decode rate: decoding is part of the map function's CPU
+// time per element (pipeline.Config.MapCost, input.map.cost_ms; on the H200 host's cores
+// 2.0 ms of the 2.4 ms a decode, crop, resize and flip of one ImageNet-sized JPEG took:
+// pipeline/testdata/h200/jpeg), which pipeline.CPU spreads over the host's cores and their
+// SMT threads; a per-byte decode rate beside it would price the decode twice.
+var removedHostKeys = map[string]string{
+	"decode_rate": "a JPEG's decode is part of the map function's CPU time per element: input.map.cost_ms",
+}
+
 // ParseHost parses host profile data; name is used in error messages.
 func ParseHost(name string, data []byte) (Host, error) {
 	var doc yaml.Node
@@ -218,6 +220,11 @@ func ParseHost(name string, data []byte) (Host, error) {
 				return Host{}, fmt.Errorf("%s:%d: base: %q is not a built-in host", name, k.Line, v)
 			}
 			h = b
+		}
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if k := root.Content[i]; removedHostKeys[k.Value] != "" {
+			return Host{}, fmt.Errorf("%s:%d: %s: unknown key (%s)", name, k.Line, k.Value, removedHostKeys[k.Value])
 		}
 	}
 	lines := map[string]int{}
@@ -278,7 +285,7 @@ func (h Host) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"pcie_bandwidth", h.PCIeBandwidth}, {"disk_bandwidth", h.DiskBandwidth}, {"decode_rate", h.DecodeRate},
+	}{{"pcie_bandwidth", h.PCIeBandwidth}, {"disk_bandwidth", h.DiskBandwidth},
 		{"nvlink_bandwidth", h.NVLinkBandwidth}, {"inter_socket_bandwidth", h.InterSocketBandwidth}, {"nic_bandwidth", h.NICBandwidth}} {
 		if !(f.v >= 0) || f.v > 1e15 {
 			return bad(f.name, "%v: want a finite value >= 0", f.v)

@@ -144,6 +144,21 @@ func TestRunBadScenarioExits2WithFileLine(t *testing.T) {
 	}
 }
 
+// TestRunHostFileDecodeRateExits2 checks that a host profile file setting decode_rate, which
+// no host property prices (the decode is in input.map.cost_ms), stops the run with one line
+// naming the file, line and key rather than being accepted without effect.
+func TestRunHostFileDecodeRateExits2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "host.yaml")
+	if err := os.WriteFile(path, []byte("base: h200-vm\ndecode_rate: 39e6\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code := runCLI(t, "run", "input-bound", "--set", "hardware.host.profile=@"+path, "--set", "steps=3")
+	want := path + ":2: decode_rate: unknown key"
+	if code != 2 || !strings.Contains(errs, want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("run with decode_rate in the host file: exit %d, stderr %q; want 2 and one line containing %q", code, errs, want)
+	}
+}
+
 // TestRunUsageExamples runs every example of gpusim run --help.
 func TestRunUsageExamples(t *testing.T) {
 	t.Chdir(t.TempDir()) // the examples write plots and traces
