@@ -38,7 +38,7 @@ var schema = []field{
 	{"seed", "int", "seed of every random stream", func(c *train.Config, n *yaml.Node) error { return uint64Val(n, &c.Seed) }},
 	{"hardware.gpu", "string", "GPU profile (gpusim list devices) or @file", func(c *train.Config, n *yaml.Node) error { return str(n, &c.GPU) }},
 	{"hardware.count", "int", "physical GPUs on the host", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.GPUCount) }},
-	{"hardware.host.profile", "string", "host/box profile (h200-vm, dgx-a100, dgx-1, dgx-2, hgx-h100, pcie-8x, workstation) or @file: tf.data's cores, RAM and disk, the GPUs' interconnect and the network", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Host) }},
+	{"hardware.host.profile", "string", "host/box profile (gpusim list hosts: h200-vm, dgx-a100, dgx-1, dgx-2, hgx-h100, pcie-8x, workstation) or @file: tf.data's cores, RAM and disk, the GPUs' interconnect and the network", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Host) }},
 	{"hardware.topology", "string", "nvswitch | nvlink | pcie | pcie-pix | pcie-pxb | pcie-phb | pcie-sys: the GPUs' interconnect, overriding the host profile's", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Topology) }},
 	{"hardware.nodes", "int", "hosts training together (strategy.name multi_worker_mirrored or horovod); hardware.count is per host", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Nodes) }},
 	{"hardware.host.gather_rate", "float", "bytes/s at which the host gathers a shuffled batch out of fit's numpy arrays (fit_from_arrays; unset: the H200 machine's measured rate)", func(c *train.Config, n *yaml.Node) error {

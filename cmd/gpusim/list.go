@@ -28,14 +28,16 @@ var listExamples = []string{
 	"gpusim list models -o json",
 	"gpusim list devices",
 	"gpusim list scenarios",
+	"gpusim list hosts",
 	"gpusim list models --file model.json",
 }
 
 func listUsage() string {
 	s := `Usage:
-  gpusim list models|devices|scenarios [-o text|json] [--file MODEL.json]
+  gpusim list models|devices|hosts|scenarios [-o text|json] [--file MODEL.json]
 
-Lists the model zoo (Keras names in lower case), the GPU profiles (hardware.gpu) or the
+Lists the model zoo (Keras names in lower case), the GPU profiles (hardware.gpu), the host and
+box profiles (hardware.host.profile: tf.data's CPU, the GPUs' interconnect, the network) or the
 built-in scenarios. --file imports a Keras model JSON (model.to_json()) and lists that model.
 
 Examples:
@@ -72,6 +74,24 @@ type deviceJSON struct {
 	Source          string   `json:"source"`
 }
 
+// hostJSON is one entry of gpusim list hosts -o json: the keys of a host file (hw.Host).
+type hostJSON struct {
+	Name                 string  `json:"name"`
+	Cores                int     `json:"cores"`
+	ThreadsPerCore       int     `json:"threads_per_core"`
+	SMTGain              float64 `json:"smt_gain"`
+	MemoryBytes          int64   `json:"memory_bytes"`
+	PCIeBandwidth        float64 `json:"pcie_bandwidth"`
+	DiskBandwidth        float64 `json:"disk_bandwidth"`
+	GPUs                 int     `json:"gpus"`
+	Interconnect         string  `json:"interconnect"`
+	NVLinkBandwidth      float64 `json:"nvlink_bandwidth"`
+	PCIePath             string  `json:"pcie_path"`
+	InterSocketBandwidth float64 `json:"inter_socket_bandwidth"`
+	Network              string  `json:"network"`
+	NICBandwidth         float64 `json:"nic_bandwidth"`
+}
+
 type scenarioJSON struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
@@ -98,7 +118,7 @@ func runList(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		return asUsage(fmt.Errorf("list: %w", err))
 	}
 	if fs.NArg() != 1 {
-		return usagef("list: want one of models, devices, scenarios")
+		return usagef("list: want one of models, devices, hosts, scenarios")
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("list: -o %q: want text or json", *format)
@@ -166,6 +186,39 @@ func runList(ctx context.Context, stdout, stderr io.Writer, args []string) error
 				tf(g.PeakFP32), tf(g.PeakTF32), tf(g.PeakFP16), tf(g.PeakBF16), g.MemBandwidth/1e9, al, g.Description)
 		}
 		rows = out
+	case "hosts":
+		var out []hostJSON
+		fmt.Fprintln(tw, "NAME\tCORES\tRAM\tPCIE/GPU\tDISK\tGPUS\tINTERCONNECT\tNETWORK")
+		for _, n := range hw.HostNames() {
+			h, err := hw.LookupHost(n)
+			if err != nil {
+				return fmt.Errorf("list hosts: %w", err)
+			}
+			out = append(out, hostJSON{h.Name, h.Cores, h.ThreadsPerCore, h.SMTGain, h.MemoryBytes, h.PCIeBandwidth,
+				h.DiskBandwidth, h.GPUs, h.Interconnect, h.NVLinkBandwidth, h.PCIePath, h.InterSocketBandwidth, h.Network, h.NICBandwidth})
+			cores := fmt.Sprint(h.Cores)
+			if h.ThreadsPerCore > 1 {
+				cores = fmt.Sprintf("%d (%d per core)", h.Cores, h.ThreadsPerCore)
+			}
+			gpus, ic, nw := "any", "from the GPU", "-"
+			if h.GPUs > 0 {
+				gpus = fmt.Sprint(h.GPUs)
+			}
+			switch {
+			case h.Interconnect == hw.InterconnectPCIe && h.PCIePath != "":
+				ic = "pcie (" + h.PCIePath + ")"
+			case h.Interconnect != "" && h.NVLinkBandwidth > 0:
+				ic = fmt.Sprintf("%s %.0fGB/s", h.Interconnect, h.NVLinkBandwidth/1e9)
+			case h.Interconnect != "":
+				ic = h.Interconnect
+			}
+			if h.Network != "" {
+				nw = fmt.Sprintf("%s %.1fGB/s per GPU", h.Network, h.NICBandwidth/1e9)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fGB/s\t%.0fGB/s\t%s\t%s\t%s\n", h.Name, cores, report.FormatBytes(float64(h.MemoryBytes)),
+				h.PCIeBandwidth/1e9, h.DiskBandwidth/1e9, gpus, ic, nw)
+		}
+		rows = out
 	case "scenarios":
 		var out []scenarioJSON
 		fmt.Fprintln(tw, "NAME\tMODEL\tGPUS\tBATCH\tDESCRIPTION")
@@ -180,7 +233,7 @@ func runList(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		}
 		rows = out
 	default:
-		return usagef("list: unknown list %q: want models, devices or scenarios", what)
+		return usagef("list: unknown list %q: want models, devices, hosts or scenarios", what)
 	}
 	if *format == "json" {
 		enc := json.NewEncoder(stdout)
