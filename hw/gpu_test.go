@@ -125,13 +125,17 @@ func TestParseProfileErrors(t *testing.T) {
 		{"base: h200\nefficiency:\n  memory: 3\n", "p.yaml:3: efficiency.memory: 3: must be in"},
 		{"base: h200\nefficiency:\n  memory_by_kind:\n    warp: 0.5\n", "p.yaml:4: efficiency.memory_by_kind.warp: unknown work kind"},
 		{"base: k80\n", "p.yaml:1: base: \"k80\" is not a built-in gpu"},
-		{"name: x\n", "p.yaml:1: memory_bytes: must be positive"},
+		{"name: x\n", "p.yaml:1: memory_bytes: not set, and no base: to take it from (must be positive)"},
+		// context_bytes comes from the base; the memory_bytes line is what broke it.
+		{"base: h200\nname: x\nmemory_bytes: 1000\n", "p.yaml:3: memory_bytes: 1000: must be above context_bytes (553648128)"},
+		{"base: h200\nname: x\ncontext_bytes: 200000000000\n", "p.yaml:3: context_bytes: 200000000000: must be at least 0 and below memory_bytes"},
+		{"base: h200\nname: x\nmemory_bytes: 1000\ncontext_bytes: 2000\n", "p.yaml:4: context_bytes: 2000: must be at least 0 and below memory_bytes (1000)"},
 		{"- 1\n", "p.yaml:1: a gpu profile is a mapping"},
 	}
 	for _, tc := range tests {
 		_, err := ParseProfile("p.yaml", []byte(tc.data))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ParseProfile(%q) error = %v, want containing %q", tc.data, err, tc.want)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseProfile(%q) error = %v, want one line containing %q", tc.data, err, tc.want)
 		}
 	}
 }

@@ -212,6 +212,7 @@ func ParseHost(name string, data []byte) (Host, error) {
 	root := doc.Content[0]
 	h := DefaultHost()
 	h.Name = ""
+	baseLine, baseName := 0, ""
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if k := root.Content[i]; k.Value == "base" {
 			v := root.Content[i+1].Value
@@ -220,6 +221,7 @@ func ParseHost(name string, data []byte) (Host, error) {
 				return Host{}, fmt.Errorf("%s:%d: base: %q is not a built-in host", name, k.Line, v)
 			}
 			h = b
+			baseLine, baseName = k.Line, v
 		}
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -234,11 +236,7 @@ func ParseHost(name string, data []byte) (Host, error) {
 	if err := h.Validate(); err != nil {
 		var fe *fieldError
 		if errors.As(err, &fe) {
-			line := lines[fe.field]
-			if line == 0 {
-				line = root.Line
-			}
-			return Host{}, fmt.Errorf("%s:%d: %s: %s", name, line, fe.field, fe.msg)
+			return Host{}, fe.at(name, lines, baseLine, baseName, root.Line, "from the default host "+DefaultHost().Name)
 		}
 		return Host{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -248,7 +246,9 @@ func ParseHost(name string, data []byte) (Host, error) {
 	return h, nil
 }
 
-// Validate reports the first field of h that cannot describe a host.
+// Validate reports the first field of h that cannot describe a host. A check that reads two
+// fields names the other too (fieldError.also), so a profile file's error can stand on the
+// line of whichever of them the file sets.
 func (h Host) Validate() error {
 	bad := func(field, format string, a ...any) error {
 		return &fieldError{field: field, msg: fmt.Sprintf(format, a...)}
@@ -259,7 +259,8 @@ func (h Host) Validate() error {
 	case h.ThreadsPerCore < 0 || h.ThreadsPerCore > 2:
 		return bad("threads_per_core", "%d: want 0, 1 or 2", h.ThreadsPerCore)
 	case h.ThreadsPerCore == 2 && h.Cores%2 != 0:
-		return bad("threads_per_core", "2 threads per core on %d cores: want an even count", h.Cores)
+		return &fieldError{field: "threads_per_core", msg: fmt.Sprintf("2 threads per core on %d cores: want an even count", h.Cores),
+			also: []fieldError{{field: "cores", msg: fmt.Sprintf("%d with threads_per_core 2: want an even count", h.Cores)}}}
 	case !(h.SMTGain >= 0 && h.SMTGain <= 1):
 		return bad("smt_gain", "%v: want 0 <= smt_gain <= 1", h.SMTGain)
 	case h.MemoryBytes <= 0:
@@ -292,7 +293,9 @@ func (h Host) Validate() error {
 		}
 	}
 	if h.PCIePath == "sys" && h.InterSocketBandwidth == 0 {
-		return bad("inter_socket_bandwidth", "0: a sys path crosses the sockets' link; give its bandwidth (NCCL: 10e9 Intel, 16e9 AMD)")
+		const nccl = "(NCCL: 10e9 Intel, 16e9 AMD)"
+		return &fieldError{field: "inter_socket_bandwidth", msg: "0: a sys path crosses the sockets' link; give its bandwidth " + nccl,
+			also: []fieldError{{field: "pcie_path", msg: "sys needs inter_socket_bandwidth, the bandwidth of the sockets' link a sys path crosses " + nccl}}}
 	}
 	return nil
 }

@@ -46,6 +46,7 @@ func ParseProfile(name string, data []byte) (GPU, error) {
 	root := doc.Content[0]
 	var g GPU
 	lines := map[string]int{}
+	baseLine, baseName := 0, ""
 	// base first, wherever it appears.
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if k := root.Content[i]; k.Value == "base" {
@@ -54,6 +55,7 @@ func ParseProfile(name string, data []byte) (GPU, error) {
 				return GPU{}, fmt.Errorf("%s:%d: base: %q is not a built-in gpu", name, k.Line, root.Content[i+1].Value)
 			}
 			g = b
+			baseLine, baseName = k.Line, root.Content[i+1].Value
 			g.Efficiency.MemoryByKind = cloneMap(b.Efficiency.MemoryByKind)
 		}
 	}
@@ -63,11 +65,7 @@ func ParseProfile(name string, data []byte) (GPU, error) {
 	if err := g.validate(); err != nil {
 		var fe *fieldError
 		if errors.As(err, &fe) {
-			line := lines[fe.field]
-			if line == 0 {
-				line = root.Line
-			}
-			return GPU{}, fmt.Errorf("%s:%d: %s: %s", name, line, fe.field, fe.msg)
+			return GPU{}, fe.at(name, lines, baseLine, baseName, root.Line, "not set, and no base: to take it from")
 		}
 		return GPU{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -151,20 +149,47 @@ func stripLine(err error) error {
 	return err
 }
 
-type fieldError struct{ field, msg string }
+// fieldError is a failed check of a profile: field is the yaml key whose value failed, msg
+// what is wrong with it. A check that reads several keys lists the others in also, each with
+// the message to give at that key: where a file sets pcie_path: sys but leaves
+// inter_socket_bandwidth at its zero, the error belongs on the pcie_path line.
+type fieldError struct {
+	field, msg string
+	also       []fieldError
+}
 
 func (e *fieldError) Error() string { return e.field + ": " + e.msg }
 
+// at places e on the line of the key the file sets that the check is about: field's own line
+// where the file sets it, else the line of the first key of also that it sets, else the
+// base: line (the values all came from the base profile), else the mapping's first line
+// with unset saying where the values came from. lines maps dotted keys to their lines.
+func (e *fieldError) at(file string, lines map[string]int, baseLine int, base string, rootLine int, unset string) error {
+	if l := lines[e.field]; l > 0 {
+		return fmt.Errorf("%s:%d: %s: %s", file, l, e.field, e.msg)
+	}
+	for _, o := range e.also {
+		if l := lines[o.field]; l > 0 {
+			return fmt.Errorf("%s:%d: %s: %s", file, l, o.field, o.msg)
+		}
+	}
+	if baseLine > 0 {
+		return fmt.Errorf("%s:%d: base: %s: %s: %s", file, baseLine, base, e.field, e.msg)
+	}
+	return fmt.Errorf("%s:%d: %s: %s (%s)", file, rootLine, e.field, unset, e.msg)
+}
+
 // validate checks the profile's numbers; errors are *fieldError naming the yaml key.
 func (g GPU) validate() error {
-	bad := func(field, msg string) error { return &fieldError{field, msg} }
+	bad := func(field, msg string) error { return &fieldError{field: field, msg: msg} }
 	switch {
 	case g.Name == "":
 		return bad("name", "missing")
 	case g.MemoryBytes <= 0:
 		return bad("memory_bytes", "must be positive")
 	case g.ContextBytes < 0 || g.ContextBytes >= g.MemoryBytes:
-		return bad("context_bytes", "must be at least 0 and below memory_bytes")
+		return &fieldError{field: "context_bytes", msg: fmt.Sprintf("%d: must be at least 0 and below memory_bytes (%d)", g.ContextBytes, g.MemoryBytes),
+			also: []fieldError{{field: "memory_bytes", msg: fmt.Sprintf("%d: must be above context_bytes (%d)", g.MemoryBytes, g.ContextBytes)}}}
 	case g.CCMajor < 3:
 		return bad("cc_major", "must be 3 or more")
 	case g.CCMinor < 0:

@@ -159,6 +159,28 @@ func TestRunHostFileDecodeRateExits2(t *testing.T) {
 	}
 }
 
+// TestRunProfileFileCheckLine checks that a host or GPU profile file failing a check on a key
+// it leaves unset stops the run with one line on the key it does set that needs the other.
+func TestRunProfileFileCheckLine(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		file, set, doc, want string
+	}{
+		{"host.yaml", "hardware.host.profile", "base: dgx-a100\ninterconnect: pcie\npcie_path: sys\n", ":3: pcie_path: sys needs inter_socket_bandwidth"},
+		{"gpu.yaml", "hardware.gpu", "base: h200\nname: small\nmemory_bytes: 1000\n", ":3: memory_bytes: 1000: must be above context_bytes"},
+	} {
+		path := filepath.Join(dir, tc.file)
+		if err := os.WriteFile(path, []byte(tc.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, errs, code := runCLI(t, "run", "input-bound", "--set", tc.set+"=@"+path, "--set", "steps=3")
+		want := path + tc.want
+		if code != 2 || !strings.Contains(errs, want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("run with %s=@%s: exit %d, stderr %q; want 2 and one line containing %q", tc.set, tc.file, code, errs, want)
+		}
+	}
+}
+
 // TestRunUsageExamples runs every example of gpusim run --help.
 func TestRunUsageExamples(t *testing.T) {
 	t.Chdir(t.TempDir()) // the examples write plots and traces
