@@ -27,11 +27,12 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 import traceback
 
 import torch
+
+from h200lib import RunLog, Sampler, event_seconds, median_seconds, sm_clock_power
 
 T0 = time.time()
 ap = argparse.ArgumentParser()
@@ -72,18 +73,8 @@ if args.ncu_child:
     ncu_child(args.ncu_child)
     sys.exit(0)
 
-LOG = open(os.path.join(OUT, "log.txt"), "a")
-
-
-def log(*a):
-    msg = "[%6.1fs] " % (time.time() - T0) + " ".join(str(x) for x in a)
-    print(msg, flush=True)
-    LOG.write(msg + "\n")
-    LOG.flush()
-
-
-def left():
-    return args.budget - (time.time() - T0)
+RL = RunLog(OUT, args.budget, T0)
+log, left = RL.log, RL.left
 
 
 try:
@@ -95,51 +86,12 @@ except Exception as e:  # noqa: BLE001
     log("pynvml unavailable:", repr(e))
 
 
-def nvml_sample():
-    if NV is None:
-        return None
-    return (pynvml.nvmlDeviceGetClockInfo(NV, pynvml.NVML_CLOCK_SM),
-            pynvml.nvmlDeviceGetPowerUsage(NV) / 1e3)
-
-
-class Sampler:
-    """Samples the SM clock and the board power every 5 ms while a benchmark runs."""
-
-    def __init__(self):
-        self.s, self.on = [], False
-
-    def __enter__(self):
-        self.on = True
-        self.t = threading.Thread(target=self.run, daemon=True)
-        self.t.start()
-        return self
-
-    def run(self):
-        while self.on:
-            v = nvml_sample()
-            if v:
-                self.s.append(v)
-            time.sleep(0.005)
-
-    def __exit__(self, *a):
-        self.on = False
-        self.t.join()
-
-    def stats(self):
-        if not self.s:
-            return {}
-        c = [x[0] for x in self.s]
-        p = [x[1] for x in self.s]
-        return {"clock_mhz_mean": sum(c) / len(c), "clock_mhz_min": min(c), "clock_mhz_max": max(c),
-                "power_w_mean": sum(p) / len(p), "samples": len(c)}
-
-
 env = {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "torch": torch.__version__,
        "cuda": torch.version.cuda, "device": torch.cuda.get_device_name(0), "argv": sys.argv}
 if NV is not None:
     env["max_sm_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(NV, pynvml.NVML_CLOCK_SM)
     env["power_limit_w"] = pynvml.nvmlDeviceGetEnforcedPowerLimit(NV) / 1e3
-    env["idle"] = nvml_sample()
+    env["idle"] = sm_clock_power(NV)
 json.dump(env, open(os.path.join(OUT, "env.json"), "w"), indent=1)
 log("env", json.dumps(env))
 
@@ -178,24 +130,10 @@ def timed(fn, min_time):
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    fn()
-    e.record()
-    torch.cuda.synchronize()
-    one = max(s.elapsed_time(e) / 1e3, 1e-6)
+    one = max(event_seconds(fn), 1e-6)
     reps = int(min(2000, max(5, min_time / one)))
-    ev = []
-    with Sampler() as sm:
-        for _ in range(reps):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fn()
-            e.record()
-            ev.append((s, e))
-        torch.cuda.synchronize()
-    v = sorted(a.elapsed_time(b) / 1e3 for a, b in ev)
-    return v[len(v) // 2], reps, sm.stats()
+    sm = Sampler(NV)
+    return median_seconds(fn, reps, during=sm), reps, sm.stats()
 
 
 rows = []

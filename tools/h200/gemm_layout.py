@@ -21,11 +21,12 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import traceback
 
 import torch
+
+from h200lib import RunLog, Sampler, event_seconds, median_seconds
 
 T0 = time.time()
 ap = argparse.ArgumentParser()
@@ -47,52 +48,14 @@ if args.ncu_child:
     torch.cuda.synchronize()
     sys.exit(0)
 
-LOG = open(os.path.join(OUT, "log.txt"), "a")
-
-
-def log(*a):
-    msg = "[%6.1fs] " % (time.time() - T0) + " ".join(str(x) for x in a)
-    print(msg, flush=True)
-    LOG.write(msg + "\n")
-    LOG.flush()
-
-
-def left():
-    return args.budget - (time.time() - T0)
+RL = RunLog(OUT, args.budget, T0)
+log, left = RL.log, RL.left
 
 
 import pynvml  # noqa: E402
 
 pynvml.nvmlInit()
 NV = pynvml.nvmlDeviceGetHandleByIndex(0)
-
-
-class Sampler:
-    def __init__(self):
-        self.s, self.on = [], False
-
-    def __enter__(self):
-        self.on = True
-        self.t = threading.Thread(target=self.run, daemon=True)
-        self.t.start()
-        return self
-
-    def run(self):
-        while self.on:
-            self.s.append((pynvml.nvmlDeviceGetClockInfo(NV, pynvml.NVML_CLOCK_SM),
-                           pynvml.nvmlDeviceGetPowerUsage(NV) / 1e3))
-            time.sleep(0.005)
-
-    def __exit__(self, *a):
-        self.on = False
-        self.t.join()
-
-    def stats(self):
-        if not self.s:
-            return {}
-        c = [x[0] for x in self.s]
-        p = [x[1] for x in self.s]
-        return {"clock_mhz_mean": sum(c) / len(c), "clock_mhz_min": min(c), "power_w_mean": sum(p) / len(p)}
 
 
 env = {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "torch": torch.__version__,
@@ -139,24 +102,10 @@ def measure(prec, batch, m, n, k, am, bm):
             mm(a, b)
     g.replay()
     torch.cuda.synchronize()
-    st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    st.record()
-    g.replay()
-    en.record()
-    torch.cuda.synchronize()
-    one = st.elapsed_time(en) / 1e3
+    one = event_seconds(g.replay)
     reps = max(3, min(200, int(0.15 / max(one, 1e-6))))
-    ts = []
-    with Sampler() as sm:
-        for _ in range(reps):
-            st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            st.record()
-            g.replay()
-            en.record()
-            ts.append((st, en))
-        torch.cuda.synchronize()
-    v = sorted(x.elapsed_time(y) / 1e3 / CALLS for x, y in ts)
-    sec = v[len(v) // 2]
+    sm = Sampler(NV)
+    sec = median_seconds(g.replay, reps, during=sm, per=CALLS)
     names = []
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as p:
         mm(a, b)

@@ -28,6 +28,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from h200lib import RunLog, event_seconds, median_seconds
+
 T0 = time.time()
 ap = argparse.ArgumentParser()
 ap.add_argument("--budget", type=float, default=420.0, help="seconds for the whole run")
@@ -40,18 +42,8 @@ ap.add_argument("--micro", default="launch,matmul,conv,memory", help="micro-benc
 args = ap.parse_args()
 OUT = args.out
 os.makedirs(OUT, exist_ok=True)
-LOG = open(os.path.join(OUT, "log.txt"), "a")
-
-
-def log(*a):
-    msg = "[%6.1fs] " % (time.time() - T0) + " ".join(str(x) for x in a)
-    print(msg, flush=True)
-    LOG.write(msg + "\n")
-    LOG.flush()
-
-
-def left():
-    return args.budget - (time.time() - T0)
+RL = RunLog(OUT, args.budget, T0)
+log, left = RL.log, RL.left
 
 
 assert torch.cuda.is_available(), "no CUDA device"
@@ -102,23 +94,9 @@ def bench(fn, reps=None, min_time=0.05):
         fn()
     torch.cuda.synchronize()
     if reps is None:
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        one = max(s.elapsed_time(e) / 1e3, 1e-6)
+        one = max(event_seconds(fn), 1e-6)
         reps = int(min(200, max(5, min_time / one)))
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        ts.append((s, e))
-    torch.cuda.synchronize()
-    v = sorted(a.elapsed_time(b) / 1e3 for a, b in ts)
-    return v[len(v) // 2], reps
+    return median_seconds(fn, reps), reps
 
 
 CONV_PRECS = ["fp32", "tf32", "bf16", "fp16"] if args.layout == "nhwc" else ["fp32", "tf32"]

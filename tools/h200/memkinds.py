@@ -32,6 +32,8 @@ import sys
 import time
 import traceback
 
+from h200lib import RunLog
+
 T0 = time.time()
 
 
@@ -50,18 +52,8 @@ def parse():
 
 A = parse()
 os.makedirs(A.out, exist_ok=True)
-LOG = open(os.path.join(A.out, "log.txt"), "a")
-
-
-def log(*a):
-    msg = "[%6.1fs] " % (time.time() - T0) + " ".join(str(x) for x in a)
-    print(msg, flush=True)
-    LOG.write(msg + "\n")
-    LOG.flush()
-
-
-def left():
-    return A.budget - (time.time() - T0)
+RL = RunLog(A.out, A.budget, T0)
+log, left = RL.log, RL.left
 
 
 class Writer:
