@@ -6,6 +6,21 @@ import (
 	"testing"
 )
 
+// checkedPlan builds model's plan under o and verifies it with checkPlan.
+func checkedPlan(t *testing.T, model string, o PlanOptions) *Plan {
+	t.Helper()
+	m, err := Get(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, model, p)
+	return p
+}
+
 // checkPlan verifies the plan's bookkeeping: every step tensor is allocated once and freed
 // once, after its allocation; persistent tensors and slots are never in an op's lists;
 // gradients are float32 and freed by the optimizer.

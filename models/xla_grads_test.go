@@ -5,15 +5,7 @@ import "testing"
 // opBytes returns the bytes of the plan's ops by name.
 func opBytes(t *testing.T, model string, o PlanOptions) map[string]float64 {
 	t.Helper()
-	m, err := Get(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := m.Plan(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPlan(t, model, p)
+	p := checkedPlan(t, model, o)
 	out := map[string]float64{}
 	for _, op := range p.Ops {
 		out[op.Name] = op.Bytes

@@ -9,15 +9,7 @@ import (
 // first backward op starts (kept from forward for backward).
 func keptInto(t *testing.T, model string, o PlanOptions, suffixes ...string) map[string]int {
 	t.Helper()
-	m, err := Get(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := m.Plan(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPlan(t, model, p)
+	p := checkedPlan(t, model, o)
 	live := map[int]bool{}
 	for _, op := range p.Ops {
 		if op.Phase == Backward {
