@@ -1,12 +1,12 @@
 package hw
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpusim/gpusim/internal/testcsv"
 )
 
 // bertGEMM is one GEMM measured on the H200: its shape (M x N x K, batch), path and time.
@@ -19,16 +19,8 @@ type bertGEMM struct {
 
 func readCSV(t *testing.T, path string) [][]string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows[1:]
+	_, rows := testcsv.Read(t, path)
+	return rows
 }
 
 func atoi(t *testing.T, s string) int64 {

@@ -1,13 +1,13 @@
 package hw
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpusim/gpusim/internal/testcsv"
 )
 
 // TestXLAMemoryKinds prices the XLA micro-benchmarks recorded on the H200
@@ -128,19 +128,11 @@ func TestXLAMemoryKinds(t *testing.T) {
 
 func readCSVMaps(t *testing.T, path string) []map[string]string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	col, recs := testcsv.Read(t, path)
 	var out []map[string]string
-	for _, rec := range recs[1:] {
+	for _, rec := range recs {
 		m := map[string]string{}
-		for i, h := range recs[0] {
+		for h, i := range col {
 			if i < len(rec) {
 				m[h] = rec[i]
 			}

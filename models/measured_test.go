@@ -1,12 +1,11 @@
 package models_test
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 
+	"github.com/gpusim/gpusim/internal/testcsv"
 	"github.com/gpusim/gpusim/models"
 )
 
@@ -16,22 +15,10 @@ import (
 // allocator rounding). See testdata/h200/README.md for how peak and base were taken.
 func h200Activation(t *testing.T) map[[2]string]float64 {
 	t.Helper()
-	f, err := os.Open("../testdata/h200/steps.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
+	col, recs := testcsv.Read(t, "../testdata/h200/steps.csv")
 	type pt struct{ batch, act float64 }
 	pts := map[[2]string][]pt{}
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		num := func(k string) float64 {
 			v, err := strconv.ParseFloat(r[col[k]], 64)
 			if err != nil {

@@ -2,15 +2,14 @@ package train_test
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gpusim/gpusim/analysis"
+	"github.com/gpusim/gpusim/internal/testcsv"
 	"github.com/gpusim/gpusim/train"
 )
 
@@ -28,17 +27,9 @@ type dleRow struct {
 
 func readDLE(t *testing.T) []dleRow {
 	t.Helper()
-	f, err := os.Open("testdata/dle_scaling.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, recs := testcsv.Read(t, "testdata/dle_scaling.csv")
 	var out []dleRow
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		b, _ := strconv.Atoi(r[7])
 		n, _ := strconv.Atoi(r[8])
 		v, _ := strconv.ParseFloat(r[9], 64)

@@ -1,12 +1,12 @@
 package train
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"testing"
+
+	"github.com/gpusim/gpusim/internal/testcsv"
 )
 
 // TestKerasTraceKernelTime: the GPU time gpusim prices for one Keras 3 train step (every op's
@@ -23,20 +23,8 @@ func TestKerasTraceKernelTime(t *testing.T) {
 		"inceptionv3 float32 b128":    0.13,
 		"resnet50 mixed_bfloat16 b64": 0.11,
 	}
-	f, err := os.Open("../testdata/h200/keras/trace/steps.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
-	for _, rec := range recs[1:] {
+	col, recs := testcsv.Read(t, "../testdata/h200/keras/trace/steps.csv")
+	for _, rec := range recs {
 		model, prec := rec[col["model"]], rec[col["precision"]]
 		batch, _ := strconv.Atoi(rec[col["batch"]])
 		want, err := strconv.ParseFloat(rec[col["trace_kernel_ms_per_step"]], 64)

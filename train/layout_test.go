@@ -1,14 +1,13 @@
 package train
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/gpusim/gpusim/hw"
+	"github.com/gpusim/gpusim/internal/testcsv"
 )
 
 // convKernelTime reads the summed convolution kernel time (cudnn_convolution plus
@@ -20,17 +19,9 @@ func convKernelTime(t *testing.T, path, model, prec string, batch int) float64 {
 // kernelTime sums the device time of the named aten ops of one H200 config (seconds per step).
 func kernelTime(t *testing.T, path, model, prec string, batch int, ops ...string) float64 {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	_, recs := testcsv.Read(t, path)
 	var us float64
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		if r[0] == model && r[1] == prec && r[2] == strconv.Itoa(batch) && slices.Contains(ops, r[3]) {
 			v, err := strconv.ParseFloat(r[5], 64)
 			if err != nil {

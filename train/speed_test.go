@@ -1,15 +1,14 @@
 package train
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gpusim/gpusim/calibrate/kernelfit"
 	"github.com/gpusim/gpusim/hw"
+	"github.com/gpusim/gpusim/internal/testcsv"
 	"github.com/gpusim/gpusim/models"
 )
 
@@ -29,21 +28,9 @@ type h200Row struct {
 func h200Steps(t *testing.T) []h200Row {
 	t.Helper()
 	read := func(path string) []h200Row {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		recs, err := csv.NewReader(f).ReadAll()
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		col := map[string]int{}
-		for i, h := range recs[0] {
-			col[h] = i
-		}
+		col, recs := testcsv.Read(t, path)
 		var out []h200Row
-		for i, r := range recs[1:] {
+		for i, r := range recs {
 			num := func(k string) float64 {
 				v, err := strconv.ParseFloat(r[col[k]], 64)
 				if err != nil {
@@ -316,20 +303,12 @@ func TestFP16PseudoHalfOnPascalThroughRun(t *testing.T) {
 // layer has six dots forward (QKV, QK^T, AV, output, two feed-forward) and two per dot
 // backward, all layers alike.
 func TestXLACompileFit(t *testing.T) {
-	f, err := os.Open("../testdata/h200/xla/xla_compile.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, recs := testcsv.Read(t, "../testdata/h200/xla/xla_compile.csv")
 	gemms := map[string]float64{"mlp": 3, "cnn": 3, "transformer": 18}
 	var a11, a12, a22, b1, b2 float64
 	type pt struct{ eqns, shapes, secs float64 }
 	var pts []pt
-	for i, r := range recs[1:] {
+	for i, r := range recs {
 		eq, err1 := strconv.ParseFloat(r[3], 64)
 		s, err2 := strconv.ParseFloat(r[7], 64)
 		g, ok := gemms[r[0]]

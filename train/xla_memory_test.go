@@ -2,12 +2,11 @@ package train_test
 
 import (
 	"context"
-	"encoding/csv"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gpusim/gpusim/internal/testcsv"
 	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/train"
 )
@@ -41,19 +40,11 @@ func kerasRun(t *testing.T, model, prec string, batch int, extra ...string) *tra
 // kerasMemory reads memory.csv's rows: key model/precision/batch/phase/point.
 func kerasMemory(t *testing.T) map[string]map[string]string {
 	t.Helper()
-	f, err := os.Open(kerasDir + "memory.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	col, rows := testcsv.Read(t, kerasDir+"memory.csv")
 	out := map[string]map[string]string{}
-	for _, r := range rows[1:] {
+	for _, r := range rows {
 		m := map[string]string{}
-		for i, h := range rows[0] {
+		for h, i := range col {
 			m[h] = r[i]
 		}
 		out[strings.Join(r[:5], "/")] = m

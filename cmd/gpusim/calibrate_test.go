@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/gpusim/gpusim/calibrate"
 	"github.com/gpusim/gpusim/hw"
+	"github.com/gpusim/gpusim/internal/testcsv"
 )
 
 // fakeGPUs is a calibrate.Reader answering like one idle H200 (figures of the H200 here,
@@ -355,25 +355,14 @@ type kerasRecording struct {
 
 func readKerasRecordings(t *testing.T, path string) []kerasRecording {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	col, rows := testcsv.Read(t, path)
 	var out []kerasRecording
-	for _, r := range rows[1:] {
+	for _, r := range rows {
 		if r[col["phase"]] != "A" || r[col["status"]] != "ok" {
 			continue
 		}
 		k := kerasRecording{model: r[col["model"]], precision: r[col["precision"]]}
+		var err error
 		k.batch, err = strconv.Atoi(r[col["batch"]])
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,22 @@
+package testcsv
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestRead(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.csv")
+	if err := os.WriteFile(p, []byte("model,batch\nresnet50,64\n\"bert, base\",8\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	col, rows := Read(t, p)
+	if want := map[string]int{"model": 0, "batch": 1}; !reflect.DeepEqual(col, want) {
+		t.Errorf("col = %v, want %v", col, want)
+	}
+	if want := [][]string{{"resnet50", "64"}, {"bert, base", "8"}}; !reflect.DeepEqual(rows, want) {
+		t.Errorf("rows = %v, want %v", rows, want)
+	}
+}
