@@ -14,10 +14,10 @@ Usage: python3 tools/h200/conv_passes.py KERNELS.csv HLO.txt[.tar.gz] [--layers]
 """
 import collections
 import csv
-import io
 import re
 import sys
-import tarfile
+
+from h200lib import hlo_lines
 
 PASS = {
     "__cudnn$convForward": "fwd",
@@ -25,16 +25,6 @@ PASS = {
     "__cudnn$convBackwardInput": "dgrad",
     "__cudnn$convBackwardFilter": "wgrad",
 }
-
-
-def hlo_lines(path):
-    if path.endswith((".tar.gz", ".tgz")):
-        with tarfile.open(path) as t:
-            for m in t.getmembers():
-                if m.name.endswith("after_optimizations.txt"):
-                    return io.TextIOWrapper(t.extractfile(m)).read().splitlines()
-        raise SystemExit(path + ": no after_optimizations.txt inside")
-    return open(path).read().splitlines()
 
 
 def dims(shape):

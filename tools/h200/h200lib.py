@@ -5,12 +5,16 @@
   the script started) and the seconds left of the run's budget.
 - event_seconds / median_seconds: device time of GPU work between two CUDA events (PyTorch).
 - Sampler: the SM clock and board power from NVML every 5 ms while a benchmark runs.
+- hlo_lines: the lines of XLA's optimized HLO of a step, from the text file or the tarball
+  of an `--xla_dump_to` folder.
 
 torch and pynvml are imported where they are used, so a JAX-only script imports this module
 without them.
 """
 import contextlib
+import io
 import os
+import tarfile
 import threading
 import time
 
@@ -101,3 +105,15 @@ class Sampler:
         p = [x[1] for x in self.s]
         return {"clock_mhz_mean": sum(c) / len(c), "clock_mhz_min": min(c), "clock_mhz_max": max(c),
                 "power_w_mean": sum(p) / len(p), "samples": len(c)}
+
+
+def hlo_lines(path):
+    """The lines of XLA's optimized HLO: the file at path, or the after_optimizations.txt inside
+    it where path is a .tar.gz of a dump folder."""
+    if path.endswith((".tar.gz", ".tgz")):
+        with tarfile.open(path) as t:
+            for m in t.getmembers():
+                if m.name.endswith("after_optimizations.txt"):
+                    return io.TextIOWrapper(t.extractfile(m)).read().splitlines()
+        raise SystemExit(path + ": no after_optimizations.txt inside")
+    return open(path).read().splitlines()

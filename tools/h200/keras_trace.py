@@ -17,20 +17,10 @@ Usage: python3 tools/h200/keras_trace.py KERNELS.csv HLO.txt[.tar.gz]
 """
 import collections
 import csv
-import io
 import re
 import sys
-import tarfile
 
-
-def hlo_lines(path):
-    if path.endswith((".tar.gz", ".tgz")):
-        with tarfile.open(path) as t:
-            for m in t.getmembers():
-                if m.name.endswith("after_optimizations.txt"):
-                    return io.TextIOWrapper(t.extractfile(m)).read().splitlines()
-        raise SystemExit(path + ": no after_optimizations.txt inside")
-    return open(path).read().splitlines()
+from h200lib import hlo_lines
 
 
 def parse(lines):
