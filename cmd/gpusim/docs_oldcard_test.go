@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDocsOldCardFigures: the mixed-precision-old-card step times that docs/pitfalls.md and
+// docs/speed.md quote are the ones the quoted commands print (the docs say "as HEAD prints
+// them"; a cost-model change that moves them must move the docs with it).
+func TestDocsOldCardFigures(t *testing.T) {
+	step := func(args ...string) (fp32, mixed float64) {
+		t.Helper()
+		for i, prec := range []string{"float32", "mixed_float16"} {
+			res := runJSON(t, append([]string{"run", "mixed-precision-old-card", "--set", "precision=" + prec}, args...)...)
+			v, ok := res["step_time_s"].(float64)
+			if !ok {
+				t.Fatalf("run %v: no step_time_s", args)
+			}
+			if i == 0 {
+				fp32 = v
+			} else {
+				mixed = v
+			}
+		}
+		return fp32, mixed
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", "docs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(string(b)), " ")
+	}
+	pitfalls, speed := read("pitfalls.md"), read("speed.md")
+	ms := func(s float64, sep string) string { return fmt.Sprintf("%.1f%sms", s*1e3, sep) }
+	f, m := step()
+	for _, want := range []string{"takes " + ms(f, "") + " in float32 and " + ms(m, "") + " in mixed_float16", fmt.Sprintf("(%.2fx)", f/m)} {
+		if !strings.Contains(pitfalls, want) {
+			t.Errorf("docs/pitfalls.md does not say %q (the GTX 1080 Ti figures gpusim prints)", want)
+		}
+	}
+	if want := "takes " + ms(f, " ") + " in float32 and " + ms(m, " ") + " in mixed_float16"; !strings.Contains(speed, want) {
+		t.Errorf("docs/speed.md does not say %q", want)
+	}
+	f, m = step("--set", "hardware.gpu=t4")
+	for _, want := range []string{"from " + ms(f, "") + " to " + ms(m, ""), fmt.Sprintf("(%.2fx)", f/m)} {
+		if !strings.Contains(pitfalls, want) {
+			t.Errorf("docs/pitfalls.md does not say %q (the T4 figures gpusim prints)", want)
+		}
+	}
+}
