@@ -212,17 +212,16 @@ func ParseHost(name string, data []byte) (Host, error) {
 	root := doc.Content[0]
 	h := DefaultHost()
 	h.Name = ""
-	baseLine, baseName := 0, ""
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if k := root.Content[i]; k.Value == "base" {
-			v := root.Content[i+1].Value
-			b, err := LookupHost(v)
-			if err != nil || strings.HasPrefix(v, "@") {
-				return Host{}, fmt.Errorf("%s:%d: base: %q is not a built-in host", name, k.Line, v)
-			}
-			h = b
-			baseLine, baseName = k.Line, v
+	baseLine, baseName, err := baseKey(name, root)
+	if err != nil {
+		return Host{}, err
+	}
+	if baseLine > 0 {
+		b, err := LookupHost(baseName)
+		if err != nil || strings.HasPrefix(baseName, "@") {
+			return Host{}, fmt.Errorf("%s:%d: base: %q is not a built-in host", name, baseLine, baseName)
 		}
+		h = b
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if k := root.Content[i]; removedHostKeys[k.Value] != "" {

@@ -34,6 +34,7 @@ func TestParseHostErrors(t *testing.T) {
 		{"base: h200-vm\nthreads_per_core: 2\ncores: 15\n", "h.yaml:2: threads_per_core: 2 threads per core on 15 cores"},
 		{"name: x\nbase: h200-vm\nthreads_per_core: 3\n", "h.yaml:3: threads_per_core: 3: want 0, 1 or 2"},
 		{"base: nope\n", "h.yaml:1: base: \"nope\" is not a built-in host"},
+		{"base: dgx-a100\ncores: 8\nbase: dgx-1\n", "h.yaml:3: base: duplicate key (first on line 1)"},
 	}
 	for _, tc := range tests {
 		_, err := ParseHost("h.yaml", []byte(tc.data))

@@ -46,18 +46,18 @@ func ParseProfile(name string, data []byte) (GPU, error) {
 	root := doc.Content[0]
 	var g GPU
 	lines := map[string]int{}
-	baseLine, baseName := 0, ""
 	// base first, wherever it appears.
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if k := root.Content[i]; k.Value == "base" {
-			b, err := LookupGPU(root.Content[i+1].Value)
-			if err != nil || strings.HasPrefix(root.Content[i+1].Value, "@") {
-				return GPU{}, fmt.Errorf("%s:%d: base: %q is not a built-in gpu", name, k.Line, root.Content[i+1].Value)
-			}
-			g = b
-			baseLine, baseName = k.Line, root.Content[i+1].Value
-			g.Efficiency.MemoryByKind = cloneMap(b.Efficiency.MemoryByKind)
+	baseLine, baseName, err := baseKey(name, root)
+	if err != nil {
+		return GPU{}, err
+	}
+	if baseLine > 0 {
+		b, err := LookupGPU(baseName)
+		if err != nil || strings.HasPrefix(baseName, "@") {
+			return GPU{}, fmt.Errorf("%s:%d: base: %q is not a built-in gpu", name, baseLine, baseName)
 		}
+		g = b
+		g.Efficiency.MemoryByKind = cloneMap(b.Efficiency.MemoryByKind)
 	}
 	if err := decodeInto(name, root, reflect.ValueOf(&g).Elem(), "", lines, map[string]bool{"base": true}); err != nil {
 		return GPU{}, err
@@ -147,6 +147,21 @@ func stripLine(err error) error {
 		return errors.New(msg)
 	}
 	return err
+}
+
+// baseKey finds a profile file's `base: NAME` key in its top-level mapping root: its line
+// (0 when the file has none) and NAME. A second base: is an error on its line, as a repeated
+// key is anywhere else in the file (decodeInto), rather than the last one silently winning.
+func baseKey(file string, root *yaml.Node) (line int, name string, err error) {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if k := root.Content[i]; k.Value == "base" {
+			if line > 0 {
+				return 0, "", fmt.Errorf("%s:%d: base: duplicate key (first on line %d)", file, k.Line, line)
+			}
+			line, name = k.Line, root.Content[i+1].Value
+		}
+	}
+	return line, name, nil
 }
 
 // fieldError is a failed check of a profile: field is the yaml key whose value failed, msg
