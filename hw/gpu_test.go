@@ -131,6 +131,7 @@ func TestParseProfileErrors(t *testing.T) {
 		{"base: h200\nname: x\ncontext_bytes: 200000000000\n", "p.yaml:3: context_bytes: 200000000000: must be at least 0 and below memory_bytes"},
 		{"base: h200\nname: x\nmemory_bytes: 1000\ncontext_bytes: 2000\n", "p.yaml:4: context_bytes: 2000: must be at least 0 and below memory_bytes (1000)"},
 		{"- 1\n", "p.yaml:1: a gpu profile is a mapping"},
+		{"sms: 10\n", "p.yaml:1: name: not set, and no base: to take it from (a profile needs a name)"},
 		{"base: h200\nname: x\nbase: a100-80gb\n", "p.yaml:3: base: duplicate key (first on line 1)"},
 	}
 	for _, tc := range tests {

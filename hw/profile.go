@@ -199,7 +199,7 @@ func (g GPU) validate() error {
 	bad := func(field, msg string) error { return &fieldError{field: field, msg: msg} }
 	switch {
 	case g.Name == "":
-		return bad("name", "missing")
+		return bad("name", "a profile needs a name")
 	case g.MemoryBytes <= 0:
 		return bad("memory_bytes", "must be positive")
 	case g.ContextBytes < 0 || g.ContextBytes >= g.MemoryBytes:
