@@ -29,18 +29,7 @@ func TestBertLayerKeepsWhatTFKeeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := map[int]bool{}
-	for _, op := range p.Ops {
-		if op.Phase != Forward {
-			break
-		}
-		for _, a := range op.Alloc {
-			live[a] = true
-		}
-		for _, f := range op.Free {
-			delete(live, f)
-		}
-	}
+	live := liveAfterForward(p)
 	const d, ff, h, S, B = 768, 3072, 12, 128, 2
 	var got int64
 	names := map[string]bool{}
@@ -82,18 +71,7 @@ func TestBertTF1KeepsWhatTFKeeps(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkPlan(t, "bert-base "+c.impl, p)
-		live := map[int]bool{}
-		for _, op := range p.Ops {
-			if op.Phase != Forward {
-				break
-			}
-			for _, a := range op.Alloc {
-				live[a] = true
-			}
-			for _, f := range op.Free {
-				delete(live, f)
-			}
-		}
+		live := liveAfterForward(p)
 		var got int64
 		for ti := range live {
 			if n := p.Tensors[ti].Name; strings.HasPrefix(n, "transformer_layer_5/") && !strings.Contains(n, "/bert-adamw/") {
@@ -172,4 +150,22 @@ func TestBertAdamWEarlyTemps(t *testing.T) {
 			}
 		}
 	}
+}
+
+// liveAfterForward returns the tensors p keeps allocated at the end of its forward pass: what
+// backward reads.
+func liveAfterForward(p *Plan) map[int]bool {
+	live := map[int]bool{}
+	for _, op := range p.Ops {
+		if op.Phase != Forward {
+			break
+		}
+		for _, a := range op.Alloc {
+			live[a] = true
+		}
+		for _, f := range op.Free {
+			delete(live, f)
+		}
+	}
+	return live
 }

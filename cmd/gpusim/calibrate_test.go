@@ -205,15 +205,7 @@ func TestCalibrateWholePath(t *testing.T) {
 	out.Reset()
 	args := []string{"fit", td + "torch-resnet50-b64.json.gz", td + "torch-resnet50-b128.json.gz:batch=128",
 		"--scenario", td + "torch-h200.yaml", "--no-memory", "--profile-out", prof, "-o", "json"}
-	if err := runCalibrate(ctx, &out, &out, args, openFake(&fakeGPUs{})); err != nil {
-		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, out.String())
-	}
-	var fit struct {
-		Fit calibrate.FitResult `json:"fit"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &fit); err != nil {
-		t.Fatal(err)
-	}
+	fit := calibrateFit(ctx, t, &out, args)
 	if len(fit.Fit.Residuals) != 4 {
 		t.Fatalf("residuals = %+v, want step time and context of 2 traces", fit.Fit.Residuals)
 	}
@@ -424,15 +416,7 @@ func TestCalibrateFitKerasRecordings(t *testing.T) {
 	}
 	args = append(append(args, held...), "--scenario", td+"keras-h200.yaml", "--no-memory", "--profile-out", prof, "-o", "json")
 	var out bytes.Buffer
-	if err := runCalibrate(ctx, &out, &out, args, openFake(&fakeGPUs{})); err != nil {
-		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, out.String())
-	}
-	var fit struct {
-		Fit calibrate.FitResult `json:"fit"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &fit); err != nil {
-		t.Fatal(err)
-	}
+	fit := calibrateFit(ctx, t, &out, args)
 	var text bytes.Buffer
 	if err := fit.Fit.WriteText(&text); err != nil {
 		t.Fatal(err)
@@ -545,15 +529,7 @@ func TestCalibrateFitJAXHostScale(t *testing.T) {
 	}
 	args = append(args, "--scenario", td+"keras-h200.yaml", "--no-memory", "--max-runs", "400", "-o", "json")
 	var out bytes.Buffer
-	if err := runCalibrate(ctx, &out, &out, args, openFake(&fakeGPUs{})); err != nil {
-		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, out.String())
-	}
-	var fit struct {
-		Fit calibrate.FitResult `json:"fit"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &fit); err != nil {
-		t.Fatal(err)
-	}
+	fit := calibrateFit(ctx, t, &out, args)
 	p := fit.Fit.Params
 	t.Logf("fitted %+v\n%s", p, out.String())
 	if math.Abs(p[calibrate.ParamHostDispatchScale]/1.5-1) > 0.05 {
@@ -587,4 +563,19 @@ func TestCalibrateFitCarriedEfficiencies(t *testing.T) {
 			t.Errorf("%v: note printed %v, want %v:\n%s", tc.extra, got, tc.note, out.String())
 		}
 	}
+}
+
+// calibrateFit runs gpusim calibrate with args (a fit, -o json) into out and returns its
+// decoded output; a failed run stops the test with the output.
+func calibrateFit(ctx context.Context, t *testing.T, out *bytes.Buffer, args []string) (fit struct {
+	Fit calibrate.FitResult `json:"fit"`
+}) {
+	t.Helper()
+	if err := runCalibrate(ctx, out, out, args, openFake(&fakeGPUs{})); err != nil {
+		t.Fatalf("gpusim calibrate %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	if err := json.Unmarshal(out.Bytes(), &fit); err != nil {
+		t.Fatal(err)
+	}
+	return fit
 }
