@@ -43,6 +43,11 @@ type Host struct {
 	// NVLinkBandwidth is one GPU's NVLink bandwidth into the fabric, B/s per direction (links
 	// x 25 GB/s for NVLink 2-4); 0 takes the GPU profile's.
 	NVLinkBandwidth float64 `yaml:"nvlink_bandwidth"`
+	// NVLinks, for an "nvlink" box without a switch, is how many NVLinks join GPU i and GPU j
+	// (nvidia-smi topo -m's NV# matrix, by nvidia-smi index); a GPU's row sums to its links,
+	// which NVLinkBandwidth counts. nil: every GPU reaches every other at NVLinkBandwidth.
+	// Built-in profiles only (DGX-1); a file based on one keeps it.
+	NVLinks [][]int `yaml:"-"`
 	// PCIePath is, for a "pcie" box, the worst path of a ring between two GPUs, as
 	// nvidia-smi topo -m names it: "pix"/"pxb" (through PCIe switches only), "phb" (through
 	// the CPU's root complex, one socket) or "sys" (across the sockets' SMP link).
@@ -112,6 +117,20 @@ var builtinHosts = []Host{
 		DiskBandwidth: 2 * GBps, // 4x 1.92 TB SSD RAID 0 (DGX-1 datasheet)
 		GPUs:          8, Interconnect: InterconnectNVLink, NVLinkBandwidth: 150 * GBps,
 		Network: "ib", NICBandwidth: 4 * 12.5 * GBps / 8,
+		// nvidia-smi topo -m of a DGX-1 V100 (the NV1/NV2 matrix that microsoft/msccl-tools
+		// tests/test_topologies.py, test_nvlink_only, parses as its dgx1 topology): the cube's
+		// twelve edges plus the diagonals of the faces {0,1,2,3} and {4,5,6,7}, eight of the
+		// sixteen doubled (the DGX-1 V100 white paper's hybrid cube mesh).
+		NVLinks: [][]int{
+			{0, 1, 1, 2, 2, 0, 0, 0},
+			{1, 0, 2, 1, 0, 2, 0, 0},
+			{1, 2, 0, 2, 0, 0, 1, 0},
+			{2, 1, 2, 0, 0, 0, 0, 1},
+			{2, 0, 0, 0, 0, 1, 1, 2},
+			{0, 2, 0, 0, 1, 0, 2, 1},
+			{0, 0, 1, 0, 1, 2, 0, 2},
+			{0, 0, 0, 1, 2, 1, 2, 0},
+		},
 	},
 	{
 		// NVIDIA DGX-2: 2x Xeon Platinum 8168 (48 cores, 96 threads), 1.5 TB RAM, PCIe Gen3;
@@ -146,6 +165,44 @@ var builtinHosts = []Host{
 		Name: "workstation", Cores: 16, MemoryBytes: 64 * GiB, PCIeBandwidth: 31.5 * GBps,
 		DiskBandwidth: 3 * GBps,
 	},
+}
+
+// NVLinkShare is the fraction of one GPU's NVLink bandwidth a ring over gpus (nvidia-smi
+// indices) can use on a box whose NVLinks matrix says which GPUs each link joins: NCCL builds
+// its rings over the links between the ranks (src/graph/search.cc), and each ring through a
+// GPU takes one of its links out and one in, so the rings are at most the fewest links a rank
+// has to the other ranks, of the links a GPU has. On a DGX-1, GPUs 0-3 have 4 of their 6
+// links to each other (4/6), all 8 GPUs 6 of 6, GPUs 0 and 1 one link (1/6). 1 without a
+// matrix, for a single GPU, or for an index the matrix lacks.
+func (h Host) NVLinkShare(gpus []int) float64 {
+	if len(h.NVLinks) == 0 || len(gpus) < 2 {
+		return 1
+	}
+	per := 0
+	for _, row := range h.NVLinks {
+		s := 0
+		for _, l := range row {
+			s += l
+		}
+		per = max(per, s)
+	}
+	least := per
+	for _, i := range gpus {
+		if i < 0 || i >= len(h.NVLinks) {
+			return 1
+		}
+		within := 0
+		for _, j := range gpus {
+			if j != i && j >= 0 && j < len(h.NVLinks[i]) {
+				within += h.NVLinks[i][j]
+			}
+		}
+		least = min(least, within)
+	}
+	if per == 0 {
+		return 1
+	}
+	return float64(least) / float64(per)
 }
 
 // HostNames returns the built-in host profile names in table order.

@@ -1,6 +1,7 @@
 package hw
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -62,6 +63,48 @@ func TestFieldErrorAt(t *testing.T) {
 	for _, tc := range tests {
 		if got := fe.at("h.yaml", tc.lines, tc.baseLine, "b", 1, "unset here").Error(); got != tc.want {
 			t.Errorf("at(%v, base line %d) = %q, want %q", tc.lines, tc.baseLine, got, tc.want)
+		}
+	}
+}
+
+// TestNVLinkShare: the share of a GPU's NVLinks a ring over a set of DGX-1 GPUs can use, from
+// its nvidia-smi topo matrix: the fewest links a rank has to the other ranks, of 6.
+func TestNVLinkShare(t *testing.T) {
+	dgx1, err := LookupHost("dgx-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a100, err := LookupHost("dgx-a100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		h    Host
+		gpus []int
+		want float64
+	}{
+		{dgx1, []int{0, 1, 2, 3, 4, 5, 6, 7}, 1},
+		{dgx1, []int{0, 1, 2, 3}, 4.0 / 6}, // GPUs 0 and 1 have 4 links into the quad, 2 and 3 five
+		{dgx1, []int{4, 5, 6, 7}, 4.0 / 6},
+		{dgx1, []int{0, 1}, 1.0 / 6}, // NV1
+		{dgx1, []int{0, 3}, 2.0 / 6}, // NV2
+		{dgx1, []int{0}, 1},
+		{a100, []int{0, 1, 2, 3}, 1}, // NVSwitch: no matrix
+	} {
+		if got := tc.h.NVLinkShare(tc.gpus); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s.NVLinkShare(%v) = %v, want %v", tc.h.Name, tc.gpus, got, tc.want)
+		}
+	}
+	for i, row := range dgx1.NVLinks {
+		s := 0
+		for j, l := range row {
+			s += l
+			if dgx1.NVLinks[j][i] != l {
+				t.Errorf("dgx-1 NVLinks[%d][%d] = %d, NVLinks[%d][%d] = %d: want a symmetric matrix", i, j, l, j, i, dgx1.NVLinks[j][i])
+			}
+		}
+		if s != 6 {
+			t.Errorf("dgx-1 GPU %d has %d NVLinks, want 6 (V100 SXM2)", i, s)
 		}
 	}
 }

@@ -144,7 +144,7 @@ func TestBusBandwidthPerTopology(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		topo, err := topologyOf(g, h, true, tc.n, tc.nodes)
+		topo, err := topologyOf(g, h, true, tc.n, tc.nodes, firstGPUs(tc.n/max(tc.nodes, 1)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,6 +152,35 @@ func TestBusBandwidthPerTopology(t *testing.T) {
 		if e := r.BusBW/tc.published - 1; math.Abs(e) > 0.10 {
 			t.Errorf("%s (%d x %s): busbw %.1f GB/s, published %.0f GB/s: %+.0f%%, want within 10%%", tc.host, tc.n, tc.gpu, r.BusBW/1e9, tc.published/1e9, 100*e)
 		}
+	}
+}
+
+// TestDGX1QuadBusBandwidth: four GPUs of a DGX-1 (Horovod's local ranks 0-3) ring over the
+// links between them only, 4 of each GPU's 6 (hw.Host.NVLinkShare), so their busbw is 4/6 of
+// the whole box's; a DGX-2's NVSwitch gives any 4 of its GPUs every link.
+func TestDGX1QuadBusBandwidth(t *testing.T) {
+	busbw := func(host, gpu string, n int) float64 {
+		h, err := hw.LookupHost(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := hw.LookupGPU(gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		topo, err := topologyOf(g, h, true, n, 1, firstGPUs(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return collective.AllReduce(topo, 8<<30, "").BusBW
+	}
+	four, eight := busbw("dgx-1", "v100-16gb", 4), busbw("dgx-1", "v100-16gb", 8)
+	if r := four / eight; math.Abs(r-4.0/6) > 0.02 {
+		t.Errorf("DGX-1 busbw: 4 GPUs %.1f GB/s, 8 GPUs %.1f GB/s: ratio %.3f, want 4/6", four/1e9, eight/1e9, r)
+	}
+	four2, sixteen := busbw("dgx-2", "v100-sxm3-32gb", 4), busbw("dgx-2", "v100-sxm3-32gb", 16)
+	if r := four2 / sixteen; math.Abs(r-1) > 0.02 {
+		t.Errorf("DGX-2 busbw: 4 GPUs %.1f GB/s, 16 GPUs %.1f GB/s: ratio %.3f, want 1 (NVSwitch)", four2/1e9, sixteen/1e9, r)
 	}
 }
 
@@ -329,4 +358,13 @@ func TestTopologyOverridesHost(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Field != "Topology" {
 		t.Errorf("t4 over nvlink: error %v, want a FieldError on Topology (a T4 has no NVLink)", err)
 	}
+}
+
+// firstGPUs is 0..n-1: the GPUs one host's Horovod ranks take.
+func firstGPUs(n int) []int {
+	g := make([]int, n)
+	for i := range g {
+		g[i] = i
+	}
+	return g
 }

@@ -556,7 +556,11 @@ func (r *runner) setupDevices() error {
 		r.replicas = append(r.replicas, rep)
 	}
 	h, hostSet := withTopology(r.host, r.hostSet, r.cfg.Topology)
-	topo, err := topologyOf(r.gpu, h, hostSet, n, r.cfg.NodeCount())
+	phys := make([]int, 0, n)
+	for _, i := range onGPU {
+		phys = append(phys, r.visibleIdx[r.configs[i].Physical])
+	}
+	topo, err := topologyOf(r.gpu, h, hostSet, n, r.cfg.NodeCount(), phys)
 	if fe, ok := err.(*FieldError); ok && fe.Field == "Host" && r.cfg.Topology != "" {
 		fe.Field = "Topology"
 	}
@@ -573,8 +577,11 @@ func (r *runner) setupDevices() error {
 
 // topologyOf is the interconnect of n replicas on nodes hosts: the host profile's box when it
 // describes one (hardware.host.profile dgx-a100, pcie-8x, @file), else the usual server of
-// GPU g (topology). A box holds at most its GPUs; more need hardware.nodes.
-func topologyOf(g hw.GPU, h hw.Host, hostSet bool, n, nodes int) (collective.Topology, error) {
+// GPU g (topology). A box holds at most its GPUs; more need hardware.nodes. phys are the
+// nvidia-smi indices of one host's replicas (Horovod's local ranks take GPUs 0..n-1:
+// run_squad.py's visible_device_list = hvd.local_rank()); on a box without a switch their
+// rings use only the links between them (hw.Host.NVLinkShare).
+func topologyOf(g hw.GPU, h hw.Host, hostSet bool, n, nodes int, phys []int) (collective.Topology, error) {
 	t := topology(g, n)
 	if hostSet && h.Interconnect != "" {
 		t.Kind = h.Interconnect
@@ -583,6 +590,9 @@ func topologyOf(g hw.GPU, h hw.Host, hostSet bool, n, nodes int) (collective.Top
 			t.LinkBandwidth = h.NVLinkBandwidth
 			if t.LinkBandwidth == 0 {
 				t.LinkBandwidth = g.NVLinkBandwidth
+			}
+			if h.Interconnect == hw.InterconnectNVLink {
+				t.LinkBandwidth *= h.NVLinkShare(phys[:min(len(phys), n/nodes)])
 			}
 		default:
 			t.LinkBandwidth = g.PCIeBandwidth
