@@ -184,6 +184,26 @@ func TestDGX1QuadBusBandwidth(t *testing.T) {
 	}
 }
 
+// TestDGX1RingsFollowTheCards: on a DGX-1 the cards a run uses set its rings' links, through
+// CUDA_VISIBLE_DEVICES to nvidia-smi indices: GPUs 0 and 4 share two NVLinks (NV2), GPUs 0 and
+// 1 one (NV1), so MirroredStrategy's all-reduce over the first pair has twice the bus bandwidth.
+func TestDGX1RingsFollowTheCards(t *testing.T) {
+	busbw := func(visible string) float64 {
+		res := mustRun(t, cfgWith(func(c *Config) {
+			c.GPU, c.Host, c.GPUCount, c.Strategy, c.Batch, c.Steps = "v100-16gb", "dgx-1", 8, "mirrored", 128, 3
+			c.CUDAVisibleDevices = &visible
+		}))
+		if res.AllReduce == nil || res.Replicas != 2 {
+			t.Fatalf("CUDA_VISIBLE_DEVICES=%s: %d replicas, all-reduce %v; want 2 and one", visible, res.Replicas, res.AllReduce)
+		}
+		return res.AllReduce.BusBW
+	}
+	nv2, nv1 := busbw("0,4"), busbw("0,1")
+	if r := nv2 / nv1; math.Abs(r-2) > 0.1 {
+		t.Errorf("DGX-1 busbw: GPUs 0,4 (NV2) %.1f GB/s, GPUs 0,1 (NV1) %.1f GB/s: ratio %.2f, want 2", nv2/1e9, nv1/1e9, r)
+	}
+}
+
 // TestMultiNode: 32 A100s on 4 DGX A100s train with MultiWorkerMirroredStrategy over the
 // hosts' InfiniBand: NCCL's rings cross the network, so the all-reduce is slower than on one
 // box, and a box cannot hold 16 GPUs.
