@@ -58,6 +58,45 @@ README_ACCUMULATION = {
            "the same script, words and batches and states \"accumulation steps set to 1\"; "
            "the 1-GPU figures agree within 1-14% (the LAMB update runs every step)"),
 }
+# Where a README version's own Quick Start Guide gives the command of a row family, the XLA
+# flag of that command, keyed by (source_path, commit, DLE model, precision). The TF1 tables
+# of 2019-20 and the TF2 SQuAD tables (which say "To achieve these same results, follow the
+# Quick Start Guide") run FP32 without XLA and mixed precision with it; the 20.06 tables
+# (9de48bc9, 1113674c) show no FP32 command and their scripts/configs/*_config.sh pass
+# use_xla=true for fp32, so those rows keep the scripts' default.
+TF1 = "TensorFlow/LanguageModeling/BERT/README.md"
+TF2 = "TensorFlow2/LanguageModeling/BERT/README.md"
+SQUAD, PRETRAIN = "BERT-large SQuAD v1.1 fine-tuning", "BERT-large pre-training (LAMB)"
+_TF1_SQUAD_2019 = ("no", "README Quick Start: \"For FP32 training without XLA using a DGX-1 V100 32G, run: "
+                   "bash scripts/run_squad.sh 5 5e-6 fp32 false 8 ...\" (use_xla false)")
+_TF1_SQUAD_2019_AMP = ("yes", "README Quick Start: \"For FP16 training with XLA using a DGX-1 V100 32G, run: "
+                       "bash scripts/run_squad.sh 10 5e-6 fp16 true 8 ...\" (use_xla true)")
+_TF1_SQUAD = ("no", "README Quick Start: \"For SQuAD 2.0 FP32 training without XLA using a DGX-1 V100 32G, run: "
+              "bash scripts/run_squad.sh 5 5e-6 fp32 false 8 384 128 large ...\" (use_xla false)")
+_TF1_SQUAD_AMP = ("yes", "README Quick Start: \"For SQuAD 1.1 FP16 training with XLA using a DGX-1 V100 32G, run: "
+                  "bash scripts/run_squad.sh 10 5e-6 fp16 true 8 384 128 large ...\" (use_xla true)")
+_TF1_PRETRAIN = ("no", "README Quick Start: \"For BERT Large FP32 training without XLA using a DGX-1 V100 32G, run: "
+                 "bash scripts/run_pretraining_lamb.sh 64 8 8 7.5e-4 5e-4 fp32 false 8 ...\" (use_xla false)")
+_TF1_PRETRAIN_AMP = ("yes", "README Quick Start: \"For BERT Large FP16 training with XLA using a DGX-1 V100 32G, run: "
+                     "bash scripts/run_pretraining_lamb.sh 64 8 8 7.5e-4 5e-4 fp16 true 8 ...\" (use_xla true)")
+_TF2_SQUAD = ("no", "the table: \"To achieve these same results, follow the Quick Start Guide\"; its Quick Start: "
+              "\"For SQuAD 2.0 FP32 training without XLA using a DGX-1 V100 32G, run: bash scripts/run_squad.sh "
+              "8 8 5e-6 fp32 false large 2.0 2\" (use_xla false; scripts/configs/squad_config.sh, which the table "
+              "does not cite, passes use_xla=true)")
+_TF2_SQUAD_AMP = ("yes", "the table: \"To achieve these same results, follow the Quick Start Guide\"; its Quick "
+                  "Start: \"For SQuAD 1.1 FP16 training with XLA using a DGX-1 V100 32G, run: bash "
+                  "scripts/run_squad.sh 8 12 5e-6 fp16 true large 1.1 2\" (use_xla true)")
+README_XLA = {}
+for c in ("ec9eaf73", "fb55bd24"):
+    README_XLA[(TF1, c, SQUAD, "fp32")] = _TF1_SQUAD_2019
+    README_XLA[(TF1, c, SQUAD, "amp_fp16")] = _TF1_SQUAD_2019_AMP
+for c in ("8749cf39", "58a3ed6b"):
+    README_XLA[(TF1, c, SQUAD, "fp32")] = _TF1_SQUAD
+    README_XLA[(TF1, c, SQUAD, "amp_fp16")] = _TF1_SQUAD_AMP
+    README_XLA[(TF1, c, PRETRAIN, "fp32")] = _TF1_PRETRAIN
+    README_XLA[(TF1, c, PRETRAIN, "amp_fp16")] = _TF1_PRETRAIN_AMP
+README_XLA[(TF2, "7ee81a16", SQUAD, "fp32")] = _TF2_SQUAD
+README_XLA[(TF2, "7ee81a16", SQUAD, "amp_fp16")] = _TF2_SQUAD_AMP
 # Cells that the README itself shows to be copy errors, left out with the reason; keyed by
 # (source_path, commit, table heading prefix, gpu, num_gpus, precision, value).
 README_ERRORS = {}
@@ -82,6 +121,11 @@ README_ERRORS[("TensorFlow/LanguageModeling/BERT/README.md", "9de48bc9",
 # to float32 around its layer norms and GELU whatever the Keras policy (layers/transformer.py).
 TF2_BERT_NOTE = ("TF2 scripts: the TF Model Garden's BERT (official/nlp/modeling/layers/transformer.py), "
                  "layer norms, residual adds and GELU in float32 under mixed_float16")
+# The TF1 scripts build google-research/bert's modeling.py (NVIDIA's copy): tf.contrib.layers
+# layer_norm, the tanh GELU, tf.nn.dropout, the transposes and masked softmax of
+# attention_layer, which TF runs op by op without XLA.
+TF1_BERT_NOTE = ("TF1 scripts: google-research/bert modeling.py (tf.contrib.layers.layer_norm, tanh gelu, "
+                 "tf.nn.dropout, transposed attention)")
 # Their --enable_xla is tf.config.optimizer.set_jit(True) (official/utils/misc/keras_utils.py
 # set_config_v2): auto-clustering at global_jit_level ON_1, which TF_XLA_FLAGS states for gpusim.
 # Their fine-tuning optimizer: the Model Garden's AdamWeightDecay after a global-norm clip
@@ -164,7 +208,10 @@ def main(path):
                 skipped["batch per GPU not stated"] += 1
                 continue
             xla, src = r["xla"], "stated"
-            if xla == "not stated":
+            quick = README_XLA.get((r["source_path"], r["commit"], r["model"], r["precision"]))
+            if xla == "not stated" and quick:
+                xla, src = quick
+            elif xla == "not stated":
                 if r["xla_inferred"].startswith("probably on"):
                     xla, src = "yes", "inferred: " + r["xla_inferred"]
                 else:
@@ -188,6 +235,9 @@ def main(path):
             if r["model"] in TF1_OPTIMIZER and r["source_path"].startswith("TensorFlow/"):
                 opt, note = TF1_OPTIMIZER[r["model"]]
             env = TF1_AMP_ENV if r["source_path"].startswith("TensorFlow/") and r["precision"] == "amp_fp16" else ""
+            if r["source_path"].startswith("TensorFlow/LanguageModeling/BERT/"):
+                spec += ",impl=google-research"
+                note += "; " + TF1_BERT_NOTE
             if r["source_path"].startswith("TensorFlow2/LanguageModeling/BERT/"):
                 spec += ",impl=model-garden"
                 note += "; " + TF2_BERT_NOTE
