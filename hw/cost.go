@@ -63,6 +63,10 @@ type Work struct {
 	// Shape is the GEMM shape of a matmul, attention or convolution (zero: unknown, priced by
 	// FLOPs at the asymptotic efficiency).
 	Shape Shape
+	// ClassBytes is the part of Bytes that TF executor kernels of a slower memory class move
+	// (ExecClasses' order: broadcasts, row and column reductions, tiles, transposes, random
+	// numbers); the rest streams at the kind's rate.
+	ClassBytes [NumExecClasses]float64
 	// NHWC marks a convolution whose tensors are channels last, as XLA lays out every
 	// convolution on Hopper and newer. False is the layout TF gives float32 convolutions,
 	// NCHW, where a TF32 convolution pays cuDNN's transposes to and from NHWC
@@ -255,7 +259,14 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 		if w.Kind == KindH2D {
 			ramp = e.PCIeLatency
 		}
-		c.Memory = w.Bytes/g.byteRate(w) + k*ramp
+		rest, slow := w.Bytes, 0.0
+		for i, b := range w.ClassBytes {
+			if b > 0 {
+				rest -= b
+				slow += b / (g.MemBandwidth * e.memory(ExecClasses[i]))
+			}
+		}
+		c.Memory = max(rest, 0)/g.byteRate(w) + slow + k*ramp
 		if convMemory > 0 {
 			c.Memory = convMemory + k*ramp
 		}

@@ -159,6 +159,17 @@ func DefaultEfficiency() Efficiency {
 			MemXLABatchNormGrad:     0.47,
 			MemXLABatchNormHalf:     0.324,
 			MemXLABatchNormHalfGrad: 0.318,
+			// TF executor kernels by memory class (MemTFBroadcast...; testdata/h200/bertunfused,
+			// PyTorch eager float32, BERT-Large's layer op by op at batch 10): broadcasts 0.53-0.56
+			// (median 0.56), softmax's row reductions 0.56-0.65 (0.56), BiasAddGrad over 63 MB
+			// 0.47, RandomUniform over 94 MB 0.51, transposes 0.41-0.59 (0.55) and tiles
+			// 0.31-0.34 (0.33) of 16-31 MB.
+			MemTFBroadcast: 0.56,
+			MemTFRowReduce: 0.56,
+			MemTFColReduce: 0.47,
+			MemTFTile:      0.33,
+			MemTFTranspose: 0.55,
+			MemTFRandom:    0.51,
 		},
 		ComputeRamp: 5e-6,
 		MemoryRamp:  0.96e-6,

@@ -204,6 +204,9 @@ func (pl *planner) backward() {
 				op.Bytes += float64(pl.p.Tensors[t].Bytes)
 				wgs = append(wgs, wg{w, t})
 			}
+			if n.tf != nil && !pl.o.XLA {
+				op.Bytes, op.Kernels, op.ClassBytes = tfPrice(n.tf.bwd, pl.B, p.dt)
+			}
 		}
 		pl.decref(dy)
 		release()

@@ -56,6 +56,9 @@ type node struct {
 	kF, kB     int    // kernel launches forward and backward (non-XLA)
 	noGradIn   uint32 // bit i: input i receives no gradient (indices, shapes)
 	bwdShareDy bool   // the gradient of every input is dy itself (Add): no kernel, no buffer
+	// tf lists the kernels TF runs for the node without XLA when it is a composite of TF ops
+	// (tfunfused.go); nil prices the node as one kernel of its kind.
+	tf *tfSeq
 	// gemm is the op's matrix-multiply shape per sample (M per sample; the plan multiplies it
 	// by the batch), zero for non-matrix ops.
 	gemm GEMMShape

@@ -1037,6 +1037,10 @@ func (pl *planner) forward() {
 				op.Bytes += float64(pl.bufs[p.buf].bytes)
 			}
 		}
+		if p.n != nil && p.n.tf != nil && !pl.o.XLA {
+			// TF's kernels for a composite (tfunfused.go) move what the plan's tensors do not show.
+			op.Bytes, op.Kernels, op.ClassBytes = tfPrice(p.n.tf.fwd, pl.B, p.dt)
+		}
 		// Frees: buffers whose last forward reader is this op and that backward does not need.
 		for _, x := range p.in {
 			pl.fwdRelease(pl.pn[x].buf, i)

@@ -71,8 +71,11 @@ func bert(layers, d, heads int) func(string, ModelOptions) (*graph, error) {
 		case "", "keras-hub":
 		case "model-garden":
 			bertModelGardenFloat32(z.g)
+			bertTF1GELU(z.g)
+			bertTFOps(z.g)
 		case "google-research":
 			bertTF1GELU(z.g)
+			bertTFOps(z.g)
 		default:
 			return nil, fmt.Errorf("impl %q: want keras-hub, model-garden or google-research", o.Impl)
 		}
