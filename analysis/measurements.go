@@ -119,18 +119,34 @@ func ReadMeasurements(dir string) ([]Measurement, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return append(all, probed...), nil
+	all = append(all, probed...)
+	split, err := readKerasHost(filepath.Join(dir, "h200", "keras", "split", "ksplit.csv"), SourceKeras+" split")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	// The fourth recording was made for its host-fed steps, fit's host work timed piece by
+	// piece; its device-fed steps checked that the GPU was the first recording's (pipelined
+	// within 1% of steps.csv's; h200/keras/split/README.md) and would repeat those configs.
+	for _, m := range split {
+		if m.Feed == "host-fed" {
+			all = append(all, m)
+		}
+	}
+	return all, nil
 }
 
-// readKerasHost reads a kmodel.csv of tools/h200/keras_host.py (h200/keras/host and
-// h200/keras/repeat; README.md there): repeats of keras_fit.py's configs in later
-// recordings, with the same steps: the synchronised device-fed median, and the host-fed fit
-// for 5 epochs of 4 steps (wall_ms_5x4 over 20, as keras_fit.py's host_fed_ms). version keeps
-// one recording's rows apart from another's when ratios pair float32 twins. Where the
-// recording probed its host (probe_gather_ms: a batch of sample_bytes samples gathered as
-// fit gathers it), each row is simulated on that host (HostGatherRate): the host side of a
-// host-fed step moves with the VM's memory speed, which differed by up to 1.5x between the
-// recordings (testdata/h200/keras/repeat/README.md).
+// readKerasHost reads a kmodel.csv or ksplit.csv of tools/h200/keras_host.py (h200/keras/host,
+// h200/keras/repeat and h200/keras/split; README.md there): repeats of keras_fit.py's configs
+// in later recordings, with the same steps: the synchronised device-fed median, and the
+// host-fed fit for 5 epochs of 4 steps (wall_ms_5x4 over 20, as keras_fit.py's host_fed_ms).
+// version keeps one recording's rows apart from another's when ratios pair float32 twins.
+// Each row is simulated on the host its recording measured (HostGatherRate): the host side of
+// a host-fed step moves with the VM's memory speed, which differed by up to 1.5x between
+// recordings and by up to 1.35x between the configs of one (h200/keras/split/README.md). The
+// host's gather rate is fit's own gather during the run where the recording timed it
+// (gather_ms: next(iterator), one batch of sample_bytes samples sliced and put on the device),
+// else the probe's before the fits (probe_gather_ms), which missed fit's gather by up to 21%
+// (h200/keras/split); a recording that measured neither runs on the H200 machine's default.
 func readKerasHost(path, version string) ([]Measurement, error) {
 	t, err := readTable(path, "model", "precision", "batch", "image", "wall_ms_5x4", "device_sync_median_ms")
 	if err != nil {
@@ -142,8 +158,14 @@ func readKerasHost(path, version string) ([]Measurement, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.get(i, "probe_gather_ms") != "" {
-			ms, err := t.float(i, "probe_gather_ms")
+		// The host's gather as fit itself timed it during the run where the recording has it
+		// (gather_ms: next(iterator), one batch's slice and device_put), else as the probe
+		// before the fits timed it.
+		for _, col := range []string{"gather_ms", "probe_gather_ms"} {
+			if t.get(i, col) == "" {
+				continue
+			}
+			ms, err := t.float(i, col)
 			if err != nil {
 				return nil, err
 			}
@@ -152,9 +174,10 @@ func readKerasHost(path, version string) ([]Measurement, error) {
 				return nil, err
 			}
 			if ms <= 0 || sb <= 0 {
-				return nil, fmt.Errorf("%s:%d: probe_gather_ms %g, sample_bytes %g: want positive figures", t.path, t.line(i), ms, sb)
+				return nil, fmt.Errorf("%s:%d: %s %g, sample_bytes %g: want positive figures", t.path, t.line(i), col, ms, sb)
 			}
 			base.HostGatherRate = float64(base.Batch) * sb / (ms / 1e3)
+			break
 		}
 		dev, err := t.float(i, "device_sync_median_ms")
 		if err != nil {

@@ -25,6 +25,11 @@ Parts (each in its own process, rows appended to OUT/PART.csv as they are measur
            batches 32-256 (8 state arrays): fit's per-step host cost against batch bytes.
   kmodel   keras.applications models, host-fed with the same per-step split, after a probe
            of the host's speed at fit's own host work (host_probe: gather, copy, device_put).
+  hostmicro  the host feed's pieces alone and together on one 77 MB batch: gather, copy,
+           device_put with the GPU idle and busy, the gather during a device_put, a bare
+           jitted call over 538 donated arrays (testdata/h200/keras/split/README.md).
+  ksplit   kmodel's configs with every step of fit split into the slice, the device_put calls
+           and the jitted call (raw rows in ksplit_steps.csv), the probe before and after.
 Usage: python3 keras_host.py plan --parts jaxargs,kfit,kgather,kmodel --budget S --out DIR
 """
 import csv
@@ -298,6 +303,257 @@ def part_kmodel(budget, jobs):
         del x, y
 
 
+def meminfo():
+    """MemTotal, MemFree and AnonHugePages (kB) from /proc/meminfo, and the THP mode: the
+    device machine is a VM whose RAM grows as it is touched (a new page can cost the host's
+    backing of it, not only the guest's zeroing)."""
+    out = {}
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                k, v = line.split(":", 1)
+                if k in ("MemTotal", "MemFree", "AnonHugePages"):
+                    out["mem_" + k] = int(v.split()[0])
+    except OSError:
+        pass
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            out["thp"] = f.read().split("[")[1].split("]")[0]
+    except (OSError, IndexError):
+        out["thp"] = ""
+    return out
+
+
+def part_hostmicro(budget):
+    """The pieces of fit's host feed apart and together, on one 128-image batch (77 MB):
+    gather (fancy indexing into a new array, as the array data adapter), gather into a touched
+    array (np.take out=), copy; device_put's return and its completion, with the GPU idle and
+    busy; the gather while a device_put's staging copy runs; a jitted step over 538 donated
+    arrays (ResNet-50's state count) returning, alone and while a device_put runs. One row per
+    test and repetition (ms)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    t0 = time.time()
+    rng = np.random.default_rng(3)
+    batch = 128
+    x = rng.standard_normal((8 * batch, 224, 224, 3), dtype=np.float32)
+    buf = np.empty((batch, 224, 224, 3), np.float32)
+    buf[...] = 0
+    m = jnp.ones((8192, 8192), jnp.float32)
+
+    @jax.jit
+    def busy(m):
+        return jax.lax.fori_loop(0, 20, lambda i, y: jnp.tanh(y @ m) * 1e-3, m)
+    busy(m).block_until_ready()
+    state = [jnp.full((64,), float(i), jnp.float32) for i in range(538)]
+
+    def step(s):
+        return [a * 0.999 + 1e-3 for a in s]
+    f = jax.jit(step, donate_argnums=0)
+    state = f(state)
+    jax.block_until_ready(state)
+    busy_ms = []
+    for _ in range(3):
+        a = time.perf_counter()
+        busy(m).block_until_ready()
+        busy_ms.append(1e3 * (time.perf_counter() - a))
+
+    def row(test, rep, ms, left_ms=""):
+        append("hostmicro", dict(test=test, rep=rep, ms=round(ms, 4), left_ms=left_ms))
+    row("busy_kernel", 0, med(busy_ms))
+    append("hostmicro_mem", dict(point="start", **meminfo()))
+
+    for rep in range(6):
+        if time.time() - t0 > budget:
+            return
+        idx = rng.permutation(len(x))[:batch]
+        a = time.perf_counter()
+        b = x[idx]
+        row("gather", rep, 1e3 * (time.perf_counter() - a))
+        a = time.perf_counter()
+        np.take(x, idx, axis=0, out=buf)
+        row("gather_into_touched", rep, 1e3 * (time.perf_counter() - a))
+        a = time.perf_counter()
+        np.copyto(buf, x[:batch])
+        row("copy_touched", rep, 1e3 * (time.perf_counter() - a))
+        a = time.perf_counter()
+        p = jax.device_put(b)
+        c = time.perf_counter()
+        p.block_until_ready()
+        d = time.perf_counter()
+        row("put_return", rep, 1e3 * (c - a))
+        row("put_done", rep, 1e3 * (d - a))
+        del p
+        # device_put with the GPU busy: does the copy wait for the compute stream?
+        g = busy(m)
+        a = time.perf_counter()
+        p = jax.device_put(b)
+        c = time.perf_counter()
+        p.block_until_ready()
+        d = time.perf_counter()
+        g.block_until_ready()
+        e = time.perf_counter()
+        row("put_return_gpu_busy", rep, 1e3 * (c - a))
+        row("put_done_gpu_busy", rep, 1e3 * (d - a), round(1e3 * (e - d), 4))
+        del p, g
+        # the gather with the GPU busy
+        g = busy(m)
+        idx = rng.permutation(len(x))[:batch]
+        a = time.perf_counter()
+        b2 = x[idx]
+        row("gather_gpu_busy", rep, 1e3 * (time.perf_counter() - a))
+        g.block_until_ready()
+        del g
+        # the gather while another batch's device_put (its staging copy) runs
+        p = jax.device_put(b)
+        idx = rng.permutation(len(x))[:batch]
+        a = time.perf_counter()
+        b3 = x[idx]
+        c = time.perf_counter()
+        p.block_until_ready()
+        d = time.perf_counter()
+        row("gather_during_put", rep, 1e3 * (c - a), round(1e3 * (d - c), 4))
+        del p, b2, b3
+        # the jitted call over 538 donated arrays returning, alone and during a device_put
+        a = time.perf_counter()
+        state = f(state)
+        row("call538", rep, 1e3 * (time.perf_counter() - a))
+        jax.block_until_ready(state)
+        p = jax.device_put(b)
+        a = time.perf_counter()
+        state = f(state)
+        row("call538_during_put", rep, 1e3 * (time.perf_counter() - a))
+        p.block_until_ready()
+        jax.block_until_ready(state)
+        del p, b
+    append("hostmicro_mem", dict(point="end", **meminfo()))
+
+
+PUTS = []
+
+
+def instrument_split(model, rec, puts):
+    """As instrument, and also times each jax.device_put of a batch inside next(iterator)
+    (keras/src/backend/jax/trainer.py, _distribute_data, called by _one_batch_ahead_iterator
+    right after the array adapter's slice), and notes whether the batch handed to the step was
+    already on the device and whether the step before had ended when fit asked for the next
+    batch."""
+    import jax
+    import keras.src.backend.jax.trainer as jt
+    if not getattr(jt._distribute_data, "timed", False):
+        real = jt._distribute_data
+
+        def timed(data, layouts=None):
+            a = time.perf_counter()
+            r = real(data, layouts)
+            PUTS.append((a, time.perf_counter()))
+            return r
+        timed.timed = True
+        jt._distribute_data = timed
+    model.make_train_function()
+    orig = model.train_function
+    last = {}
+
+    def ready(tree):
+        try:
+            return int(all(a.is_ready() for a in jax.tree_util.tree_leaves(tree)))
+        except Exception:
+            return -1
+
+    def wrapped(state, iterator):
+        prev = ready(last["logs"]) if "logs" in last else -1
+        n0 = len(puts)
+        a = time.perf_counter()
+        data = next(iterator)
+        b = time.perf_counter()
+        on_dev = ready(data)
+        put = sum(q - p for p, q in puts[n0:])
+        out = orig(state, iter([data]))
+        c = time.perf_counter()
+        last["logs"] = out[0]
+        rec.append((a, b, c, put, len(puts) - n0, on_dev, prev))
+        return out
+    model.train_function = wrapped
+    return orig
+
+
+def part_ksplit(budget, jobs):
+    """kmodel's configs with fit's host step split into its pieces: per step the slice
+    (next(iterator) less its device_put calls), the device_put calls, the jitted call, and
+    whether the batch was on the device at the call and the step before done when fit asked
+    for the next batch (raw rows in ksplit_steps.csv); a host probe before and after the fits
+    (host drift within a config shows as the two differing); then the device-fed steps."""
+    import jax
+    import keras
+    import numpy as np
+    t0 = time.time()
+    for job in jobs:
+        name, prec, batch = job.split(":")
+        batch = int(batch)
+        if time.time() - t0 > budget:
+            return
+        keras.backend.clear_session()
+        keras.mixed_precision.set_global_policy(prec)
+        image = 299 if name == "inceptionv3" else 224
+        model = getattr(keras.applications, {"resnet50": "ResNet50", "mobilenetv2": "MobileNetV2",
+                                              "vgg16": "VGG16", "efficientnetb0": "EfficientNetB0",
+                                              "inceptionv3": "InceptionV3"}[name])(
+            weights=None, input_shape=(image, image, 3), classes=1000)
+        compile_model(keras, model)
+        rng = np.random.default_rng(batch)
+        x = rng.standard_normal((8 * batch, image, image, 3), dtype=np.float32)
+        y = rng.integers(0, 1000, size=(len(x),), dtype=np.int32)
+        tag = "%s_%s_b%d" % (name, prec, batch)
+        rec, puts = [], PUTS
+        puts.clear()
+        orig = instrument_split(model, rec, puts)
+        t = time.perf_counter()
+        model.fit(x[:2 * batch], y[:2 * batch], batch_size=batch, epochs=1, verbose=0)
+        row = dict(config=tag, batch=batch, sample_bytes=int(x[0].nbytes) + 4, model=name,
+                   precision=prec, image=image)
+        c = counts(model)
+        row.update(c)
+        row["arrays"] = sum(c.values())
+        row["compile_s"] = round(time.perf_counter() - t, 3)
+        row.update(meminfo())
+        row.update(host_probe(x, batch))
+        slices, putms, calls, intervals = [], [], [], []
+        for epochs, steps in [(5, 4), (1, 8)]:
+            n = steps * batch
+            rec.clear()
+            t = time.perf_counter()
+            model.fit(x[:n], y[:n], batch_size=batch, epochs=epochs, verbose=0, shuffle=True)
+            wall = time.perf_counter() - t
+            row["wall_ms_%dx%d" % (epochs, steps)] = round(1e3 * wall, 3)
+            base = rec[0][0]
+            for k, (a, b, cc, put, nput, on_dev, prev) in enumerate(rec):
+                append("ksplit_steps", dict(config=tag, shape="%dx%d" % (epochs, steps), k=k,
+                                            epoch=k // steps, t_ms=round(1e3 * (a - base), 3),
+                                            next_ms=round(1e3 * (b - a), 3),
+                                            slice_ms=round(1e3 * (b - a - put), 3),
+                                            put_ms=round(1e3 * put, 3), puts=nput,
+                                            call_ms=round(1e3 * (cc - b), 3),
+                                            batch_on_device=on_dev, prev_step_done=prev))
+                if nput == 1:
+                    slices.append(1e3 * (b - a - put))
+                    putms.append(1e3 * put)
+                calls.append(1e3 * (cc - b))
+            intervals += list(1e3 * np.diff([r[2] for r in rec]))
+        row["gather_ms"] = med([s + p for s, p in zip(slices, putms)])
+        row["slice_ms"] = med(slices)
+        row["put_ms"] = med(putms)
+        row["dispatch_ms"] = med(calls)
+        row["interval_ms"] = med(intervals)
+        after = host_probe(x, batch)
+        row.update({k.replace("probe_", "probe2_"): v for k, v in after.items()})
+        data = (jax.device_put(x[:batch]), jax.device_put(y[:batch]))
+        row.update(device_steps(model, orig, data))
+        append("ksplit", row)
+        print("ksplit", tag, flush=True)
+        del x, y
+
+
 def main():
     global OUT
     args = sys.argv[1:]
@@ -315,6 +571,10 @@ def main():
             part_kgather(budget)
         elif part == "kmodel":
             part_kmodel(budget, opts["--jobs"].split(","))
+        elif part == "ksplit":
+            part_ksplit(budget, opts["--jobs"].split(","))
+        elif part == "hostmicro":
+            part_hostmicro(budget)
         return
     budget = float(opts["--budget"])
     t0 = time.time()
@@ -331,7 +591,7 @@ def main():
             info["error"] = repr(e)
         info["cpus"] = os.cpu_count()
         json.dump(info, f, indent=1)
-    share = {"jaxargs": 45, "kfit": 60, "kgather": 60, "kmodel": 150}
+    share = {"jaxargs": 45, "kfit": 60, "kgather": 60, "kmodel": 150, "hostmicro": 30, "ksplit": 300}
     for part in opts["--parts"].split(","):
         left = budget - (time.time() - t0)
         if left < 20:
@@ -339,7 +599,7 @@ def main():
         # A part run alone may take the whole budget.
         b = left - 10 if len(opts["--parts"].split(",")) == 1 else min(share.get(part, 60), left - 10)
         cmd = [sys.executable, os.path.abspath(__file__), "part", "--part", part, "--budget", str(b), "--out", OUT]
-        if part == "kmodel":
+        if part in ("kmodel", "ksplit"):
             cmd += ["--jobs", opts.get("--jobs", "mobilenetv2:float32:128,resnet50:mixed_bfloat16:128")]
         with open(os.path.join(OUT, "log.txt"), "a") as log:
             log.write("\n===== %s %s (budget %.0fs)\n" % (time.strftime("%H:%M:%S"), part, b))
