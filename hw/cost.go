@@ -223,9 +223,13 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 	// i.e. time = F/rate + ramp. The ramp (fill and tail of the waves of thread blocks) is paid
 	// per kernel.
 	var convMemory float64
+	hopper := g.hopperConv(w, c.Path)
 	if w.FLOPs > 0 {
 		rate := g.computeRate(w)
 		switch {
+		case hopper:
+			c.Algo, c.Compute = AlgoImplicitGEMM, g.hopperConvPasses(w, c.Path)
+			convMemory = max(w.Bytes-g.skippedInput(w), 0) / g.byteRate(w)
 		case w.Kind == KindConv && w.Shape.M > 0:
 			if w.Grad && c.Path == PathTF32 {
 				rate *= TF32GradRate

