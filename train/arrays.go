@@ -36,7 +36,11 @@ const (
 // perEpoch batches and fit starts a new epoch: the epoch's last step must end before the next
 // epoch starts (CallbackList.on_epoch_end waits for the batch callbacks' futures, which read
 // each step's loss, keras/src/callbacks/callback_list.py), so nothing is prepared across the
-// boundary; the new epoch's iterator then prepares its first batch from scratch.
+// boundary; the new epoch's iterator then prepares its first batch from scratch. Under JAX the
+// epoch's host work (epoch) runs before that wait, while the GPU drains the queued steps:
+// keras/src/backend/jax/trainer.py, fit, calls jax_state_sync() as soon as the epoch's last
+// train-step call returns and callbacks.on_epoch_end, which waits, after it; the next epoch
+// starts when both are done.
 type arrayFeed struct {
 	eng       *sim.Engine
 	perEpoch  int      // batches per epoch (0: the arrays never end)
@@ -64,9 +68,6 @@ func (a *arrayFeed) cost(k int) sim.Time {
 	}
 	j := k % a.perEpoch
 	var c sim.Time
-	if j == 0 && k > 0 {
-		c += a.epoch
-	}
 	switch {
 	case j == 0 && a.perEpoch > 1:
 		c += 2 * a.gather
@@ -78,12 +79,16 @@ func (a *arrayFeed) cost(k int) sim.Time {
 
 // Get runs fn when the next batch is on the GPU. The host starts a batch when the one before
 // it is ready and the step before that took its batch (one batch ahead); the first batch of
-// an epoch when it is asked for (the step before it has ended).
+// an epoch when it is asked for (the step before it has ended) and, under JAX, the epoch's
+// host work after the last batch's call is done.
 func (a *arrayFeed) Get(fn func()) {
 	now := a.eng.Now()
 	start := now
-	if a.k > 0 && (a.perEpoch == 0 || a.k%a.perEpoch != 0) {
+	switch {
+	case a.k > 0 && (a.perEpoch == 0 || a.k%a.perEpoch != 0):
 		start = max(a.lastReady, a.lastTake)
+	case a.k > 0 && a.jax:
+		start = max(now, a.lastReady+a.epoch)
 	}
 	ready := max(start+a.cost(a.k), now)
 	a.k++

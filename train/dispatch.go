@@ -30,13 +30,15 @@ const (
 
 // Under model.fit from numpy arrays (Config.FitFromArrays) the host thread does the whole
 // call, not only its exposed part, plus the loop's per-step work, one step after another
-// with the batch gathers (testdata/h200/keras/host/kmodel.csv: dispatch_ms 10.1 ms for
-// MobileNetV2's 424 arrays, 14.1-16.5 ms for ResNet-50's 538-542; interval_ms, the time
-// between two calls' returns). Fit on the phase-A intervals of ResNet-50 float32 b128
-// (33.4 ms, 538 arrays) and VGG16 b128 (22.4 ms, 68 arrays) with the gather at
-// JAXArraysGatherRate: KerasJAXStepHost + KerasJAXStepPerArray*N. Held out: MobileNetV2
-// 31.2 ms predicted, 31.1 and 32.7 measured; EfficientNetB0 33.7 vs 33.5; InceptionV3
-// (299x299 images) 51.0 vs 50.8; ResNet-50 b64 23.4 vs 24.8-25.7.
+// with the batch gathers: the interval between two calls' returns is fit's gather of a batch
+// (next(iterator): the array adapter's slice and device_put's return) plus the rest, which
+// grows with the state arrays. Measured per step in the recordings that timed both
+// (testdata/h200/keras/host, repeat and split: interval_ms - gather_ms), ResNet-50's 15
+// configs (538-542 arrays) give a median of 16.3 ms, 11.7 to 22.0 ms as the host's speed moves
+// between and within leases (split/README.md); KerasJAXStepHost is the intercept VGG16 (68
+// arrays) gave. Held out: MobileNetV2 (424 arrays) 12.8 ms predicted, 11.0 measured;
+// EfficientNetB0 (541) 16.3 vs 15.8. With every host piece as a config measured it, the
+// schedule in arrays.go reproduces split's nine host-fed steps to 2.2% (max 8.0%).
 const (
 	// KerasJAXStepHost is fit's host time per step outside the gather and the per-array work
 	// (seconds).
@@ -44,14 +46,16 @@ const (
 	// KerasJAXStepPerArray is fit's host time per state array per step (seconds): the
 	// jitted call's flattening, donation and output wrapping, the loop's unpacking of the
 	// state and the asynchronous callbacks.
-	KerasJAXStepPerArray = 23.4e-6
-	// KerasJAXEpochPerArray is the host time per state array at an epoch's end and the next
-	// one's start (seconds): jax_state_sync assigns every variable back to the model and
-	// _get_jax_state reads them all again (keras/src/backend/jax/trainer.py, fit). From
-	// kmodel.csv's two fit shapes (5 epochs x 4 steps and 1 x 8): 12.0 ms per epoch for
-	// MobileNetV2 (424 arrays), 13.9 ms for ResNet-50 bf16 (538): 28 and 26 us per array;
-	// kfit.csv's Dense stacks give 19-43 us.
-	KerasJAXEpochPerArray = 26e-6
+	KerasJAXStepPerArray = 29.6e-6
+	// KerasJAXEpochPerArray is the host time per state array from an epoch's last
+	// train-step call to the next epoch's first batch (seconds): jax_state_sync assigns every
+	// variable back to the model, the next epoch's _get_jax_state reads them all again
+	// (keras/src/backend/jax/trainer.py, fit). It overlaps the GPU's drain of the queued steps
+	// (arrays.go). From split/ksplit_steps.csv's epoch ends: mixed_float16 b64, whose GPU
+	// drains first, starts the next epoch 17.2-18.1 ms after the last call (median 17.9 ms,
+	// 542 arrays: 33 us); the eight other configs drain later and start within -4.5 to +4.6
+	// ms of the drain (their pipelined GPU steps).
+	KerasJAXEpochPerArray = 33e-6
 	// JAXArraysGatherRate is the host's rate for gathering a shuffled batch out of numpy
 	// arrays under Keras 3's JAX trainer (bytes per second): kmodel.csv's gather_ms, the
 	// time of next(iterator) inside fit, 21.7 and 20.2 ms for a batch of 128 224x224x3
