@@ -99,9 +99,10 @@ func TestValidateShippedMeasurements(t *testing.T) {
 		{SourceKeras + " device-fed", "all", "", 21, 0.04}, // 3.5%: Hopper convolutions pass by pass
 		// Host-fed 5.2% and float32 4.5%: VGG16's convolutions now price as cuDNN runs them
 		// (hw's Hopper convolution passes, within 6% of PyTorch's NHWC VGG16 convolutions)
-		// and its steps come out 12% short, the rest of them unexplained.
+		// and its steps come out 12% short, the rest of them unexplained. With the epoch's
+		// host work overlapping the GPU's drain (train/arrays.go, keras/split): 5.1% and 3.4%.
 		{SourceKeras + " host-fed", "all", "", 30, 0.055},
-		{SourceKeras + " host-fed", "precision", "float32", 12, 0.05},
+		{SourceKeras + " host-fed", "precision", "float32", 12, 0.04},
 		{SourceJAX, "all", "", 3, 0.155},
 		{SourcePyTorch, "all", "", 34, 0.365},
 	} {
