@@ -63,10 +63,13 @@ type Work struct {
 	// Shape is the GEMM shape of a matmul, attention or convolution (zero: unknown, priced by
 	// FLOPs at the asymptotic efficiency).
 	Shape Shape
-	// ClassBytes is the part of Bytes that TF executor kernels of a slower memory class move
-	// (ExecClasses' order: broadcasts, row and column reductions, tiles, transposes, random
-	// numbers); the rest streams at the kind's rate.
-	ClassBytes [NumExecClasses]float64
+	// ClassBytes is the part of Bytes that TF executor kernels of each class in ExecClasses
+	// move (broadcasts, row and column reductions, tiles, transposes, random numbers), and
+	// ClassElems the elements those kernels process (a kernel's output, a reduction's
+	// input); such a class takes the longer of its bytes at its memory rate and its elements
+	// at its element rate (Efficiency.ElementsPerSMCycle). The rest of Bytes streams at the
+	// kind's rate.
+	ClassBytes, ClassElems [NumExecClasses]float64
 	// NHWC marks a convolution whose tensors are channels last, as XLA lays out every
 	// convolution on Hopper and newer. False is the layout TF gives float32 convolutions,
 	// NCHW, where a TF32 convolution pays cuDNN's transposes to and from NHWC
@@ -263,14 +266,20 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 		if w.Kind == KindH2D {
 			ramp = e.PCIeLatency
 		}
-		rest, slow := w.Bytes, 0.0
+		rest, classes := w.Bytes, 0.0
 		for i, b := range w.ClassBytes {
-			if b > 0 {
-				rest -= b
-				slow += b / (g.MemBandwidth * e.memory(ExecClasses[i]))
+			if b <= 0 {
+				continue
 			}
+			rest -= b
+			t := b / (g.MemBandwidth * e.memory(ExecClasses[i]))
+			if r := e.ElementsPerSMCycle[ExecClasses[i]]; r > 0 && g.PeakFP32 > 0 {
+				// SMs x clock = PeakFP32 / (2 FLOPs x FP32 lanes per SM).
+				t = max(t, w.ClassElems[i]/(r*g.PeakFP32/(2*float64(g.FP32LanesPerSM()))))
+			}
+			classes += t
 		}
-		c.Memory = max(rest, 0)/g.byteRate(w) + slow + k*ramp
+		c.Memory = max(rest, 0)/g.byteRate(w) + classes + k*ramp
 		if convMemory > 0 {
 			c.Memory = convMemory + k*ramp
 		}

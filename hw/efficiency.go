@@ -28,6 +28,12 @@ type Efficiency struct {
 	// overrides it per kind (BatchNorm reads its input twice, gathers are irregular, ...).
 	Memory       float64            `yaml:"memory"`
 	MemoryByKind map[string]float64 `yaml:"memory_by_kind,omitempty"`
+	// ElementsPerSMCycle is, per executor kernel class (ExecClasses), the elements one SM
+	// processes per clock when the kernel's per-element work binds it before its bytes do.
+	// SMs and clock count alike on Volta and Hopper for that work (four warp schedulers and
+	// 64 INT32 lanes per SM on both: the Volta and Hopper whitepapers), so a rate read on the
+	// H200 carries over per SM and clock, while its bytes meet each GPU's own bandwidth.
+	ElementsPerSMCycle map[string]float64 `yaml:"elements_per_sm_cycle,omitempty"`
 	// ComputeRamp and MemoryRamp are the per-kernel fill-and-drain time (seconds): a kernel of
 	// F FLOPs reaches rate*F/(F+rate*ramp).
 	ComputeRamp float64 `yaml:"compute_ramp"`
@@ -159,17 +165,18 @@ func DefaultEfficiency() Efficiency {
 			MemXLABatchNormGrad:     0.47,
 			MemXLABatchNormHalf:     0.324,
 			MemXLABatchNormHalfGrad: 0.318,
-			// TF executor kernels by memory class (MemTFBroadcast...; testdata/h200/bertunfused,
-			// PyTorch eager float32, BERT-Large's layer op by op at batch 10): broadcasts 0.53-0.56
-			// (median 0.56), softmax's row reductions 0.56-0.65 (0.56), BiasAddGrad over 63 MB
-			// 0.47, RandomUniform over 94 MB 0.51, transposes 0.41-0.59 (0.55) and tiles
-			// 0.31-0.34 (0.33) of 16-31 MB.
-			MemTFBroadcast: 0.56,
-			MemTFRowReduce: 0.56,
-			MemTFColReduce: 0.47,
-			MemTFTile:      0.33,
-			MemTFTranspose: 0.55,
-			MemTFRandom:    0.51,
+		},
+		// TF executor kernel classes (testdata/h200/bertunfused/classes, PyTorch eager float32
+		// at 67M elements, 5-20x the H200's L2, at 1980 MHz: bfloat16 takes 0.80-1.05 of float32's
+		// time for broadcasts, transposes, random numbers and the 384-wide row reduction, so
+		// their elements bind them there): elements per SM per clock.
+		ElementsPerSMCycle: map[string]float64{
+			MemTFBroadcast: 1.31, // row vector 1.31, column vector 1.25, outer 1.57
+			MemTFRowReduce: 3.05, // over 384 (softmax's); over 1024 3.47, partly bytes-bound
+			MemTFColReduce: 2.78,
+			MemTFTile:      1.58,
+			MemTFTranspose: 1.22,
+			MemTFRandom:    2.36,
 		},
 		ComputeRamp: 5e-6,
 		MemoryRamp:  0.96e-6,

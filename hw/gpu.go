@@ -346,6 +346,7 @@ func LookupGPU(name string) (GPU, error) {
 	for _, g := range builtin {
 		if g.Name == key {
 			g.Efficiency.MemoryByKind = cloneMap(g.Efficiency.MemoryByKind)
+			g.Efficiency.ElementsPerSMCycle = cloneMap(g.Efficiency.ElementsPerSMCycle)
 			return g, nil
 		}
 	}

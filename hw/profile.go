@@ -58,6 +58,7 @@ func ParseProfile(name string, data []byte) (GPU, error) {
 		}
 		g = b
 		g.Efficiency.MemoryByKind = cloneMap(b.Efficiency.MemoryByKind)
+		g.Efficiency.ElementsPerSMCycle = cloneMap(b.Efficiency.ElementsPerSMCycle)
 	}
 	if err := decodeInto(name, root, reflect.ValueOf(&g).Elem(), "", lines, map[string]bool{"base": true}); err != nil {
 		return GPU{}, err
@@ -250,6 +251,9 @@ func (g GPU) validate() error {
 	for _, k := range append(append([]string(nil), Kinds...), MemoryClasses...) {
 		if v, ok := e.MemoryByKind[k]; ok && !(v > 0 && v <= 1.5) {
 			return bad("efficiency.memory_by_kind."+k, fmt.Sprintf("%g: must be in (0, 1.5]", v))
+		}
+		if v, ok := e.ElementsPerSMCycle[k]; ok && !(v > 0 && v <= 64) {
+			return bad("efficiency.elements_per_sm_cycle."+k, fmt.Sprintf("%g: must be in (0, 64]", v))
 		}
 	}
 	for _, f := range []struct {

@@ -23,18 +23,17 @@ const (
 	MemXLABatchNormHalfGrad = "xla_batchnorm_half_grad"
 )
 
-// Memory classes of TF executor kernels that do not stream at the kind's rate: a Work's
-// ClassBytes says how many of its bytes each moves (Efficiency.MemoryByKind keys, in
-// ExecClasses' order). Without XLA TF runs every op of a composite (a layer norm as
-// nn.moments and nn.batch_normalization, softmax's row reductions) as its own kernel, and
-// these classes are where such a sequence spends its time. Measured with PyTorch eager
-// float32 on the H200, an encoder layer of BERT-Large run op by op as TF runs it
-// (testdata/h200/bertunfused/ops.csv, batch 10, kernels whose tensors exceed the 50 MB L2:
-// bytes over kernel time less MemoryRamp).
+// Classes of TF executor kernels whose element rate can bound them before their bytes do: a
+// Work's ClassBytes and ClassElems say how many of its bytes and elements each class moves
+// (ExecClasses' order; Efficiency.ElementsPerSMCycle and, where set, MemoryByKind keys).
+// Without XLA TF runs every op of a composite (a layer norm as nn.moments and
+// nn.batch_normalization, softmax's row reductions) as its own kernel, and these are the
+// kernels of such a sequence that do more than stream: index arithmetic per element
+// (broadcasts, transposes, tiles), Philox rounds (random numbers), a reduction's tree.
 const (
 	// MemTFBroadcast: a binary op with a row or column vector operand, or an outer
 	// broadcast ([T,1] x [D]): BiasAdd, a layer norm's x - mean and x * inv, softmax's
-	// normalizing pass (measured 0.53-0.56 of the bandwidth; same-shape element-wise ops 0.85-0.93).
+	// normalizing pass.
 	MemTFBroadcast = "tf_broadcast"
 	// MemTFRowReduce: a reduction over the last axis (Mean, Sum, Max over the features or
 	// the keys); MemTFColReduce: over the rows (BiasAddGrad, a layer norm's gamma and beta
@@ -43,16 +42,15 @@ const (
 	MemTFColReduce = "tf_col_reduce"
 	// MemTFTile: a row vector written out to a full tensor (_MeanGrad's Tile); MemTFTranspose:
 	// attention's [B,S,H,D] <-> [B,H,S,D] transposes; MemTFRandom: RandomUniform (Philox).
-	// Their tensors were under the L2 in the recording (15-31 MB); the figures are those.
 	MemTFTile      = "tf_tile"
 	MemTFTranspose = "tf_transpose"
 	MemTFRandom    = "tf_random"
 )
 
-// ExecClasses orders Work.ClassBytes.
+// ExecClasses orders Work.ClassBytes and Work.ClassElems.
 var ExecClasses = [NumExecClasses]string{MemTFBroadcast, MemTFRowReduce, MemTFColReduce, MemTFTile, MemTFTranspose, MemTFRandom}
 
-// NumExecClasses is the length of Work.ClassBytes.
+// NumExecClasses is the length of Work.ClassBytes and Work.ClassElems.
 const NumExecClasses = 6
 
 // MemoryClasses lists the MemoryByKind keys that are not Work kinds.

@@ -205,7 +205,7 @@ func (pl *planner) backward() {
 				wgs = append(wgs, wg{w, t})
 			}
 			if n.tf != nil && !pl.o.XLA {
-				op.Bytes, op.Kernels, op.ClassBytes = tfPrice(n.tf.bwd, pl.B, p.dt)
+				op.Bytes, op.Kernels, op.ClassBytes, op.ClassElems = tfPrice(n.tf.bwd, pl.B, p.dt)
 			}
 		}
 		pl.decref(dy)

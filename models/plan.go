@@ -1039,7 +1039,7 @@ func (pl *planner) forward() {
 		}
 		if p.n != nil && p.n.tf != nil && !pl.o.XLA {
 			// TF's kernels for a composite (tfunfused.go) move what the plan's tensors do not show.
-			op.Bytes, op.Kernels, op.ClassBytes = tfPrice(p.n.tf.fwd, pl.B, p.dt)
+			op.Bytes, op.Kernels, op.ClassBytes, op.ClassElems = tfPrice(p.n.tf.fwd, pl.B, p.dt)
 		}
 		// Frees: buffers whose last forward reader is this op and that backward does not need.
 		for _, x := range p.in {

@@ -8,11 +8,10 @@ import "strings"
 // google-research/bert's modeling.py (TF 1.x, NVIDIA's TF1 BERT) and of the TF Model Garden's
 // BERT (TF 2.x, NVIDIA's TF2 BERT), with the gradients TF registers for them (TF 1.15 / 2.4
 // math_grad.py, nn_grad.py, array_grad.py); the plan prices such a node by them instead of as
-// one kernel of its kind (Op.Bytes, Op.Kernels, Op.ClassBytes).
+// one kernel of its kind (Op.Bytes, Op.Kernels, Op.ClassBytes, Op.ClassElems).
 
-// Memory classes of TF executor kernels that do not stream at the element-wise rate, in the
-// order of hw.ExecClasses (train copies Op.ClassBytes into hw.Work.ClassBytes, an array of the
-// same length).
+// Classes of TF executor kernels that do more than stream, in the order of hw.ExecClasses
+// (train copies Op.ClassBytes and Op.ClassElems into hw.Work's, arrays of the same length).
 const (
 	PassBroadcast = iota // a tensor with a row or column vector, or an outer broadcast
 	PassRowReduce        // a reduction over the last axis
@@ -27,26 +26,29 @@ const (
 // tensor and a scalar).
 const passStream = -1
 
-// tfKernel is one TF kernel: its memory class and what it moves per sample, in elements of
-// the op's dtype (elems) and one-byte booleans (bools).
+// tfKernel is one TF kernel: its class, what it moves per sample, in elements of the op's
+// dtype (elems) and one-byte booleans (bools), and the elements per sample it processes (out:
+// its output's, a reduction's input's), which an element-bound class is priced by.
 type tfKernel struct {
-	class        int
-	elems, bools float64
+	class             int
+	elems, bools, out float64
 }
 
 // tfSeq is a node's kernels forward and in its gradient.
 type tfSeq struct{ fwd, bwd []tfKernel }
 
-// tfPrice sums ks for a batch of b in dtype dt.
-func tfPrice(ks []tfKernel, b int64, dt DType) (bytes float64, kernels int, cls [NumPassClasses]float64) {
+// tfPrice sums ks for a batch of b in dtype dt: bytes, kernels, and the bytes and elements of
+// each class.
+func tfPrice(ks []tfKernel, b int64, dt DType) (bytes float64, kernels int, cls, elems [NumPassClasses]float64) {
 	for _, k := range ks {
 		x := float64(b) * (k.elems*float64(dt.Size()) + k.bools)
 		bytes += x
 		if k.class >= 0 {
 			cls[k.class] += x
+			elems[k.class] += float64(b) * k.out
 		}
 	}
-	return bytes, len(ks), cls
+	return bytes, len(ks), cls, elems
 }
 
 func st(e float64) tfKernel { return tfKernel{class: passStream, elems: e} }
@@ -63,10 +65,10 @@ func st(e float64) tfKernel { return tfKernel{class: passStream, elems: e} }
 // gradient and divides (twice); _SquaredDifferenceGrad is 2 * dy * (x - mean); AddN of x's
 // three gradients. n is the elements per sample, r the rows.
 func tfLayerNorm(n, r float64) tfSeq {
-	b := func(e float64) tfKernel { return tfKernel{class: PassBroadcast, elems: e} }
-	row := tfKernel{class: PassRowReduce, elems: n + r}
-	col := tfKernel{class: PassColReduce, elems: n}
-	tile := tfKernel{class: PassTile, elems: n + r}
+	b := func(e float64) tfKernel { return tfKernel{class: PassBroadcast, elems: e, out: n} }
+	row := tfKernel{class: PassRowReduce, elems: n + r, out: n}
+	col := tfKernel{class: PassColReduce, elems: n, out: n}
+	tile := tfKernel{class: PassTile, elems: n + r, out: n}
 	return tfSeq{
 		fwd: []tfKernel{row, b(2*n + r), row, st(2 * r), st(2 * r), b(n + r), st(3 * n), b(2*n + r), b(2 * n), st(3 * n)},
 		bwd: []tfKernel{col, st(2 * n), st(3 * n), row, b(2*n + r), st(3 * n), st(3 * n), st(3 * n), b(2 * n), row,
@@ -91,7 +93,7 @@ func tfGELUTanh(n float64) tfSeq {
 // dy by the mask and by the scale (the mask's own gradient stops at the Cast from bool).
 func tfDropout(n float64) tfSeq {
 	return tfSeq{
-		fwd: []tfKernel{{class: PassRandom, elems: n}, {class: passStream, elems: n, bools: n}, st(2 * n),
+		fwd: []tfKernel{{class: PassRandom, elems: n, out: n}, {class: passStream, elems: n, bools: n}, st(2 * n),
 			{class: passStream, elems: n, bools: n}, st(3 * n)},
 		bwd: []tfKernel{st(3 * n), st(2 * n)},
 	}
@@ -101,12 +103,12 @@ func tfDropout(n float64) tfSeq {
 // bias: a broadcast of the bias over the rows; its gradient sums dy over the rows (the input's
 // gradient is dy itself).
 func tfBiasAdd(n float64) tfSeq {
-	return tfSeq{fwd: []tfKernel{{class: PassBroadcast, elems: 2 * n}}, bwd: []tfKernel{{class: PassColReduce, elems: n}}}
+	return tfSeq{fwd: []tfKernel{{class: PassBroadcast, elems: 2 * n, out: n}}, bwd: []tfKernel{{class: PassColReduce, elems: n, out: n}}}
 }
 
 // tfTranspose is attention_layer's tf.transpose(x, [0, 2, 1, 3]) of the query, key, value or
 // context ([B,S,H,D] <-> [B,H,S,D]); its gradient is the inverse transpose.
-func tfTranspose(n float64) tfKernel { return tfKernel{class: PassTranspose, elems: 2 * n} }
+func tfTranspose(n float64) tfKernel { return tfKernel{class: PassTranspose, elems: 2 * n, out: n} }
 
 // tfMaskedSoftmax is attention_layer's scores * 1/sqrt(head size), the mask's adder
 // ((1 - cast(mask)) * -10000, on [B,1,F,T]: m elements per sample) added over the heads,
@@ -115,11 +117,11 @@ func tfTranspose(n float64) tfKernel { return tfKernel{class: PassTranspose, ele
 // (dy - sum(dy * y, -1)) * y, then the scale's; the adder needs none (no variable feeds it)
 // and the add passes dy to the scores. n is the scores' elements per sample, r their rows.
 func tfMaskedSoftmax(n, r, m float64) tfSeq {
-	row := tfKernel{class: PassRowReduce, elems: n + r}
+	row := tfKernel{class: PassRowReduce, elems: n + r, out: n}
 	return tfSeq{
-		fwd: []tfKernel{st(2 * n), st(2 * m), st(2 * m), st(2 * m), {class: PassBroadcast, elems: 2*n + m}, row, row,
-			{class: PassBroadcast, elems: 2*n + 2*r}},
-		bwd: []tfKernel{st(3 * n), row, {class: PassBroadcast, elems: 2*n + r}, st(3 * n), st(2 * n)},
+		fwd: []tfKernel{st(2 * n), st(2 * m), st(2 * m), st(2 * m), {class: PassBroadcast, elems: 2*n + m, out: n}, row, row,
+			{class: PassBroadcast, elems: 2*n + 2*r, out: n}},
+		bwd: []tfKernel{st(3 * n), row, {class: PassBroadcast, elems: 2*n + r, out: n}, st(3 * n), st(2 * n)},
 	}
 }
 

@@ -187,10 +187,11 @@ type Op struct {
 	// read once and an output of that size written. Bytes may hold more: the element-wise ops
 	// fused after it (an activation) and the outputs kept for backward.
 	NormBytes float64
-	// ClassBytes is the part of Bytes moved by TF kernels of a slower memory class than the
-	// kind's streaming one (PassClasses' order), for an op TF runs as several kernels without
-	// XLA (tfKernels); zero otherwise.
-	ClassBytes [NumPassClasses]float64
+	// ClassBytes and ClassElems are, for an op TF runs as several kernels without XLA
+	// (tfunfused.go), the bytes and elements of its kernels of each class that does more than
+	// stream (broadcasts, reductions, tiles, transposes, random numbers: the Pass constants);
+	// zero otherwise.
+	ClassBytes, ClassElems [NumPassClasses]float64
 	// Autotune is what cuDNN's autotuner allocates the first time TF runs this convolution
 	// (without XLA); nil for other ops. See AutotuneScratch.
 	Autotune *AutotuneScratch
