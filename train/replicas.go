@@ -31,15 +31,15 @@ const stepJitterCV = 0.0114
 // (Horovod's background threads agree on the ready tensors; MultiWorkerMirroredStrategy's
 // collective executors do the same through their group leader) per level of the log2(n)
 // rounds such an agreement takes: fitted with stepJitterCV on the DLE ResNet-50 DGX A100 table
-// (see calibration_test.go; refitted on the mean step once Horovod's fusion-buffer copies and
-// TF1's graph-rewrite AMP were simulated: A100 AMP 8 GPUs -0.1%, TF32 -1.9%), not a per-model
-// value. One process (MirroredStrategy)
-// pays none.
-const processSyncPerLevel = 1.3e-3
+// (calibration_test.go, on the mean step, with Horovod's fusion-buffer copies, TF1's
+// graph-rewrite AMP and the cycle negotiated from the host's enqueue: A100 AMP 8 GPUs +0.2%,
+// TF32 -0.7%), not a per-model value. One process (MirroredStrategy) pays none.
+const processSyncPerLevel = 1.8e-3
 
 // Horovod's defaults (horovod/common/operations.cc, BackgroundThreadLoop): the background
-// thread coordinates ready tensors every HOROVOD_CYCLE_TIME (SetCycleTimeMs(5)) and fuses
-// them up to HOROVOD_FUSION_THRESHOLD (64 MiB) per NCCL all-reduce.
+// thread coordinates the tensors the ranks have enqueued every HOROVOD_CYCLE_TIME
+// (SetCycleTimeMs(5)) and fuses them up to HOROVOD_FUSION_THRESHOLD (64 MiB) per NCCL
+// all-reduce.
 const (
 	horovodCycleSeconds   = 5e-3
 	horovodFusionBytes    = 64 << 20
@@ -57,6 +57,11 @@ type multiState struct {
 	overlap *collective.Overlap
 	// readyOffsetEnd is the offset of the end of the backward pass in the same timeline.
 	readyOffsetEnd float64
+	// enqueued is, per Horovod bucket, when the host has issued the ops that produce its
+	// last gradient (offset from the start of the micro-step's ops): the TF executor hands a
+	// HorovodAllreduce its input once the producing op is enqueued on the GPU, not once it
+	// has run, so the background thread negotiates the bucket at its first cycle after that.
+	enqueued []float64
 	// smShare is the fraction of the GPU's SMs the NCCL kernels hold while they run (one
 	// block per channel: src/enqueue.cc launches nChannels blocks).
 	smShare float64
@@ -125,33 +130,40 @@ func (r *runner) setupReplicas() error {
 // gradient is ready when the backward op that produces it ends (device time at jitter 1).
 func (r *runner) setupHorovod() error {
 	p := r.replicas[0].plans[len(r.replicas[0].plans)-1]
-	ready := map[int]float64{}
-	var t float64
+	ready, issued := map[int]float64{}, map[int]float64{}
+	var t, h float64
+	if r.cfg.AccumulationSteps == 1 {
+		h = r.stepHost() // startMicro: the host's per-step work comes before the first op
+	}
 	for i, op := range p.Ops {
 		if op.Phase == models.Optimizer {
 			break
 		}
 		t += p.costs[i].exec.Seconds()
+		h += p.costs[i].issue.Seconds()
 		if op.Phase != models.Backward {
 			continue
 		}
 		for _, ti := range op.Alloc {
 			if p.Tensors[ti].Role == models.Gradient {
-				ready[ti] = t
+				ready[ti], issued[ti] = t, h
 			}
 		}
 	}
 	var grads []collective.ReadyGradient
+	var enq []float64
 	var post hw.Work
 	post.Kind = hw.KindElementwise
 	for _, ti := range p.Gradients {
 		rt, ok := ready[ti]
+		ht := issued[ti]
 		if !ok || r.cfg.XLA {
 			// Under XLA auto-clustering (tensorflow/compiler/jit/mark_for_compilation_pass.cc)
 			// the backward pass runs as compiled clusters whose outputs appear when the
 			// cluster ends; HorovodAllreduce is not compilable, so it gets its gradients at
-			// the end of the backward pass: nothing to overlap.
-			rt = t
+			// the end of the backward pass: nothing to overlap. The cluster's outputs exist
+			// for the executor once its launch has been issued.
+			rt, ht = t, h
 		}
 		tn := p.Tensors[ti]
 		b := tn.Bytes
@@ -174,13 +186,23 @@ func (r *runner) setupHorovod() error {
 			}
 		}
 		grads = append(grads, collective.ReadyGradient{Bytes: b, Ready: rt})
+		enq = append(enq, ht)
 	}
-	sortReady(grads)
+	sortReady(grads, enq)
 	o, err := collective.OverlapFused(r.topo, grads, horovodFusionBytes, "")
 	if err != nil {
 		return fmt.Errorf("plan horovod all-reduce: %w", err)
 	}
 	r.multi.overlap, r.multi.readyOffsetEnd = &o, t
+	// A bucket is negotiated once the host has issued the producers of all its gradients.
+	r.multi.enqueued = make([]float64, len(o.Buckets))
+	k := 0
+	for i, b := range o.Buckets {
+		for j := 0; j < b.Gradients; j++ {
+			r.multi.enqueued[i] = math.Max(r.multi.enqueued[i], enq[k])
+			k++
+		}
+	}
 	r.multi.launch = math.Max(r.gpu.LaunchOverhead, ncclKernelLaunchFloor) * float64(len(o.Buckets))
 	// NCCLAllreduce::Execute (horovod/common/ops/nccl_operations.cc): a fused response of
 	// several tensors is copied into the fusion buffer before ncclAllReduce and out of it
@@ -209,10 +231,12 @@ func (r *runner) setupHorovod() error {
 	return nil
 }
 
-func sortReady(g []collective.ReadyGradient) {
+// sortReady sorts g by readiness (stably), carrying enq, each gradient's host-issue offset, along.
+func sortReady(g []collective.ReadyGradient, enq []float64) {
 	for i := 1; i < len(g); i++ {
 		for j := i; j > 0 && g[j].Ready < g[j-1].Ready; j-- {
 			g[j], g[j-1] = g[j-1], g[j]
+			enq[j], enq[j-1] = enq[j-1], enq[j]
 		}
 	}
 }
@@ -276,9 +300,17 @@ func (r *runner) allReduceTime(now sim.Time) sim.Time {
 			span := (rep.bwEnd - rep.opsStart).Seconds()
 			ready = math.Max(ready, rep.opsStart.Seconds()+b.Ready*span/m.readyOffsetEnd)
 		}
-		// The background thread notices the tensors at its next cycle.
-		tick := math.Ceil(ready/horovodCycleSeconds) * horovodCycleSeconds
-		start := math.Max(tick, end)
+		// The background thread negotiates the bucket at its first cycle after every rank's
+		// host enqueued it (horovod/common/operations.cc, RunLoopOnce: a cycle every
+		// HOROVOD_CYCLE_TIME), then waits for the GPU to produce its data (PerformOperation,
+		// WAIT_FOR_DATA polls the tensors' ready events): with the host ahead of the GPU the
+		// cycle is hidden.
+		var enqueued float64
+		for _, rep := range r.active {
+			enqueued = math.Max(enqueued, rep.opsStart.Seconds()+m.enqueued[i])
+		}
+		tick := math.Ceil(enqueued/horovodCycleSeconds) * horovodCycleSeconds
+		start := math.Max(math.Max(tick, ready), end)
 		end = start + 2*m.fusionCopy[i] + b.Result.Seconds + m.launch/float64(len(o.Buckets))
 		overlapped += math.Max(0, math.Min(end, now.Seconds())-start)
 	}

@@ -65,8 +65,9 @@ type HorovodAllReduce struct {
 	// copies, in and out, summed; PostReduceSeconds the per-gradient TF ops after the
 	// all-reduce (decompression cast, average) when XLA does not fuse them.
 	NCCLSeconds, CopySeconds, PostReduceSeconds float64
-	// CycleSeconds is HOROVOD_CYCLE_TIME: a ready tensor waits for the background thread's
-	// next cycle.
+	// CycleSeconds is HOROVOD_CYCLE_TIME: a tensor is negotiated at the background thread's
+	// first cycle after every rank's host enqueued it (hidden when the hosts run ahead of
+	// the GPUs).
 	CycleSeconds float64
 }
 
