@@ -204,6 +204,28 @@ func TestDGX1RingsFollowTheCards(t *testing.T) {
 	}
 }
 
+// TestHorovodCycleHidden: under XLA the hosts have issued the backward pass (and enqueued every
+// HorovodAllreduce) long before the GPUs finish it, so Horovod's background thread negotiated
+// the buckets in an earlier cycle and the all-reduce follows the backward pass at once: what
+// is exposed is the buckets' copies, NCCL and launches, the coordination and nothing for the
+// 5 ms cycle.
+func TestHorovodCycleHidden(t *testing.T) {
+	res := mustRun(t, cfgWith(func(c *Config) {
+		c.Model, c.GPU, c.Host, c.GPUCount, c.Strategy, c.Batch, c.Steps = "resnet50-v1.5", "a100-40gb", "dgx-a100", 8, "horovod", 8*256, 8
+		c.XLA, c.Precision, c.SymmetricReplicas = true, "mixed_float16", true
+	}))
+	a := res.AllReduce
+	if a == nil || a.Horovod == nil {
+		t.Fatalf("no Horovod all-reduce: %+v", a)
+	}
+	h := a.Horovod
+	want := h.NCCLSeconds + h.CopySeconds + a.LaunchSeconds + h.PostReduceSeconds + processSyncPerLevel*3
+	if math.Abs(a.ExposedSeconds-want) > 1e-6 {
+		t.Errorf("exposed all-reduce %.4f ms, want copies %.4f + NCCL %.4f + launches %.4f + post %.4f + coordination %.4f = %.4f ms (no cycle wait)",
+			1e3*a.ExposedSeconds, 1e3*h.CopySeconds, 1e3*h.NCCLSeconds, 1e3*a.LaunchSeconds, 1e3*h.PostReduceSeconds, 1e3*processSyncPerLevel*3, 1e3*want)
+	}
+}
+
 // TestMultiNode: 32 A100s on 4 DGX A100s train with MultiWorkerMirroredStrategy over the
 // hosts' InfiniBand: NCCL's rings cross the network, so the all-reduce is slower than on one
 // box, and a box cannot hold 16 GPUs.
