@@ -171,6 +171,9 @@ func (pl *planner) backward() {
 					op.Kernels = max(nd, 1)
 				}
 			}
+			if pl.o.XLA && anyDx && n.kind == Pool && strings.HasSuffix(n.name, "/MaxPool") {
+				op.Bytes, op.Kernels = pl.xlaMaxPoolGradBytes(p), 2
+			}
 			if ws := pl.blasWorkspace(p); ws > 0 {
 				// The gradient's two GEMMs run one after the other on the stream; each takes the
 				// workspace for its call.
@@ -400,4 +403,29 @@ func (pl *planner) feedsNormGrad(i int) bool {
 	}
 	q := pl.pn[i-1].n
 	return q != nil && q.kind == Norm && strings.HasSuffix(q.name, "/FusedBatchNormV3")
+}
+
+// xlaMaxPoolGradBytes is what a max pool's gradient moves under XLA on a GPU. The gradient is
+// a select_and_scatter (JAX's transpose of reduce_window max, tf2xla's MaxPoolGrad), which
+// XLA's SelectAndScatterExpander (xla/service/select_and_scatter_expander.cc) rewrites into
+// a window reduction and a scatter: a variadic reduce-window reads the pool's input x and
+// writes, per output element, the maximum and its position as one int32 index per dimension
+// of x; then a scatter reads dy and those indices and adds into the input-shaped gradient (a
+// zero tensor it updates in place, which the forward pool's op writes: see plan.go). Two
+// kernels. Keras's VGG16 step on the H200 has both at each of its five pools
+// (testdata/h200/keras/vgg16.buffer-assignment.txt.gz: loop_reduce_window_fusion{0..4} of
+// one float32 and four s32 tensors of the pool's output shape, input_scatter_fusion of its
+// input's); ResNet-50's trace times them (testdata/h200/keras/trace/
+// resnet50_float32_b128.kernels.csv: loop_reduce_window_fusion_1, input_scatter_fusion).
+func (pl *planner) xlaMaxPoolGradBytes(p *pnode) float64 {
+	x := &pl.pn[p.in[0]]
+	xb := float64(x.elems * pl.B * x.dt.Size())
+	dy := float64(p.elems * pl.B * p.dt.Size())
+	// The maximum comes out in float32 at every precision (resnet50_mixed_bfloat16_b64's
+	// loop_reduce_window_fusion{0} is f32 beside a bf16 input, testdata/h200/keras/xla).
+	ymax := float64(p.elems * pl.B * Float32.Size())
+	idx := float64(int64(len(x.shape)) * p.elems * pl.B * Int32.Size())
+	argmax := xb + ymax + idx // reads x; writes the maximum and its indices
+	scatter := dy + idx + xb  // reads dy and the indices; writes dx
+	return argmax + scatter
 }

@@ -996,7 +996,17 @@ func (pl *planner) forward() {
 				// tensors (VGG16: five pools, ten; ResNet-50's pool reads a padded tensor
 				// no ReLU shares: one).
 				x := &pl.pn[p.in[0]]
-				for k := 0; k < 1+pl.jaxReluShape(x); k++ {
+				// The zeros are written once (ResNet-50's trace: loop_broadcast_fusion of the
+				// padded input's shape, testdata/h200/keras/trace/resnet50_float32_b128.kernels.csv;
+				// VGG16: the second output of the ReLU's loop_broadcast_maximum_fusion) and the
+				// scatter's copy is read and written once more (VGG16: copy.77-copy.81,
+				// testdata/h200/keras/vgg16.buffer-assignment.txt.gz): a kernel either way,
+				// the broadcast's own or the copy (the broadcast then rides in the ReLU's fusion).
+				zb := float64(x.elems * pl.B * x.dt.Size())
+				share := pl.jaxReluShape(x)
+				op.Bytes += zb * float64(1+2*share)
+				op.Kernels++
+				for k := 0; k < 1+share; k++ {
 					t := pl.tensor(n.name+"/grad/zeros", x.elems*pl.B*x.dt.Size(), Activation, x.dt, x.shape)
 					pl.p.Tensors[t].Recompute = true // a broadcast: rematerialization drops it
 					op.Alloc = append(op.Alloc, t)
