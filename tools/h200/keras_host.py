@@ -124,6 +124,17 @@ def instrument(model, rec):
     return orig
 
 
+def shape_fit(model, x, y, batch, epochs, steps, rec):
+    """One fit of epochs epochs of steps steps on the first steps*batch samples, with rec
+    cleared first (so it holds only this fit's steps); its wall time as wall_ms_EPOCHSxSTEPS."""
+    n = steps * batch
+    rec.clear()
+    t = time.perf_counter()
+    model.fit(x[:n], y[:n], batch_size=batch, epochs=epochs, verbose=0, shuffle=True)
+    wall = time.perf_counter() - t
+    return {"wall_ms_%dx%d" % (epochs, steps): round(1e3 * wall, 3)}
+
+
 def fit_shapes(model, x, y, batch, shapes, rec):
     """Runs fit per (epochs, steps) shape on the first epochs*... samples; returns walls and
     the per-step gather/dispatch medians over all of them."""
@@ -131,12 +142,7 @@ def fit_shapes(model, x, y, batch, shapes, rec):
     res = {}
     gathers, dispatches, intervals = [], [], []
     for epochs, steps in shapes:
-        n = steps * batch
-        rec.clear()
-        t = time.perf_counter()
-        model.fit(x[:n], y[:n], batch_size=batch, epochs=epochs, verbose=0, shuffle=True)
-        wall = time.perf_counter() - t
-        res["wall_ms_%dx%d" % (epochs, steps)] = round(1e3 * wall, 3)
+        res.update(shape_fit(model, x, y, batch, epochs, steps, rec))
         gathers += [1e3 * (b - a) for a, b, _ in rec]
         dispatches += [1e3 * (c - b) for _, b, c in rec]
         intervals += list(1e3 * np.diff([c for _, _, c in rec]))
@@ -206,10 +212,9 @@ def host_probe(x, batch, reps=5):
     return dict(probe_gather_ms=med(g), probe_copy_ms=med(c), probe_put_ms=med(p))
 
 
-def keras_run(part, tag, model, x, y, batch, shapes, extra, probe=False):
-    import jax
-    rec = []
-    orig = instrument(model, rec)
+def first_fit(model, x, y, batch, tag, extra):
+    """Fits two batches (the step's compile) and starts the config's row: config, batch, bytes
+    a sample, extra, the model's array counts, and the first fit's seconds."""
     t = time.perf_counter()
     model.fit(x[:2 * batch], y[:2 * batch], batch_size=batch, epochs=1, verbose=0)
     compile_s = time.perf_counter() - t
@@ -219,6 +224,14 @@ def keras_run(part, tag, model, x, y, batch, shapes, extra, probe=False):
     row.update(c)
     row["arrays"] = sum(c.values())
     row["compile_s"] = round(compile_s, 3)
+    return row
+
+
+def keras_run(part, tag, model, x, y, batch, shapes, extra, probe=False):
+    import jax
+    rec = []
+    orig = instrument(model, rec)
+    row = first_fit(model, x, y, batch, tag, extra)
     if probe:
         row.update(host_probe(x, batch))
     row.update(fit_shapes(model, x, y, batch, shapes, rec))
@@ -278,26 +291,41 @@ def part_kgather(budget):
         del x, y
 
 
-def part_kmodel(budget, jobs):
+APPS = {"resnet50": "ResNet50", "mobilenetv2": "MobileNetV2", "vgg16": "VGG16",
+        "efficientnetb0": "EfficientNetB0", "inceptionv3": "InceptionV3"}
+
+
+def app_model(name, prec, batch):
+    """The compiled keras.applications model of a kmodel or ksplit job under precision policy
+    prec (in a fresh session), its image side, and 8 batches of random data seeded by batch."""
     import keras
     import numpy as np
+    keras.backend.clear_session()
+    keras.mixed_precision.set_global_policy(prec)
+    image = 299 if name == "inceptionv3" else 224
+    model = getattr(keras.applications, APPS[name])(weights=None, input_shape=(image, image, 3), classes=1000)
+    compile_model(keras, model)
+    rng = np.random.default_rng(batch)
+    x = rng.standard_normal((8 * batch, image, image, 3), dtype=np.float32)
+    y = rng.integers(0, 1000, size=(len(x),), dtype=np.int32)
+    return model, image, x, y
+
+
+def app_jobs(budget, jobs):
+    """(name, prec, batch) and app_model's (model, image, x, y) of each job "name:prec:batch" in
+    turn, until budget seconds have passed; it keeps no reference to what it yielded, so the
+    caller's del frees a job's data before the next job's is made."""
     t0 = time.time()
     for job in jobs:
         name, prec, batch = job.split(":")
         batch = int(batch)
         if time.time() - t0 > budget:
             return
-        keras.backend.clear_session()
-        keras.mixed_precision.set_global_policy(prec)
-        image = 299 if name == "inceptionv3" else 224
-        model = getattr(keras.applications, {"resnet50": "ResNet50", "mobilenetv2": "MobileNetV2",
-                                              "vgg16": "VGG16", "efficientnetb0": "EfficientNetB0",
-                                              "inceptionv3": "InceptionV3"}[name])(
-            weights=None, input_shape=(image, image, 3), classes=1000)
-        compile_model(keras, model)
-        rng = np.random.default_rng(batch)
-        x = rng.standard_normal((8 * batch, image, image, 3), dtype=np.float32)
-        y = rng.integers(0, 1000, size=(len(x),), dtype=np.int32)
+        yield (name, prec, batch) + app_model(name, prec, batch)
+
+
+def part_kmodel(budget, jobs):
+    for name, prec, batch, model, image, x, y in app_jobs(budget, jobs):
         keras_run("kmodel", "%s_%s_b%d" % (name, prec, batch), model, x, y, batch,
                   [(5, 4), (1, 8)], dict(model=name, precision=prec, image=image), probe=True)
         del x, y
@@ -485,47 +513,18 @@ def part_ksplit(budget, jobs):
     for the next batch (raw rows in ksplit_steps.csv); a host probe before and after the fits
     (host drift within a config shows as the two differing); then the device-fed steps."""
     import jax
-    import keras
     import numpy as np
-    t0 = time.time()
-    for job in jobs:
-        name, prec, batch = job.split(":")
-        batch = int(batch)
-        if time.time() - t0 > budget:
-            return
-        keras.backend.clear_session()
-        keras.mixed_precision.set_global_policy(prec)
-        image = 299 if name == "inceptionv3" else 224
-        model = getattr(keras.applications, {"resnet50": "ResNet50", "mobilenetv2": "MobileNetV2",
-                                              "vgg16": "VGG16", "efficientnetb0": "EfficientNetB0",
-                                              "inceptionv3": "InceptionV3"}[name])(
-            weights=None, input_shape=(image, image, 3), classes=1000)
-        compile_model(keras, model)
-        rng = np.random.default_rng(batch)
-        x = rng.standard_normal((8 * batch, image, image, 3), dtype=np.float32)
-        y = rng.integers(0, 1000, size=(len(x),), dtype=np.int32)
+    for name, prec, batch, model, image, x, y in app_jobs(budget, jobs):
         tag = "%s_%s_b%d" % (name, prec, batch)
         rec, puts = [], PUTS
         puts.clear()
         orig = instrument_split(model, rec, puts)
-        t = time.perf_counter()
-        model.fit(x[:2 * batch], y[:2 * batch], batch_size=batch, epochs=1, verbose=0)
-        row = dict(config=tag, batch=batch, sample_bytes=int(x[0].nbytes) + 4, model=name,
-                   precision=prec, image=image)
-        c = counts(model)
-        row.update(c)
-        row["arrays"] = sum(c.values())
-        row["compile_s"] = round(time.perf_counter() - t, 3)
+        row = first_fit(model, x, y, batch, tag, dict(model=name, precision=prec, image=image))
         row.update(meminfo())
         row.update(host_probe(x, batch))
         slices, putms, calls, intervals = [], [], [], []
         for epochs, steps in [(5, 4), (1, 8)]:
-            n = steps * batch
-            rec.clear()
-            t = time.perf_counter()
-            model.fit(x[:n], y[:n], batch_size=batch, epochs=epochs, verbose=0, shuffle=True)
-            wall = time.perf_counter() - t
-            row["wall_ms_%dx%d" % (epochs, steps)] = round(1e3 * wall, 3)
+            row.update(shape_fit(model, x, y, batch, epochs, steps, rec))
             base = rec[0][0]
             for k, (a, b, cc, put, nput, on_dev, prev) in enumerate(rec):
                 append("ksplit_steps", dict(config=tag, shape="%dx%d" % (epochs, steps), k=k,
