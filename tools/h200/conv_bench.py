@@ -26,14 +26,13 @@ import argparse
 import csv
 import json
 import os
-import subprocess
 import sys
 import time
 import traceback
 
 import torch
 
-from h200lib import RunLog, event_seconds, median_seconds
+from h200lib import RunLog, event_seconds, median_seconds, smi
 
 T0 = time.time()
 ap = argparse.ArgumentParser()
@@ -54,15 +53,6 @@ torch.backends.cudnn.benchmark = True
 torch.backends.cudnn.benchmark_limit = args.limit
 DT = {"tf32": torch.float32, "fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 CALLS = 10
-
-
-def smi():
-    try:
-        return subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu,memory.total",
-             "--format=csv,noheader"], capture_output=True, text=True, timeout=20).stdout.strip()
-    except Exception as e:  # noqa: BLE001
-        return "nvidia-smi failed: %r" % e
 
 
 props = torch.cuda.get_device_properties(0)

@@ -12,34 +12,16 @@ run. testdata/h200/bertunfused/README.md says how it was run and what it shows.
 import argparse
 import json
 import os
-import subprocess
 import time
 
 import torch
 
-
-def median_call(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        ts.append((s, e))
-    torch.cuda.synchronize()
-    v = sorted(a.elapsed_time(b) / 1e3 for a, b in ts)
-    return v[len(v) // 2]
+import h200lib
+from h200lib import median_call
 
 
 def smi():
-    try:
-        return subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem,power.draw", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=10).stdout.strip()
-    except Exception as e:  # noqa: BLE001
-        return str(e)
+    return h200lib.smi("clocks.sm,clocks.mem,power.draw", timeout=10, failed=str)
 
 
 def main():

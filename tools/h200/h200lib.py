@@ -5,6 +5,7 @@
   the script started) and the seconds left of the run's budget.
 - event_seconds / median_seconds: device time of GPU work between two CUDA events (PyTorch).
 - Sampler: the SM clock and board power from NVML every 5 ms while a benchmark runs.
+- smi: one nvidia-smi query line (clocks, power), for a run's env.json before and after.
 - hlo_lines: the lines of XLA's optimized HLO of a step, from the text file or the tarball
   of an `--xla_dump_to` folder.
 
@@ -14,6 +15,7 @@ without them.
 import contextlib
 import io
 import os
+import subprocess
 import tarfile
 import threading
 import time
@@ -63,6 +65,28 @@ def median_seconds(fn, reps, during=None, per=1):
         torch.cuda.synchronize()
     v = sorted(a.elapsed_time(b) / 1e3 / per for a, b in ts)
     return v[len(v) // 2]
+
+
+SMI_FIELDS = "name,clocks.sm,clocks.mem,power.draw,temperature.gpu,memory.total"
+
+
+def smi(fields=SMI_FIELDS, timeout=20, failed=lambda e: "nvidia-smi failed: %r" % e):
+    """nvidia-smi's CSV line (no header) of the query fields, or failed(the exception) where it
+    cannot be run in timeout seconds."""
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=" + fields, "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=timeout).stdout.strip()
+    except Exception as e:  # noqa: BLE001
+        return failed(e)
+
+
+def median_call(fn, reps=20, warmup=3):
+    """median_seconds of reps calls of fn after warmup calls (and a synchronize)."""
+    import torch
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    return median_seconds(fn, reps)
 
 
 def sm_clock_power(nv):

@@ -18,7 +18,6 @@ import csv
 import json
 import math
 import os
-import subprocess
 import sys
 import time
 import traceback
@@ -28,7 +27,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from h200lib import RunLog, event_seconds, median_seconds
+from h200lib import RunLog, event_seconds, median_seconds, smi
 
 T0 = time.time()
 ap = argparse.ArgumentParser()
@@ -50,15 +49,6 @@ assert torch.cuda.is_available(), "no CUDA device"
 DEV = torch.device("cuda")
 MF = torch.channels_last if args.layout == "nhwc" else torch.contiguous_format
 torch.backends.cudnn.benchmark = True  # TF autotunes convolutions too (TF_CUDNN_USE_AUTOTUNE=1)
-
-
-def smi():
-    try:
-        return subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu,memory.total",
-             "--format=csv,noheader"], capture_output=True, text=True, timeout=20).stdout.strip()
-    except Exception as e:  # noqa: BLE001
-        return "nvidia-smi failed: %r" % e
 
 
 props = torch.cuda.get_device_properties(0)
