@@ -43,7 +43,6 @@ ap.add_argument("--out", default=os.environ.get("OUT", "out"))
 ap.add_argument("--limit", type=int, default=0, help="torch.backends.cudnn.benchmark_limit")
 args = ap.parse_args()
 OUT = args.out
-os.makedirs(OUT, exist_ok=True)
 RL = RunLog(OUT, args.budget, T0)
 log, left = RL.log, RL.left
 

@@ -22,10 +22,12 @@ import time
 
 
 class RunLog:
-    """Progress log of one run, and the seconds left of its budget, both counted from t0."""
+    """Progress log of one run (in the folder out, made where missing), and the seconds left of
+    its budget, both counted from t0."""
 
     def __init__(self, out, budget, t0):
         self.budget, self.t0 = budget, t0
+        os.makedirs(out, exist_ok=True)
         self.f = open(os.path.join(out, "log.txt"), "a")
 
     def log(self, *a):

@@ -40,7 +40,6 @@ ap.add_argument("--plan", default="", help="configs to run, model:prec:batch,...
 ap.add_argument("--micro", default="launch,matmul,conv,memory", help="micro-benchmark sections to run")
 args = ap.parse_args()
 OUT = args.out
-os.makedirs(OUT, exist_ok=True)
 RL = RunLog(OUT, args.budget, T0)
 log, left = RL.log, RL.left
 

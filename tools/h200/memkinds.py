@@ -51,7 +51,6 @@ def parse():
 
 
 A = parse()
-os.makedirs(A.out, exist_ok=True)
 RL = RunLog(A.out, A.budget, T0)
 log, left = RL.log, RL.left
 
