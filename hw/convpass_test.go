@@ -1,14 +1,14 @@
 package hw
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpusim/gpusim/internal/testcsv"
 )
 
 // benchConv is one row of testdata/h200/convbench/convbench.csv: one pass of one layer shape.
@@ -29,19 +29,7 @@ func readConvBench(t testing.TB) []benchConv {
 }
 
 func readConvBenchFile(t testing.TB, path string) []benchConv {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	col, rows := testcsv.Read(t, path)
 	num := func(r []string, k string) int64 {
 		v, err := strconv.ParseInt(strings.SplitN(r[col[k]], "x", 2)[0], 10, 64)
 		if err != nil {
@@ -50,7 +38,7 @@ func readConvBenchFile(t testing.TB, path string) []benchConv {
 		return v
 	}
 	var out []benchConv
-	for _, r := range rows[1:] {
+	for _, r := range rows {
 		us, err := strconv.ParseFloat(r[col["us"]], 64)
 		if err != nil {
 			t.Fatal(err)
