@@ -136,23 +136,30 @@ func TestBusBandwidthPerTopology(t *testing.T) {
 		{"dgx-2", "v100-32gb", 16, 1, 120e9},
 		{"pcie-8x", "a100-40gb", 8, 1, 16e9},
 	} {
-		h, err := hw.LookupHost(tc.host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := hw.LookupGPU(tc.gpu)
-		if err != nil {
-			t.Fatal(err)
-		}
-		topo, err := topologyOf(g, h, true, tc.n, tc.nodes, firstGPUs(tc.n/max(tc.nodes, 1)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := collective.AllReduce(topo, 8<<30, "")
+		r := collective.AllReduce(busTopology(t, tc.host, tc.gpu, tc.n, tc.nodes), 8<<30, "")
 		if e := r.BusBW/tc.published - 1; math.Abs(e) > 0.10 {
 			t.Errorf("%s (%d x %s): busbw %.1f GB/s, published %.0f GB/s: %+.0f%%, want within 10%%", tc.host, tc.n, tc.gpu, r.BusBW/1e9, tc.published/1e9, 100*e)
 		}
 	}
+}
+
+// busTopology is the topology train builds for n GPUs of the named kind over nodes hosts of
+// the named kind, each host's first n/nodes cards.
+func busTopology(t *testing.T, host, gpu string, n, nodes int) collective.Topology {
+	t.Helper()
+	h, err := hw.LookupHost(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hw.LookupGPU(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := topologyOf(g, h, true, n, nodes, firstGPUs(n/max(nodes, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo
 }
 
 // TestDGX1QuadBusBandwidth: four GPUs of a DGX-1 (Horovod's local ranks 0-3) ring over the
@@ -160,19 +167,7 @@ func TestBusBandwidthPerTopology(t *testing.T) {
 // the whole box's; a DGX-2's NVSwitch gives any 4 of its GPUs every link.
 func TestDGX1QuadBusBandwidth(t *testing.T) {
 	busbw := func(host, gpu string, n int) float64 {
-		h, err := hw.LookupHost(host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := hw.LookupGPU(gpu)
-		if err != nil {
-			t.Fatal(err)
-		}
-		topo, err := topologyOf(g, h, true, n, 1, firstGPUs(n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return collective.AllReduce(topo, 8<<30, "").BusBW
+		return collective.AllReduce(busTopology(t, host, gpu, n, 1), 8<<30, "").BusBW
 	}
 	four, eight := busbw("dgx-1", "v100-16gb", 4), busbw("dgx-1", "v100-16gb", 8)
 	if r := four / eight; math.Abs(r-4.0/6) > 0.02 {
