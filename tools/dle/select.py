@@ -67,18 +67,24 @@ README_ACCUMULATION = {
 TF1 = "TensorFlow/LanguageModeling/BERT/README.md"
 TF2 = "TensorFlow2/LanguageModeling/BERT/README.md"
 SQUAD, PRETRAIN = "BERT-large SQuAD v1.1 fine-tuning", "BERT-large pre-training (LAMB)"
-_TF1_SQUAD_2019 = ("no", "README Quick Start: \"For FP32 training without XLA using a DGX-1 V100 32G, run: "
-                   "bash scripts/run_squad.sh 5 5e-6 fp32 false 8 ...\" (use_xla false)")
-_TF1_SQUAD_2019_AMP = ("yes", "README Quick Start: \"For FP16 training with XLA using a DGX-1 V100 32G, run: "
-                       "bash scripts/run_squad.sh 10 5e-6 fp16 true 8 ...\" (use_xla true)")
-_TF1_SQUAD = ("no", "README Quick Start: \"For SQuAD 2.0 FP32 training without XLA using a DGX-1 V100 32G, run: "
-              "bash scripts/run_squad.sh 5 5e-6 fp32 false 8 384 128 large ...\" (use_xla false)")
-_TF1_SQUAD_AMP = ("yes", "README Quick Start: \"For SQuAD 1.1 FP16 training with XLA using a DGX-1 V100 32G, run: "
-                  "bash scripts/run_squad.sh 10 5e-6 fp16 true 8 384 128 large ...\" (use_xla true)")
-_TF1_PRETRAIN = ("no", "README Quick Start: \"For BERT Large FP32 training without XLA using a DGX-1 V100 32G, run: "
-                 "bash scripts/run_pretraining_lamb.sh 64 8 8 7.5e-4 5e-4 fp32 false 8 ...\" (use_xla false)")
-_TF1_PRETRAIN_AMP = ("yes", "README Quick Start: \"For BERT Large FP16 training with XLA using a DGX-1 V100 32G, run: "
-                     "bash scripts/run_pretraining_lamb.sh 64 8 8 7.5e-4 5e-4 fp16 true 8 ...\" (use_xla true)")
+
+
+def _quick_start(xla, what, cmd):
+    """(use_xla, why) of a TF1 row family whose README Quick Start says "For WHAT training
+    with[out] XLA using a DGX-1 V100 32G, run: CMD ..."."""
+    return ("yes" if xla else "no",
+            "README Quick Start: \"For %s training %s XLA using a DGX-1 V100 32G, run: %s ...\" (use_xla %s)"
+            % (what, "with" if xla else "without", cmd, "true" if xla else "false"))
+
+
+_TF1_SQUAD_2019 = _quick_start(False, "FP32", "bash scripts/run_squad.sh 5 5e-6 fp32 false 8")
+_TF1_SQUAD_2019_AMP = _quick_start(True, "FP16", "bash scripts/run_squad.sh 10 5e-6 fp16 true 8")
+_TF1_SQUAD = _quick_start(False, "SQuAD 2.0 FP32", "bash scripts/run_squad.sh 5 5e-6 fp32 false 8 384 128 large")
+_TF1_SQUAD_AMP = _quick_start(True, "SQuAD 1.1 FP16", "bash scripts/run_squad.sh 10 5e-6 fp16 true 8 384 128 large")
+_TF1_PRETRAIN = _quick_start(False, "BERT Large FP32",
+                             "bash scripts/run_pretraining_lamb.sh 64 8 8 7.5e-4 5e-4 fp32 false 8")
+_TF1_PRETRAIN_AMP = _quick_start(True, "BERT Large FP16",
+                                 "bash scripts/run_pretraining_lamb.sh 64 8 8 7.5e-4 5e-4 fp16 true 8")
 _TF2_SQUAD = ("no", "the table: \"To achieve these same results, follow the Quick Start Guide\"; its Quick Start: "
               "\"For SQuAD 2.0 FP32 training without XLA using a DGX-1 V100 32G, run: bash scripts/run_squad.sh "
               "8 8 5e-6 fp32 false large 2.0 2\" (use_xla false; scripts/configs/squad_config.sh, which the table "
