@@ -15,13 +15,14 @@ import (
 // tools/h200/memkinds.py --parts keras). Not fitted: the traces located the passes the plan
 // charged and XLA does not run (models.TestXLAGradientsAsKerasTraces).
 //
-// The traces recorded after those rules were made (InceptionV3 float32 b128, ResNet-50
-// mixed_bfloat16 b64) are priced short by more than 6%: where is open, and each is held at its
-// present gap in openGaps so that it cannot widen unnoticed.
+// VGG16 float32 b128 (traced after XLA's max-pool gradient was priced as it runs) is priced
+// 6.0% short: its ReLU-gradient and bias-gradient fusions (input_reduce_select_fusion) and its
+// pool kernels (reduce-window, scatter) stream slower than the kinds' rates
+// (testdata/h200/keras/trace/README.md); it is held at that gap in openGaps so that it cannot
+// widen unnoticed.
 func TestKerasTraceKernelTime(t *testing.T) {
 	openGaps := map[string]float64{
-		"inceptionv3 float32 b128":    0.13,
-		"resnet50 mixed_bfloat16 b64": 0.11,
+		"vgg16 float32 b128": 0.07,
 	}
 	col, recs := testcsv.Read(t, "../testdata/h200/keras/trace/steps.csv")
 	for _, rec := range recs {
