@@ -7,68 +7,18 @@ import (
 )
 
 // TestValidateShippedMeasurements runs every measurement under testdata through train.Run, as
-// `gpusim validate` does, and holds the errors the code meets today, so that a change that
-// widens one fails; a change that narrows one lowers its ceiling here. Figures at the time
-// the ceilings were set (DLE: resnet50-v1.5 and bert-large:seq=384 rows; see
-// testdata/dle/README.md):
-//
-//	dle 1-GPU throughput MAE, 106 rows     13.3%  (resnet50-v1.5 6.5%, bert-large SQuAD 16.2%;
-//	                                              pre-training, LAMB, seq 128 11.5%, seq 512 12.7%,
-//	                                              with NVIDIA's TF1 BERT clipping, unscaling and
-//	                                              checking every accumulated micro-step)
-//	dle 1-GPU AMP/FP32 ratio, 48 pairs     13.7%; AMP/TF32 6.0% (7); XLA on/off 8.2% (2)
-//	                                              (AMP/FP32 was 13.7% before the 19.06 pre-training
-//	                                              tables ran the LAMB update every step, as the
-//	                                              19.08 ones: their 6 pairs now share those
-//	                                              tables' -22% to -29%)
-//	                                              AMP/TF32 9.5% (9.0% before the micro-step
-//	                                              clips) since the ResNet-50 rows read
-//	                                              ImageNet through NVIDIA's pipeline: the
-//	                                              5d36b4fd A100 1-GPU AMP run (that commit's
-//	                                              runner.py: 4 inter-op threads without
-//	                                              Horovod) is input-bound at 1,333 img/s, 3 ms
-//	                                              an image, against 1,770 published (-24.7%)
-//	dle leave-one-GPU-out, mean of 5       15.7%  (no constant fitted on the DLE tables; DGX-2
-//	                                              rows on v100-sxm3-32gb)
-//	dle multi-GPU throughput MAE, 226 rows 19.3% (resnet50-v1.5 4.4%; Horovod with fp16
-//	                                              compression for BERT AMP, the table's box,
-//	                                              ResNet-50 through each rank's tf.data
-//	                                              pipeline; 18.2% (4.8%) without those)
-//	h200-keras device-fed step, 21 rows    4.8% (against the synchronised step, batch on the
-//	                                              GPU, Keras 3 batch norm, JAX's dispatch over
-//	                                              every state array); host-fed 6.0% (fit from
-//	                                              numpy arrays in 4-step epochs: gather, call
-//	                                              per state array, epoch ends; train/dispatch.go;
-//	                                              13 rows of keras/steps.csv, 4 repeats in
-//	                                              keras/host, 4 in keras/repeat on the host its
-//	                                              probe measured). Before the gradients the
-//	                                              traces showed XLA fusing (keras/trace), 17
-//	                                              rows: 3.6% / 6.8%; those passes had offset
-//	                                              ResNet-50's convolutions, priced 7% short of
-//	                                              its trace
-//	                                              With the fourth recording's nine host-fed
-//	                                              rows (keras/split) and every later
-//	                                              recording on the host fit's own gather
-//	                                              measured: host-fed 30 rows 4.8%
-//	h200-jax step time, 3 rows             16.6%
-//	h200-pytorch step time, 34 rows        37.8%  (PyTorch eager's host time and op inventory,
-//	                                              a proxy; the cost model is no longer fitted on it)
-//
-// With a GEMM's output write after its main loop and TF32's operand layouts (hw.gemmEpilogue,
-// hw.tf32LayoutScale; testdata/h200/bertgemm): dle 1-GPU 13.3% -> 12.3% (SQuAD 16.2% -> 15.3%,
-// pre-training seq 128 / 512 11.5% / 12.7% -> 9.9% / 11.5%; fp32 18.0% -> 15.8%, tf32 13.9% ->
-// 10.2%), AMP/FP32 13.7% -> 13.2%, AMP/TF32 9.5% -> 8.0%, leave-one-GPU-out 15.7% -> 14.1%,
-// multi-GPU 19.3% -> 18.2%, h200-jax 16.4% -> 15.0%, h200-pytorch 36.1% -> 35.7%; ResNet-50
-// and h200-keras unchanged.
-//
-// With the BERT FP32 rows' XLA read from their README's quick start (off for the 2019-20 TF1
-// tables and the TF2 SQuAD ones) and TF's kernels for modeling.py's and the Model Garden's
-// composites without XLA (models/tfunfused.go, testdata/h200/bertunfused), the executor
-// classes bound by their elements on the H200 and by their bytes on the V100: dle 1-GPU
-// 12.3% -> 9.3% (fp32 15.8% -> 7.8%, xla off 29 rows 7.2%; SQuAD 15.3% -> 11.4%, pre-training
-// seq 128 / 512 9.9% / 11.5% -> 7.0% / 8.9%), AMP/FP32 12 pairs (the other 36 now differ in
-// XLA too) 12.3%, leave-one-GPU-out 14.1% -> 9.4%, multi-GPU 18.2% -> 14.7%; ResNet-50,
-// AMP/TF32, XLA on/off and the H200 sets unchanged.
+// `gpusim validate` does, and holds each group's mean absolute error to a ceiling just above
+// what the code gives, so that a change that widens one fails; a change that narrows one
+// lowers its ceiling here. Issue 13's stated targets are the DLE 1-GPU MAE <= 10%, XLA on and
+// XLA off alike, the AMP/TF32 and XLA on/off ratios <= 10% and leave-one-GPU-out <= 15%; the
+// XLA-on group's ceiling sits above 10% because the code gives 10.1% there (the 2019 epoch-
+// averaged SQuAD AMP tables and the 20.06 SQuAD FP32 batch-10 rows, testdata/dle/README.md).
+// The DLE rows are real TensorFlow on DGX-1/DGX-2/DGX A100 (testdata/dle); no cost-model
+// constant is fitted on them. The h200-keras rows are real Keras 3 model.fit on the H200
+// (testdata/h200/keras): the first recording measured no host speed, so its three host-fed
+// ResNet-50 half-precision rows at batch 128-256 (-16% to -20%) stand unexplained; the later
+// recordings run on the gather rate fit itself measured. h200-jax and h200-pytorch are proxies
+// (pure-JAX steps; PyTorch eager, whose host time and op inventory gpusim does not model).
 func TestValidateShippedMeasurements(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every shipped measurement (seconds)")
@@ -87,7 +37,9 @@ func TestValidateShippedMeasurements(t *testing.T) {
 		ceiling      float64
 	}{
 		{"dle 1-GPU", "all", "", 106, 0.095},
-		{"dle 1-GPU", "model", "resnet50-v1.5", 12, 0.09}, // 8.0%: NCHW TF32 transposes, 64-lane and strided FP32
+		{"dle 1-GPU", "xla", "off", 29, 0.08},
+		{"dle 1-GPU", "xla", "on", 77, 0.105},
+		{"dle 1-GPU", "model", "resnet50-v1.5", 12, 0.09},
 		{"dle 1-GPU", "model", "bert-large:seq=384", 47, 0.12},
 		{"dle 1-GPU", "model", "bert-large:seq=128,head=mlm", 23, 0.075},
 		{"dle 1-GPU", "model", "bert-large:seq=512,head=mlm", 24, 0.095},
@@ -97,11 +49,7 @@ func TestValidateShippedMeasurements(t *testing.T) {
 		{"dle 1-GPU", "leave-one-gpu-out", "mean of folds", 5, 0.10},
 		{"dle multi-GPU", "all", "", 226, 0.155},
 		{"dle multi-GPU", "model", "resnet50-v1.5", 12, 0.06},
-		{SourceKeras + " device-fed", "all", "", 21, 0.04}, // 3.5%: Hopper convolutions pass by pass
-		// Host-fed 5.2% and float32 4.5%: VGG16's convolutions now price as cuDNN runs them
-		// (hw's Hopper convolution passes, within 6% of PyTorch's NHWC VGG16 convolutions)
-		// and its steps come out 12% short, the rest of them unexplained. With the epoch's
-		// host work overlapping the GPU's drain (train/arrays.go, keras/split): 5.1% and 3.4%.
+		{SourceKeras + " device-fed", "all", "", 21, 0.04},
 		{SourceKeras + " host-fed", "all", "", 30, 0.055},
 		{SourceKeras + " host-fed", "precision", "float32", 12, 0.04},
 		{SourceJAX, "all", "", 3, 0.155},
@@ -120,7 +68,7 @@ func TestValidateShippedMeasurements(t *testing.T) {
 			t.Errorf("%s %s %s: %d runs predicted OOM or rejected", c.set, c.by, c.key, g.Failed)
 		}
 		if g.MAE > c.ceiling {
-			t.Errorf("%s %s %s: MAE %.1f%%, want <= %.0f%%", c.set, c.by, c.key, 100*g.MAE, 100*c.ceiling)
+			t.Errorf("%s %s %s: MAE %.1f%%, want <= %.1f%%", c.set, c.by, c.key, 100*g.MAE, 100*c.ceiling)
 		}
 	}
 }

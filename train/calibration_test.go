@@ -146,7 +146,7 @@ func TestDLEScaling(t *testing.T) {
 // Horovod ranks runs its own tf.data pipeline whose map calls TF 1.15 runs on the session's 4
 // inter-op threads (runtime/runner.py), 64 calls on the 48 cores' 96 threads, so the step is
 // input-bound at 17.6k img/s against 17.25k published (+2%), and gpusim's 1-GPU step is 4.6%
-// slower than the table's (206 against 197 ms; 202 before XLA's max-pool gradient was priced
+// slower than the table's (206 against 197 ms, with XLA's max-pool gradient priced
 // as the argmax reduce-window and scatter it runs, models/backward.go xlaMaxPoolGradBytes).
 var dleKnownOff = map[string]float64{
 	"bert-large:seq=384 v100-16gb amp_fp16 batch 4 on 4 GPUs (dgx-1)":       8.7,
