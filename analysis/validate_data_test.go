@@ -49,7 +49,7 @@ func TestValidateShippedMeasurements(t *testing.T) {
 		{"dle 1-GPU", "leave-one-gpu-out", "mean of folds", 5, 0.10},
 		{"dle multi-GPU", "all", "", 226, 0.155},
 		{"dle multi-GPU", "model", "resnet50-v1.5", 12, 0.06},
-		{SourceKeras + " device-fed", "all", "", 21, 0.04},
+		{SourceKeras + " device-fed", "all", "", 21, 0.03},
 		{SourceKeras + " host-fed", "all", "", 30, 0.055},
 		{SourceKeras + " host-fed", "precision", "float32", 12, 0.04},
 		{SourceJAX, "all", "", 3, 0.155},

@@ -147,7 +147,15 @@ func (g *GPU) convPass(w Work, path string, pass int) float64 {
 		// gradient pads x to 4 channels first and runs a CUDA-core kernel for 3x3 windows
 		// (wgrad_alg0_engine_NHWC) or CUTLASS's unaligned implicit GEMM for 7x7.
 		scale := ConvUnalignedScale
-		if pass == passWgrad && path == PathTF32 {
+		switch {
+		case path == PathFP16TC && pass != passDgrad && inc <= 4 && s.FilterH == 7 && s.FilterW == 7 && st == 2:
+			// cuDNN's FP16 image first-layer kernels, forward and filter gradient
+			// (sm90_xmma_fprop_image_first_layer_..._k64c4r7s7_stride2x2, and its wgrad):
+			// ResNet's 7x7 stride-2 stem over 4-padded channels at 110 TFLOP/s (convbench_
+			// call2.csv, batch 256), where BF16 pads to 8 and runs CUTLASS's generic
+			// kernel at 34.
+			scale = FP16FirstLayerScale
+		case pass == passWgrad && path == PathTF32:
 			scale = ConvUnalignedWgradScale
 		}
 		math = flops / (rate * unalignedRate(path) * scale)
@@ -167,6 +175,11 @@ const (
 	ConvUnalignedScale      = 0.39
 	ConvUnalignedWgradScale = 0.24
 )
+
+// FP16FirstLayerScale is the rate of cuDNN's FP16 first-layer kernels relative to
+// unalignedRate: 110 TFLOP/s of the 3-channel 7x7 stride-2 convolution's FLOPs, forward and
+// filter gradient alike, against ConvHalf's rate (convbench_call2.csv, ResNet-50 batch 256).
+const FP16FirstLayerScale = 1.07
 
 // convTileEfficiency is shapeEfficiency over Hopper's convolution tiles.
 func (g *GPU) convTileEfficiency(s Shape, path string) float64 {

@@ -136,13 +136,6 @@ func TestConvPassesMatchH200(t *testing.T) {
 		if shapes[k] < 10 {
 			continue // a config the recording's budget cut short (bf16 b256: 3 shapes)
 		}
-		if k.prec == "fp16" {
-			// Logged, not judged: cuDNN runs ResNet's 3-channel 7x7 stride-2 stem in FP16
-			// with its image first-layer kernels at 110 TFLOP/s (convbench_call2.csv), which
-			// the unaligned rule prices at 40: the FP16 forward and filter gradient sums come
-			// out 22% and 25% long, the other shapes within 5%.
-			continue
-		}
 		if math.Abs(e) > tol {
 			t.Errorf("%s %s %s: priced %.0f us, measured %.0f us (%+.0f%%, want within %.0f%%)", k.model, k.prec, k.pass, pred[k], meas[k], 100*e, 100*tol)
 		}
