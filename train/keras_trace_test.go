@@ -15,7 +15,7 @@ import (
 // tools/h200/memkinds.py --parts keras). Not fitted: the traces located the passes the plan
 // charged and XLA does not run (models.TestXLAGradientsAsKerasTraces).
 //
-// VGG16 float32 b128 (traced after XLA's max-pool gradient was priced as it runs) is priced
+// VGG16 float32 b128, its max-pool gradient priced as XLA expands it, is priced
 // 6.0% short: its ReLU-gradient and bias-gradient fusions (input_reduce_select_fusion) and its
 // pool kernels (reduce-window, scatter) stream slower than the kinds' rates
 // (testdata/h200/keras/trace/README.md); it is held at that gap in openGaps so that it cannot
