@@ -38,7 +38,8 @@ const (
 // between and within leases (split/README.md); KerasJAXStepHost is the intercept VGG16 (68
 // arrays) gave. Held out: MobileNetV2 (424 arrays) 12.8 ms predicted, 11.0 measured;
 // EfficientNetB0 (541) 16.3 vs 15.8. With every host piece as a config measured it, the
-// schedule in arrays.go reproduces split's nine host-fed steps to 2.2% (max 8.0%).
+// schedule in arrays.go reproduces split's nine host-fed steps within 7% each
+// (TestKerasJAXScheduleSplit prints them).
 const (
 	// KerasJAXStepHost is fit's host time per step outside the gather and the per-array work
 	// (seconds).
