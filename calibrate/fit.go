@@ -169,77 +169,11 @@ func MAE(rs []Residual) (before, after float64) {
 // observation) are not fitted: moving them would change no fitted residual and would change
 // what other jobs are predicted to do.
 func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
-	var fitted []Observation
-	for _, o := range obs {
-		if !o.HoldOut {
-			fitted = append(fitted, o)
-		}
+	f, err := newFitter(obs, cfg)
+	if err != nil {
+		return nil, err
 	}
-	if len(fitted) == 0 {
-		return nil, errors.New("fit: no observations to fit")
-	}
-	if len(cfg.Params) == 0 {
-		return nil, errors.New("fit: no parameters")
-	}
-	if cfg.MinInformation == 0 {
-		cfg.MinInformation = 0.1
-	}
-	maxEvals := cfg.MaxEvaluations
-	if maxEvals == 0 {
-		maxEvals = 5000
-	}
-	ps := append([]Param(nil), cfg.Params...)
-	seen := map[string]bool{}
-	for i, p := range ps {
-		if seen[p.Name] {
-			return nil, fmt.Errorf("fit: parameter %s given twice", p.Name)
-		}
-		seen[p.Name] = true
-		if !(p.Prior > 0) || !(p.Width > 0) {
-			return nil, fmt.Errorf("fit: parameter %s: prior %g, width %g, must be positive", p.Name, p.Prior, p.Width)
-		}
-		if p.Min == 0 {
-			ps[i].Min = p.Prior * math.Exp(-8*p.Width)
-		}
-		if p.Max == 0 {
-			ps[i].Max = p.Prior * math.Exp(8*p.Width)
-		}
-		ps[i].Prior = math.Min(math.Max(p.Prior, ps[i].Min), ps[i].Max)
-	}
-	prior := Params{}
-	for _, p := range ps {
-		prior[p.Name] = p.Prior
-	}
-	// predictAll runs every observation (fitted and held out) at v.
-	evals := 0
-	predictAll := func(os []Observation, v Params) ([]Prediction, error) {
-		out := make([]Prediction, len(os))
-		for i, o := range os {
-			p, err := o.Predict(v)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", o.Name, err)
-			}
-			out[i] = p
-		}
-		return out, nil
-	}
-	// logErrs are the log(predicted/observed) of every observed quantity of os.
-	logErrs := func(os []Observation, pr []Prediction, v Params) []float64 {
-		var e []float64
-		for i, o := range os {
-			if o.StepTime > 0 {
-				e = append(e, logRatio(pr[i].StepTime, o.StepTime))
-			}
-			if o.MemoryBytes > 0 {
-				e = append(e, logRatio(pr[i].MemoryBytes, o.MemoryBytes))
-			}
-			if o.ContextBytes > 0 {
-				e = append(e, logRatio(v[ParamContextBytes], o.ContextBytes))
-			}
-		}
-		return e
-	}
-	before, err := predictAll(obs, prior)
+	before, err := f.predictAll(obs, f.prior)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
@@ -249,156 +183,12 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 			fitBefore = append(fitBefore, before[i])
 		}
 	}
-	e0 := logErrs(fitted, fitBefore, prior)
+	f.probe(f.logErrs(f.fitted, fitBefore, f.prior))
+	// The search's budget comes on top of the probes'.
+	f.maxEvals += f.evals
 	sigma, estimate := cfg.ObsError, cfg.ObsError == 0
 	if estimate {
 		sigma = ObsErrorFloor
-	}
-	// x[j] is log(value/prior)/Width of parameter ps[active[j]].
-	at := func(active []int, x []float64) Params {
-		v := Params{}
-		for k, w := range prior {
-			v[k] = w
-		}
-		for j, i := range active {
-			p := ps[i]
-			v[p.Name] = math.Min(math.Max(p.Prior*math.Exp(x[j]*p.Width), p.Min), p.Max)
-		}
-		return v
-	}
-	// Identifiability: each parameter alone at -2, -1, +1 and +2 widths; raw is the largest
-	// squared change of the log predictions per width, the information times ObsError^2.
-	table := make([]ParamResult, len(ps))
-	raw := make([]float64, len(ps))
-	for i, p := range ps {
-		table[i] = ParamResult{Param: p, Fitted: p.Prior}
-		for _, d := range []float64{-2, -1, 1, 2} {
-			v := at([]int{i}, []float64{d})
-			pr, err := predictAll(fitted, v)
-			evals++
-			if err != nil {
-				// A parameter that breaks the simulation two widths out is still probed at one.
-				continue
-			}
-			e := logErrs(fitted, pr, v)
-			s := 0.0
-			for k := range e {
-				dd := (e[k] - e0[k]) / d
-				s += dd * dd
-			}
-			raw[i] = math.Max(raw[i], s)
-		}
-	}
-	// The search's budget comes on top of the probes'.
-	maxEvals += evals
-	var evalErr error
-	// search finds the loss's minimum at observation error sigma over the parameters the
-	// observations identify at that error, from the values start.
-	search := func(sigma float64, start Params, scan bool) (active []int, x []float64, fx float64, status string, converged bool, err error) {
-		for i := range ps {
-			if raw[i]/(sigma*sigma) >= cfg.MinInformation {
-				active = append(active, i)
-			}
-		}
-		loss := func(x []float64) float64 {
-			evals++
-			v := at(active, x)
-			pr, err := predictAll(fitted, v)
-			if err != nil {
-				if evalErr == nil {
-					evalErr = err
-				}
-				return math.Inf(1)
-			}
-			sum := 0.0
-			for _, e := range logErrs(fitted, pr, v) {
-				sum += e * e / (sigma * sigma)
-			}
-			for j, i := range active {
-				// A parameter pushed past its limit costs as if it were there, plus the excess.
-				lx := math.Log(v[ps[i].Name]/ps[i].Prior) / ps[i].Width
-				sum += lx*lx + (x[j]-lx)*(x[j]-lx)
-			}
-			return sum
-		}
-		x = make([]float64, len(active))
-		for j, i := range active {
-			x[j] = math.Log(start[ps[i].Name]/ps[i].Prior) / ps[i].Width
-		}
-		fx = loss(x)
-		if math.IsInf(fx, 1) && evalErr != nil {
-			return nil, nil, 0, "", false, evalErr
-		}
-		if len(active) == 0 {
-			return active, x, fx, "no parameter identified", true, nil
-		}
-		if scan {
-			// A coarse scan first: each parameter in turn over -3 .. +3 widths around the
-			// current point, twice. It finds the basin of a parameter whose effect starts only
-			// past a threshold (a launch overhead below the kernels' run time changes nothing),
-			// which a local simplex would not leave. Host parameters go first: a host-bound
-			// step moves only with the host's cost, and the GPU's efficiencies, scanned first,
-			// would absorb a host miss by slowing the GPU into the host's place.
-			order := make([]int, 0, len(active))
-			for j, i := range active {
-				if hostParam(ps[i].Name) {
-					order = append(order, j)
-				}
-			}
-			for j, i := range active {
-				if !hostParam(ps[i].Name) {
-					order = append(order, j)
-				}
-			}
-			for sweep := 0; sweep < 2; sweep++ {
-				for _, j := range order {
-					best := x[j]
-					for k := -6; k <= 6; k++ {
-						if k == 0 {
-							continue
-						}
-						y := append([]float64(nil), x...)
-						y[j] = best + 0.5*float64(k)
-						if f := loss(y); f < fx {
-							fx, x[j] = f, y[j]
-						}
-					}
-				}
-			}
-		}
-		// Nelder-Mead, restarted from its own answer with a fresh simplex until a restart no
-		// longer improves the loss: a simplex collapses early on the flat stretches of a
-		// simulator. The loss is in units of the prior's and the observations' variances, so
-		// a change of 1e-6 is nothing either can tell.
-		for restart := 0; restart < 10 && evals < maxEvals; restart++ {
-			settings := &optimize.Settings{
-				FuncEvaluations: maxEvals - evals,
-				Converger:       &optimize.FunctionConverge{Absolute: 1e-6, Relative: 1e-9, Iterations: 50},
-			}
-			// The first simplex spans one prior width in each direction; restarts refine with
-			// a third of one.
-			size := 1.0
-			if restart > 0 || !scan {
-				size = 0.3
-			}
-			res, err := optimize.Minimize(optimize.Problem{Func: loss}, x, settings, &optimize.NelderMead{SimplexSize: size})
-			if err != nil && res == nil {
-				return nil, nil, 0, "", false, err
-			}
-			if evalErr != nil && math.IsInf(res.F, 1) {
-				return nil, nil, 0, "", false, evalErr
-			}
-			status = res.Status.String()
-			improved := fx - res.F
-			if res.F < fx {
-				x, fx = res.X, res.F
-			}
-			if restart > 0 && improved <= 1e-6 {
-				converged = res.Status == optimize.FunctionConvergence
-				break
-			}
-		}
-		return active, x, fx, status, converged, nil
 	}
 	// With no ObsError given, it is estimated from the fit's own residuals: the residual
 	// variance over the degrees of freedom the parameters leave (the observed quantities less
@@ -406,59 +196,39 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 	// counts for little), not below ObsErrorFloor, refitted until it settles. A fit that can
 	// make its residuals vanish keeps the floor; one whose model cannot express what it sees
 	// learns so from its residuals and lets the priors hold more.
-	start := prior
-	var (
-		active    []int
-		x         []float64
-		fx        float64
-		status    string
-		converged bool
-	)
+	start := f.prior
+	var s searchResult
 	for iter := 0; ; iter++ {
-		active, x, fx, status, converged, err = search(sigma, start, iter == 0)
+		s, err = f.search(sigma, start, iter == 0)
 		if err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
-		start = at(active, x)
-		if !estimate || iter == 5 || evals >= maxEvals {
+		start = f.at(s.active, s.x)
+		if !estimate || iter == 5 || f.evals >= f.maxEvals {
 			break
 		}
-		pr, err := predictAll(fitted, start)
+		next, err := f.residualSigma(start, s.active, sigma)
 		if err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
-		}
-		rss := 0.0
-		r := logErrs(fitted, pr, start)
-		for _, e := range r {
-			rss += e * e
-		}
-		pEff := 0.0
-		for _, i := range active {
-			info := raw[i] / (sigma * sigma)
-			pEff += info / (1 + info)
-		}
-		next := ObsErrorFloor
-		if dof := float64(len(r)) - pEff; dof >= 1 {
-			next = math.Max(ObsErrorFloor, math.Sqrt(rss/dof))
 		}
 		if math.Abs(next/sigma-1) < 0.05 {
 			break
 		}
 		sigma = next
 	}
-	best := at(active, x)
-	for i := range ps {
-		table[i].Information = raw[i] / (sigma * sigma)
-		table[i].Identified = false
+	best := f.at(s.active, s.x)
+	table := make([]ParamResult, len(f.ps))
+	for i, p := range f.ps {
+		table[i] = ParamResult{Param: p, Fitted: p.Prior, Information: f.raw[i] / (sigma * sigma)}
 	}
-	for _, i := range active {
-		v := best[ps[i].Name]
+	for _, i := range s.active {
+		v := best[f.ps[i].Name]
 		table[i].Identified = true
 		table[i].Fitted = v
-		table[i].AtBound = v <= ps[i].Min*(1+1e-9) || v >= ps[i].Max*(1-1e-9)
+		table[i].AtBound = v <= f.ps[i].Min*(1+1e-9) || v >= f.ps[i].Max*(1-1e-9)
 	}
-	out := &FitResult{Params: best, Table: table, ObsError: sigma, ObsErrorEstimated: estimate, Evaluations: evals, Status: status, Converged: converged, Loss: fx}
-	after, err := predictAll(obs, best)
+	out := &FitResult{Params: best, Table: table, ObsError: sigma, ObsErrorEstimated: estimate, Evaluations: f.evals, Status: s.status, Converged: s.converged, Loss: s.fx}
+	after, err := f.predictAll(obs, best)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
@@ -471,7 +241,7 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 			rs = append(rs, Residual{Observation: o.Name, Quantity: "memory_bytes", Observed: o.MemoryBytes, Before: before[i].MemoryBytes, After: after[i].MemoryBytes})
 		}
 		if o.ContextBytes > 0 {
-			rs = append(rs, Residual{Observation: o.Name, Quantity: "context_bytes", Observed: o.ContextBytes, Before: prior[ParamContextBytes], After: best[ParamContextBytes]})
+			rs = append(rs, Residual{Observation: o.Name, Quantity: "context_bytes", Observed: o.ContextBytes, Before: f.prior[ParamContextBytes], After: best[ParamContextBytes]})
 		}
 		if o.HoldOut {
 			out.HoldOut = append(out.HoldOut, rs...)
@@ -480,6 +250,285 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		}
 	}
 	return out, nil
+}
+
+// fitter holds one fit's parameters, with their bounds filled in, and counts its simulator
+// runs.
+type fitter struct {
+	cfg      FitConfig
+	ps       []Param
+	prior    Params
+	fitted   []Observation // the observations not held out
+	raw      []float64     // per parameter, probe's largest squared change per width
+	evals    int
+	maxEvals int
+	evalErr  error // the first simulation error the loss met
+}
+
+func newFitter(obs []Observation, cfg FitConfig) (*fitter, error) {
+	f := &fitter{cfg: cfg, prior: Params{}}
+	for _, o := range obs {
+		if !o.HoldOut {
+			f.fitted = append(f.fitted, o)
+		}
+	}
+	if len(f.fitted) == 0 {
+		return nil, errors.New("fit: no observations to fit")
+	}
+	if len(cfg.Params) == 0 {
+		return nil, errors.New("fit: no parameters")
+	}
+	if f.cfg.MinInformation == 0 {
+		f.cfg.MinInformation = 0.1
+	}
+	f.maxEvals = cfg.MaxEvaluations
+	if f.maxEvals == 0 {
+		f.maxEvals = 5000
+	}
+	f.ps = append([]Param(nil), cfg.Params...)
+	seen := map[string]bool{}
+	for i, p := range f.ps {
+		if seen[p.Name] {
+			return nil, fmt.Errorf("fit: parameter %s given twice", p.Name)
+		}
+		seen[p.Name] = true
+		if !(p.Prior > 0) || !(p.Width > 0) {
+			return nil, fmt.Errorf("fit: parameter %s: prior %g, width %g, must be positive", p.Name, p.Prior, p.Width)
+		}
+		if p.Min == 0 {
+			f.ps[i].Min = p.Prior * math.Exp(-8*p.Width)
+		}
+		if p.Max == 0 {
+			f.ps[i].Max = p.Prior * math.Exp(8*p.Width)
+		}
+		f.ps[i].Prior = math.Min(math.Max(p.Prior, f.ps[i].Min), f.ps[i].Max)
+	}
+	for _, p := range f.ps {
+		f.prior[p.Name] = p.Prior
+	}
+	return f, nil
+}
+
+// predictAll runs every observation of os at v.
+func (f *fitter) predictAll(os []Observation, v Params) ([]Prediction, error) {
+	out := make([]Prediction, len(os))
+	for i, o := range os {
+		p, err := o.Predict(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.Name, err)
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// logErrs are the log(predicted/observed) of every observed quantity of os.
+func (f *fitter) logErrs(os []Observation, pr []Prediction, v Params) []float64 {
+	var e []float64
+	for i, o := range os {
+		if o.StepTime > 0 {
+			e = append(e, logRatio(pr[i].StepTime, o.StepTime))
+		}
+		if o.MemoryBytes > 0 {
+			e = append(e, logRatio(pr[i].MemoryBytes, o.MemoryBytes))
+		}
+		if o.ContextBytes > 0 {
+			e = append(e, logRatio(v[ParamContextBytes], o.ContextBytes))
+		}
+	}
+	return e
+}
+
+// at is the prior with the parameters ps[active[j]] at x[j] = log(value/prior)/Width, within
+// their bounds.
+func (f *fitter) at(active []int, x []float64) Params {
+	v := Params{}
+	for k, w := range f.prior {
+		v[k] = w
+	}
+	for j, i := range active {
+		p := f.ps[i]
+		v[p.Name] = math.Min(math.Max(p.Prior*math.Exp(x[j]*p.Width), p.Min), p.Max)
+	}
+	return v
+}
+
+// probe is the identifiability check: each parameter alone at -2, -1, +1 and +2 widths from
+// the prior, whose log errors are e0; raw is the largest squared change of the log predictions
+// per width, the information times ObsError^2.
+func (f *fitter) probe(e0 []float64) {
+	f.raw = make([]float64, len(f.ps))
+	for i := range f.ps {
+		for _, d := range []float64{-2, -1, 1, 2} {
+			v := f.at([]int{i}, []float64{d})
+			pr, err := f.predictAll(f.fitted, v)
+			f.evals++
+			if err != nil {
+				// A parameter that breaks the simulation two widths out is still probed at one.
+				continue
+			}
+			e := f.logErrs(f.fitted, pr, v)
+			s := 0.0
+			for k := range e {
+				dd := (e[k] - e0[k]) / d
+				s += dd * dd
+			}
+			f.raw[i] = math.Max(f.raw[i], s)
+		}
+	}
+}
+
+// searchResult is where a search stopped: the parameters it moved (indices into ps), their
+// values in widths, the loss there, the optimizer's status and whether it converged.
+type searchResult struct {
+	active    []int
+	x         []float64
+	fx        float64
+	status    string
+	converged bool
+}
+
+// loss is the fit's objective over the active parameters at x: the fitted observations' log
+// errors in units of sigma, and each parameter's distance from its prior in widths.
+func (f *fitter) loss(active []int, sigma float64, x []float64) float64 {
+	f.evals++
+	v := f.at(active, x)
+	pr, err := f.predictAll(f.fitted, v)
+	if err != nil {
+		if f.evalErr == nil {
+			f.evalErr = err
+		}
+		return math.Inf(1)
+	}
+	sum := 0.0
+	for _, e := range f.logErrs(f.fitted, pr, v) {
+		sum += e * e / (sigma * sigma)
+	}
+	for j, i := range active {
+		// A parameter pushed past its limit costs as if it were there, plus the excess.
+		lx := math.Log(v[f.ps[i].Name]/f.ps[i].Prior) / f.ps[i].Width
+		sum += lx*lx + (x[j]-lx)*(x[j]-lx)
+	}
+	return sum
+}
+
+// search finds the loss's minimum at observation error sigma over the parameters the
+// observations identify at that error, from the values start.
+func (f *fitter) search(sigma float64, start Params, scan bool) (searchResult, error) {
+	var r searchResult
+	for i := range f.ps {
+		if f.raw[i]/(sigma*sigma) >= f.cfg.MinInformation {
+			r.active = append(r.active, i)
+		}
+	}
+	loss := func(x []float64) float64 { return f.loss(r.active, sigma, x) }
+	r.x = make([]float64, len(r.active))
+	for j, i := range r.active {
+		r.x[j] = math.Log(start[f.ps[i].Name]/f.ps[i].Prior) / f.ps[i].Width
+	}
+	r.fx = loss(r.x)
+	if math.IsInf(r.fx, 1) && f.evalErr != nil {
+		return searchResult{}, f.evalErr
+	}
+	if len(r.active) == 0 {
+		r.status, r.converged = "no parameter identified", true
+		return r, nil
+	}
+	if scan {
+		f.scan(&r, loss)
+	}
+	// Nelder-Mead, restarted from its own answer with a fresh simplex until a restart no
+	// longer improves the loss: a simplex collapses early on the flat stretches of a
+	// simulator. The loss is in units of the prior's and the observations' variances, so
+	// a change of 1e-6 is nothing either can tell.
+	for restart := 0; restart < 10 && f.evals < f.maxEvals; restart++ {
+		settings := &optimize.Settings{
+			FuncEvaluations: f.maxEvals - f.evals,
+			Converger:       &optimize.FunctionConverge{Absolute: 1e-6, Relative: 1e-9, Iterations: 50},
+		}
+		// The first simplex spans one prior width in each direction; restarts refine with
+		// a third of one.
+		size := 1.0
+		if restart > 0 || !scan {
+			size = 0.3
+		}
+		res, err := optimize.Minimize(optimize.Problem{Func: loss}, r.x, settings, &optimize.NelderMead{SimplexSize: size})
+		if err != nil && res == nil {
+			return searchResult{}, err
+		}
+		if f.evalErr != nil && math.IsInf(res.F, 1) {
+			return searchResult{}, f.evalErr
+		}
+		r.status = res.Status.String()
+		improved := r.fx - res.F
+		if res.F < r.fx {
+			r.x, r.fx = res.X, res.F
+		}
+		if restart > 0 && improved <= 1e-6 {
+			r.converged = res.Status == optimize.FunctionConvergence
+			break
+		}
+	}
+	return r, nil
+}
+
+// scan is a coarse scan before the simplex: each parameter in turn over -3 .. +3 widths
+// around the current point, twice. It finds the basin of a parameter whose effect starts only
+// past a threshold (a launch overhead below the kernels' run time changes nothing), which a
+// local simplex would not leave. Host parameters go first: a host-bound step moves only with
+// the host's cost, and the GPU's efficiencies, scanned first, would absorb a host miss by
+// slowing the GPU into the host's place.
+func (f *fitter) scan(r *searchResult, loss func([]float64) float64) {
+	order := make([]int, 0, len(r.active))
+	for j, i := range r.active {
+		if hostParam(f.ps[i].Name) {
+			order = append(order, j)
+		}
+	}
+	for j, i := range r.active {
+		if !hostParam(f.ps[i].Name) {
+			order = append(order, j)
+		}
+	}
+	for sweep := 0; sweep < 2; sweep++ {
+		for _, j := range order {
+			best := r.x[j]
+			for k := -6; k <= 6; k++ {
+				if k == 0 {
+					continue
+				}
+				y := append([]float64(nil), r.x...)
+				y[j] = best + 0.5*float64(k)
+				if fy := loss(y); fy < r.fx {
+					r.fx, r.x[j] = fy, y[j]
+				}
+			}
+		}
+	}
+}
+
+// residualSigma is the observation error the fitted observations' residuals at v give: their
+// variance over the degrees of freedom the active parameters leave, not below ObsErrorFloor.
+func (f *fitter) residualSigma(v Params, active []int, sigma float64) (float64, error) {
+	pr, err := f.predictAll(f.fitted, v)
+	if err != nil {
+		return 0, err
+	}
+	rss := 0.0
+	r := f.logErrs(f.fitted, pr, v)
+	for _, e := range r {
+		rss += e * e
+	}
+	pEff := 0.0
+	for _, i := range active {
+		info := f.raw[i] / (sigma * sigma)
+		pEff += info / (1 + info)
+	}
+	next := ObsErrorFloor
+	if dof := float64(len(r)) - pEff; dof >= 1 {
+		next = math.Max(ObsErrorFloor, math.Sqrt(rss/dof))
+	}
+	return next, nil
 }
 
 // hostParam reports whether a parameter is the host's (scanned before the GPU's).
