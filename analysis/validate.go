@@ -180,9 +180,16 @@ func (m Measurement) Config(steps int) train.Config {
 //
 // ResNet-50 reads ImageNet's TFRecords through tf.data, not DALI (training_perf.sh passes no
 // --use_dali): utils/data_utils.py get_tfrecords_input_fn shards the files per Horovod rank,
-// map(preproc_func, num_parallel_calls=num_threads) with runtime/runner.py's
-// num_preprocessing_threads = 10, batch(drop_remainder=True), prefetch(AUTOTUNE): one
-// pipeline per process, each of 10 map calls, on the host's shared cores.
+// map_and_batch(preproc_func, num_parallel_calls=num_threads, drop_remainder=True) with
+// runtime/runner.py's num_preprocessing_threads = 10, prefetch(AUTOTUNE): one pipeline per
+// process, each of 10 map calls, on the host's shared cores. Its elements are float32:
+// utils/image_processing.py ends with tf.image.resize_images (resize in later versions),
+// whose output is float32, and model/resnet.py casts to the compute dtype on the GPU. The
+// batches reach the GPU a step ahead: model/resnet.py _stage puts each batch in a CPU
+// StagingArea, then in a GPU StagingArea, the train op groups both puts with the update
+// (tf.group(backprop_op, cpu_prefetch_op, gpu_prefetch_op, ...)) and PrefillStagingAreasHook
+// fills them before the first step, so step k copies batch k+1 while it computes on batch k
+// (tf.data's prefetch_to_device, pipeline.Config.PrefetchToDevice).
 func (m Measurement) dleRun(c *train.Config) {
 	if m.GPUs > 1 {
 		c.Strategy = "horovod"
@@ -195,22 +202,31 @@ func (m Measurement) dleRun(c *train.Config) {
 		in.Prefetch, in.ParallelCalls, in.Cache = train.Autotune, dleMapCalls, "none"
 		in.Pipeline.DropRemainder = true
 		in.Pipeline.Threads = m.dleInterOpThreads()
+		in.Pipeline.ElementBytes = dleImageBytes
+		in.Pipeline.PrefetchToDevice = true
 		c.Input = &in
 	}
 }
 
+// dleImageBytes is one ConvNets training element: a 224x224 RGB image in float32, as
+// tf.image.resize_images returns it.
+const dleImageBytes = 224 * 224 * 3 * 4
+
 // dleInterOpThreads is the inter-op pool of a ConvNets training session, on which TF 1.15
 // runs the dataset's map calls (pipeline.Config.Threads): runtime/runner.py's
-// _get_session_config sets intra_op_parallelism_threads = 1 and, at 415a9aa3,
-// inter_op_parallelism_threads = max(2, cpu_count() // max(hvd.size(), 8) - 2); at e0f399de and
-// 5d36b4fd max(2, cpu_count() // hvd.size() - 2) under Horovod (hvd.size() > 1) and 4 without.
-// cpu_count() is the host's logical cores; 0 (no cap) when the row names no box.
+// _get_session_config sets intra_op_parallelism_threads = 1 and inter_op_parallelism_threads
+// = max(2, cpu_count() // hvd.size() - 2) under Horovod (hvd.size() > 1) and 4 without, until
+// b2e7f4a2 ("Performance fix") made it max(2, cpu_count() // max(hvd.size(), 8) - 2) for every
+// run. That commit re-measured only the DGX A100 table; the DGX-1 and DGX-2 figures of
+// 415a9aa3 date from 4eaa4434, with the earlier runner (git log -S on their throughputs shows
+// no later change), as do e0f399de's and 5d36b4fd's. cpu_count() is the host's logical cores;
+// 0 (no cap) when the row names no box.
 func (m Measurement) dleInterOpThreads() int {
 	h, err := hw.LookupHost(m.Host)
 	if m.Host == "" || err != nil {
 		return 0
 	}
-	if m.Commit == "415a9aa3" {
+	if m.Commit == "415a9aa3" && m.Host == "dgx-a100" {
 		return max(2, h.Cores/max(m.GPUs, 8)-2)
 	}
 	if m.GPUs > 1 {

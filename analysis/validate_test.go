@@ -153,3 +153,30 @@ func TestDLERunsAsNVIDIARan(t *testing.T) {
 		}
 	}
 }
+
+// TestDLEInterOpThreadsFollowTheTablesRunner: each ConvNets table ran with the runner of the
+// commit that measured it. b2e7f4a2 re-measured only the DGX A100 table with max(2,
+// cpu_count // max(size, 8) - 2) inter-op threads; the DGX-1 and DGX-2 figures at 415a9aa3 date
+// from 4eaa4434, whose runner gives a process without Horovod 4 threads and a Horovod rank
+// max(2, cpu_count // size - 2).
+func TestDLEInterOpThreadsFollowTheTablesRunner(t *testing.T) {
+	for _, c := range []struct {
+		commit, host string
+		gpus, want   int
+	}{
+		{"415a9aa3", "dgx-a100", 1, 30}, // 256 // 8 - 2
+		{"415a9aa3", "dgx-a100", 8, 30},
+		{"415a9aa3", "dgx-1", 1, 4},
+		{"415a9aa3", "dgx-1", 8, 8}, // 80 // 8 - 2
+		{"415a9aa3", "dgx-2", 1, 4},
+		{"415a9aa3", "dgx-2", 16, 4}, // 96 // 16 - 2
+		{"e0f399de", "dgx-2", 1, 4},
+		{"e0f399de", "dgx-2", 16, 4},
+		{"415a9aa3", "", 1, 0},
+	} {
+		m := Measurement{Source: SourceDLE, Commit: c.commit, Host: c.host, GPUs: c.gpus}
+		if got := m.dleInterOpThreads(); got != c.want {
+			t.Errorf("%s %s x%d: %d inter-op threads, want %d", c.commit, c.host, c.gpus, got, c.want)
+		}
+	}
+}
