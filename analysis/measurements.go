@@ -85,9 +85,8 @@ type Measurement struct {
 // ReadMeasurements reads every measurement under dir (the repository's testdata): the DLE
 // rows gpusim can simulate (dle/dle_tf.csv), the PyTorch H200 steps (h200/steps.csv, float32
 // CNN rows replaced by their NCHW re-run in h200/nchw as TF lays them out), the JAX steps
-// (h200/jax/steps.csv) and the Keras steps (h200/keras/steps.csv and the repeats in
-// h200/keras/host/kmodel.csv and h200/keras/repeat/kmodel.csv) where present. Errors name
-// the file, line and column.
+// (h200/jax/steps.csv) and the Keras steps (h200/keras/steps.csv and the later recordings in
+// h200/keras/host, repeat, split and seq) where present. Errors name the file, line and column.
 func ReadMeasurements(dir string) ([]Measurement, error) {
 	var all []Measurement
 	dle, err := readDLE(filepath.Join(dir, "dle", "dle_tf.csv"))
@@ -124,19 +123,19 @@ func ReadMeasurements(dir string) ([]Measurement, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	// The fourth recording was made for its host-fed steps, fit's host work timed piece by
-	// piece; its device-fed steps checked that the GPU was the first recording's (pipelined
-	// within 1% of steps.csv's; h200/keras/split/README.md) and would repeat those configs.
-	for _, m := range split {
-		if m.Feed == "host-fed" {
-			all = append(all, m)
-		}
+	all = append(all, split...)
+	// The fifth recording repeats the first one's ResNet-50 sequence, one process per config
+	// (h200/keras/seq/README.md); its last two configs run a second time, kept apart (round).
+	seq, err := readKerasHost(filepath.Join(dir, "h200", "keras", "seq", "kseq.csv"), SourceKeras+" seq")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
+	all = append(all, seq...)
 	return all, nil
 }
 
-// readKerasHost reads a kmodel.csv or ksplit.csv of tools/h200/keras_host.py (h200/keras/host,
-// h200/keras/repeat and h200/keras/split; README.md there): repeats of keras_fit.py's configs
+// readKerasHost reads a kmodel.csv, ksplit.csv or kseq.csv of tools/h200/keras_host.py
+// (h200/keras/host, repeat, split and seq; README.md there): repeats of keras_fit.py's configs
 // in later recordings, with the same steps: the synchronised device-fed median, and the
 // host-fed fit for 5 epochs of 4 steps (wall_ms_5x4 over 20, as keras_fit.py's host_fed_ms).
 // version keeps one recording's rows apart from another's when ratios pair float32 twins.
@@ -154,7 +153,13 @@ func readKerasHost(path, version string) ([]Measurement, error) {
 	}
 	var out []Measurement
 	for i := range t.rows {
-		base, err := kerasRow(t, i, version)
+		v := version
+		if r := t.get(i, "round"); r != "" && r != "1" {
+			// A config run again later in the same recording (h200/keras/seq): its own
+			// version, so that ratios pair it with the float32 twin of its own round.
+			v += " round " + r
+		}
+		base, err := kerasRow(t, i, v)
 		if err != nil {
 			return nil, err
 		}

@@ -30,7 +30,17 @@ Parts (each in its own process, rows appended to OUT/PART.csv as they are measur
            jitted call over 538 donated arrays (testdata/h200/keras/split/README.md).
   ksplit   kmodel's configs with every step of fit split into the slice, the device_put calls
            and the jitted call (raw rows in ksplit_steps.csv), the probe before and after.
-Usage: python3 keras_host.py plan --parts jaxargs,kfit,kgather,kmodel --budget S --out DIR
+  kseq     keras_fit.py's phase A sequence (each config in its own process, in the order of
+           --jobs, 4 batches fit 1 epoch then 5), with ksplit's per-step split and, before and
+           after the fits, the host probe, the host's counters (page faults and CPU times of
+           the process, /proc/vmstat's THP and compaction counters, the CPU time the hypervisor
+           stole, free 2 MiB blocks, RSS and AnonHugePages) and a CPU-only probe; between the
+           configs the same probe from the long-lived parent (testdata/h200/keras/seq/README.md).
+
+Usage: python3 keras_host.py plan --parts PART[,PART] [--jobs MODEL:PRECISION:BATCH,...] --budget S --out DIR
+       python3 keras_host.py part --part PART [--jobs ...] --budget S --out DIR   (one part, in this process)
+plan runs each part in its own process, appending rows to DIR/PART.csv; --jobs is kmodel's,
+ksplit's and kseq's config list (default mobilenetv2:float32:128,resnet50:mixed_bfloat16:128).
 """
 import csv
 import json
@@ -184,32 +194,85 @@ def counts(model):
                 metrics=len(model.metrics_variables))
 
 
-def host_probe(x, batch, reps=5):
+def cpu_probe(reps=5):
+    """Milliseconds (median of reps) of a fixed pure-Python loop: the CPU's speed at
+    interpreter work, with no memory traffic beyond the caches and no page faults, so a slow
+    host that shows here is a slow (or shared) CPU, not slow memory."""
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        s = 0
+        for i in range(200000):
+            s += i * i
+        ts.append(1e3 * (time.perf_counter() - t))
+    return med(ts)
+
+
+def host_probe(x, batch, reps=5, more=False, put=True):
     """The host's speed at fit's own host work, timed in this process just before the fits:
     probe_gather_ms, a shuffled batch gathered out of the arrays by numpy fancy indexing into a
     new array (what the array data adapter does each step: slice_and_convert_to_jax, the
     first touch of the new array's pages included); probe_copy_ms, the same bytes copied into
     an array already touched (memory bandwidth alone); probe_put_ms, jax.device_put of the
-    batch to the GPU, waited for. Medians of reps; a slow host shows here, apart from the fit."""
-    import jax
+    batch to the GPU, waited for. Medians of reps; a slow host shows here, apart from the fit.
+    more adds the same gather into an array already touched (np.take out=: no new pages),
+    the page faults and system CPU time of the fresh gather (getrusage of this thread), the
+    fresh gather with numpy's madvise(MADV_HUGEPAGE) switched off (probe_gather_4k_*: numpy
+    asks for transparent huge pages on arrays of 4 MiB or more, numpy/_core/src/multiarray/
+    alloc.c, indicate_hugepages; glibc malloc mmaps blocks above M_MMAP_THRESHOLD, at most
+    32 MiB, so each batch is new pages), and cpu_probe; put=False times no device_put
+    (probe_put_ms left out), for a process without JAX (kseq's parent)."""
     import numpy as np
+    import resource
     rng = np.random.default_rng(7)
     buf = np.empty((batch,) + x.shape[1:], x.dtype)
-    g, c, p = [], [], []
+    buf[...] = 0
+    g, c, p, gt, flt, st, g4, f4 = [], [], [], [], [], [], [], []
+    who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
+    core = getattr(np, "_core", None) or np.core
+    hint = getattr(core.multiarray, "_set_madvise_hugepage", lambda on: False)
     for _ in range(reps):
         idx = rng.permutation(len(x))[:batch]
+        r0 = resource.getrusage(who)
         t0 = time.perf_counter()
         b = x[idx]
         t1 = time.perf_counter()
+        r1 = resource.getrusage(who)
         np.copyto(buf, x[:batch])
         t2 = time.perf_counter()
-        jax.device_put(b).block_until_ready()
+        if put:
+            import jax
+            jax.device_put(b).block_until_ready()
         t3 = time.perf_counter()
         g.append(1e3 * (t1 - t0))
         c.append(1e3 * (t2 - t1))
         p.append(1e3 * (t3 - t2))
+        flt.append(r1.ru_minflt - r0.ru_minflt)
+        st.append(1e3 * (r1.ru_stime - r0.ru_stime))
+        if more:
+            t4 = time.perf_counter()
+            np.take(x, idx, axis=0, out=buf)
+            gt.append(1e3 * (time.perf_counter() - t4))
+            # The fresh gather again with numpy's madvise(MADV_HUGEPAGE) off: 4 KiB pages only.
+            del b
+            was = hint(False)
+            r0 = resource.getrusage(who)
+            t5 = time.perf_counter()
+            b = x[idx]
+            t6 = time.perf_counter()
+            r1 = resource.getrusage(who)
+            hint(was)
+            g4.append(1e3 * (t6 - t5))
+            f4.append(r1.ru_minflt - r0.ru_minflt)
         del b
-    return dict(probe_gather_ms=med(g), probe_copy_ms=med(c), probe_put_ms=med(p))
+    out = dict(probe_gather_ms=med(g), probe_copy_ms=med(c), probe_put_ms=med(p))
+    if not put:
+        del out["probe_put_ms"]
+    if more:
+        out.update(probe_gather_touched_ms=med(gt), probe_gather_minflt=med(flt),
+                   probe_gather_stime_ms=med(st), probe_gather_4k_ms=med(g4),
+                   probe_gather_4k_minflt=med(f4), probe_cpu_ms=cpu_probe())
+    return out
 
 
 def first_fit(model, x, y, batch, tag, extra):
@@ -489,18 +552,25 @@ def instrument_split(model, rec, puts):
         except Exception:
             return -1
 
+    import resource
+    who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
+
     def wrapped(state, iterator):
         prev = ready(last["logs"]) if "logs" in last else -1
         n0 = len(puts)
+        r0 = resource.getrusage(who)
         a = time.perf_counter()
         data = next(iterator)
         b = time.perf_counter()
+        r1 = resource.getrusage(who)
         on_dev = ready(data)
         put = sum(q - p for p, q in puts[n0:])
         out = orig(state, iter([data]))
         c = time.perf_counter()
         last["logs"] = out[0]
-        rec.append((a, b, c, put, len(puts) - n0, on_dev, prev))
+        # The page faults and system CPU time of fit's thread inside next(iterator).
+        rec.append((a, b, c, put, len(puts) - n0, on_dev, prev, r1.ru_minflt - r0.ru_minflt,
+                    r1.ru_stime - r0.ru_stime))
         return out
     model.train_function = wrapped
     return orig
@@ -526,7 +596,7 @@ def part_ksplit(budget, jobs):
         for epochs, steps in [(5, 4), (1, 8)]:
             row.update(shape_fit(model, x, y, batch, epochs, steps, rec))
             base = rec[0][0]
-            for k, (a, b, cc, put, nput, on_dev, prev) in enumerate(rec):
+            for k, (a, b, cc, put, nput, on_dev, prev, _, _) in enumerate(rec):
                 append("ksplit_steps", dict(config=tag, shape="%dx%d" % (epochs, steps), k=k,
                                             epoch=k // steps, t_ms=round(1e3 * (a - base), 3),
                                             next_ms=round(1e3 * (b - a), 3),
@@ -553,9 +623,224 @@ def part_ksplit(budget, jobs):
         del x, y
 
 
+VMSTAT = ("pgfault", "pgmajfault", "thp_fault_alloc", "thp_fault_fallback", "thp_collapse_alloc",
+          "compact_stall", "compact_fail", "compact_success")
+
+
+def first_int(path, key):
+    """The first number on the line of path that starts with key + ':' ("" where none)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return ""
+
+
+def host_counters():
+    """What the kernel counts of the host's memory and CPU, one dict with the same keys every
+    time: meminfo() (MemFree, AnonHugePages system-wide, the THP mode) and THP's defrag mode;
+    /proc/vmstat's page faults, THP faults served and fallen back to 4 KiB pages, compaction
+    stalls (vm_*); free blocks of 2 MiB or more in /proc/buddyinfo, counted in 2 MiB units
+    (free_2m: what a THP fault needs without compaction); /proc/stat's CPU ticks, all and
+    stolen by the hypervisor (cpu_*_ticks); this process's VmRSS and VmHWM, AnonHugePages
+    (/proc/self/smaps_rollup) and getrusage (self_*: page faults, user and system CPU seconds,
+    context switches); numpy's madvise(MADV_HUGEPAGE) switch for large arrays."""
+    import resource
+    out = {"mem_MemTotal": "", "mem_MemFree": "", "mem_AnonHugePages": "", "thp": ""}
+    out.update(meminfo())
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/defrag") as f:
+            out["thp_defrag"] = f.read().split("[")[1].split("]")[0]
+    except (OSError, IndexError):
+        out["thp_defrag"] = ""
+    vm = {}
+    try:
+        with open("/proc/vmstat") as f:
+            for line in f:
+                k, v = line.split()
+                vm[k] = int(v)
+    except (OSError, ValueError):
+        pass
+    for k in VMSTAT:
+        out["vm_" + k] = vm.get(k, "")
+    free2m = ""
+    try:
+        free2m = 0
+        with open("/proc/buddyinfo") as f:
+            for line in f:
+                n = [int(v) for v in line.split()[4:]]
+                free2m += sum(c << (o - 9) for o, c in enumerate(n) if o >= 9)
+    except (OSError, ValueError):
+        free2m = ""
+    out["free_2m"] = free2m
+    try:
+        with open("/proc/stat") as f:
+            cpu = [int(v) for v in f.readline().split()[1:9]]
+        out["cpu_total_ticks"], out["cpu_steal_ticks"] = sum(cpu), cpu[7]
+    except (OSError, ValueError, IndexError):
+        out["cpu_total_ticks"], out["cpu_steal_ticks"] = "", ""
+    out["self_VmRSS"] = first_int("/proc/self/status", "VmRSS")
+    out["self_VmHWM"] = first_int("/proc/self/status", "VmHWM")
+    out["self_AnonHugePages"] = first_int("/proc/self/smaps_rollup", "AnonHugePages")
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    out.update(self_minflt=r.ru_minflt, self_majflt=r.ru_majflt, self_utime_s=round(r.ru_utime, 4),
+               self_stime_s=round(r.ru_stime, 4), self_nvcsw=r.ru_nvcsw, self_nivcsw=r.ru_nivcsw)
+    madv = ""
+    try:
+        import numpy as np
+        core = getattr(np, "_core", None) or np.core
+        madv = int(core.multiarray._get_madvise_hugepage())
+    except Exception:  # noqa: BLE001 (numpy without the switch: left blank)
+        pass
+    out["numpy_madvise_hugepage"] = madv
+    out["t_unix"] = round(time.time(), 3)
+    return out
+
+
+DELTAS = ("vm_pgfault", "vm_thp_fault_alloc", "vm_thp_fault_fallback", "vm_compact_stall",
+          "cpu_total_ticks", "cpu_steal_ticks", "self_minflt", "self_majflt", "self_utime_s",
+          "self_stime_s", "self_nivcsw")
+
+
+def counter_delta(a, b, prefix):
+    """host_counters() b minus a for the DELTAS counters, keys prefixed."""
+    out = {}
+    for k in DELTAS:
+        out[prefix + k] = round(b[k] - a[k], 4) if "" not in (a[k], b[k]) else ""
+    return out
+
+
+def part_kseq1(budget, job, seq, rnd):
+    """One config of kseq, in this process (its parent starts one process per config, as
+    keras_fit.py's plan does): keras_fit.py's phase A (the persistent compilation cache, 4
+    batches of random data seeded by the batch, fit for 1 epoch, then timed for 5) with
+    ksplit's per-step split (kseq_steps.csv) and the page faults and system time of fit's
+    thread inside each next(iterator); host_probe(more=True) before and after the timed fit;
+    host_counters() at the start, before and after the timed fit and at the end
+    (kseq_counters.csv), their deltas over the timed fit in the row (fit_*); then the
+    device-fed steps. One row in kseq.csv, with kmodel's columns where they mean the same."""
+    import jax
+    import numpy as np
+    for k, v in (("jax_compilation_cache_dir", os.environ.get("JAX_CACHE", "/tmp/jaxcache")),
+                 ("jax_persistent_cache_min_compile_time_secs", 0),
+                 ("jax_persistent_cache_min_entry_size_bytes", 0)):
+        try:
+            jax.config.update(k, v)
+        except Exception:  # noqa: BLE001 (the run compiles without a cache; compile_s shows it)
+            pass
+    import keras
+    name, prec, batch = job.split(":")
+    batch = int(batch)
+    tag = "%s_%s_b%d" % (name, prec, batch)
+    pts = []
+
+    def point(p):
+        c = host_counters()
+        pts.append(c)
+        append("kseq_counters", dict(seq=seq, round=rnd, config=tag, point=p, **c))
+        return c
+    c0 = point("start")
+    keras.mixed_precision.set_global_policy(prec)
+    image = 299 if name == "inceptionv3" else 224
+    model = getattr(keras.applications, APPS[name])(weights=None, input_shape=(image, image, 3), classes=1000)
+    compile_model(keras, model)
+    rng = np.random.default_rng(batch)
+    x = rng.standard_normal((4 * batch, image, image, 3), dtype=np.float32)
+    y = rng.integers(0, 1000, size=(len(x),), dtype=np.int32)
+    rec, puts = [], PUTS
+    orig = instrument_split(model, rec, puts)
+    t = time.perf_counter()
+    model.fit(x, y, batch_size=batch, epochs=1, verbose=0)
+    row = dict(seq=seq, round=rnd, config=tag, batch=batch, sample_bytes=int(x[0].nbytes) + 4,
+               model=name, precision=prec, image=image)
+    c = counts(model)
+    row.update(c)
+    row["arrays"] = sum(c.values())
+    row["compile_s"] = round(time.perf_counter() - t, 3)
+    row.update(thp=c0["thp"], thp_defrag=c0["thp_defrag"], numpy_madvise_hugepage=c0["numpy_madvise_hugepage"])
+    row.update(host_probe(x, batch, more=True))
+    c1 = point("before_fit")
+    rec.clear()
+    t = time.perf_counter()
+    model.fit(x, y, batch_size=batch, epochs=5, verbose=0)
+    row["wall_ms_5x4"] = round(1e3 * (time.perf_counter() - t), 3)
+    c2 = point("after_fit")
+    base = rec[0][0]
+    slices, putms, calls, flts, sts = [], [], [], [], []
+    for k, (a, b, cc, put, nput, on_dev, prev, flt, st) in enumerate(rec):
+        append("kseq_steps", dict(seq=seq, config=tag, k=k, epoch=k // 4, t_ms=round(1e3 * (a - base), 3),
+                                  next_ms=round(1e3 * (b - a), 3), slice_ms=round(1e3 * (b - a - put), 3),
+                                  put_ms=round(1e3 * put, 3), puts=nput, call_ms=round(1e3 * (cc - b), 3),
+                                  next_minflt=flt, next_stime_ms=round(1e3 * st, 3),
+                                  batch_on_device=on_dev, prev_step_done=prev))
+        if nput == 1:
+            slices.append(1e3 * (b - a - put))
+            putms.append(1e3 * put)
+            flts.append(flt)
+            sts.append(1e3 * st)
+        calls.append(1e3 * (cc - b))
+    row["gather_ms"] = med([s + p for s, p in zip(slices, putms)])
+    row["slice_ms"] = med(slices)
+    row["put_ms"] = med(putms)
+    row["next_minflt"] = med(flts)
+    row["next_stime_ms"] = med(sts)
+    row["dispatch_ms"] = med(calls)
+    row["interval_ms"] = med(list(1e3 * np.diff([r[2] for r in rec])))
+    row.update(counter_delta(c1, c2, "fit_"))
+    for k in ("mem_MemFree", "mem_AnonHugePages", "free_2m", "self_VmRSS", "self_AnonHugePages"):
+        row["at_fit_" + k] = c1[k]
+    after = host_probe(x, batch, more=True)
+    row.update({k.replace("probe_", "probe2_"): v for k, v in after.items()})
+    data = (jax.device_put(x[:batch]), jax.device_put(y[:batch]))
+    row.update(device_steps(model, orig, data))
+    point("end")
+    append("kseq", row)
+    print("kseq", seq, tag, row["wall_ms_5x4"], row["gather_ms"], row["interval_ms"], flush=True)
+
+
+def part_kseq(budget, jobs):
+    """keras_fit.py's phase A sequence: each job of jobs (model:precision:batch) in its own
+    process, in order (part_kseq1), as the first recording ran them (testdata/h200/keras/
+    steps.csv); a job that repeats an earlier one is its round 2. This long-lived process holds
+    four 128-image batches and, at the start and after each job, probes the host
+    (host_probe(more=True, put=False)) and reads host_counters() (kseq_host.csv): the host's
+    speed across the sequence in one process that does not change."""
+    import numpy as np
+    t0 = time.time()
+    rng = np.random.default_rng(11)
+    px = rng.standard_normal((4 * 128, 224, 224, 3), dtype=np.float32)
+
+    def snap(point, seq, job):
+        r = dict(point=point, seq=seq, job=job, t_s=round(time.time() - t0, 2))
+        r.update(host_probe(px, 128, more=True, put=False))
+        r.update(host_counters())
+        append("kseq_host", r)
+    snap("start", -1, "")
+    for i, job in enumerate(jobs):
+        left = budget - (time.time() - t0)
+        if left < 50:
+            print("kseq: budget: skipping", i, job, flush=True)
+            continue
+        rnd = 1 + jobs[:i].count(job)
+        cmd = [sys.executable, os.path.abspath(__file__), "part", "--part", "kseq1", "--jobs", job,
+               "--seq", str(i), "--round", str(rnd), "--budget", str(int(left)), "--out", OUT]
+        print("===== %s kseq %d %s" % (time.strftime("%H:%M:%S"), i, job), flush=True)
+        try:
+            subprocess.run(cmd, timeout=min(150, left - 5))
+        except subprocess.TimeoutExpired:
+            print("kseq: timeout", i, job, flush=True)
+        snap("after", i, job)
+
+
 def main():
     global OUT
     args = sys.argv[1:]
+    if not args or args[0] in ("-h", "--help", "help") or args[0] not in ("plan", "part"):
+        print(__doc__.strip())
+        raise SystemExit(0 if args and args[0] in ("-h", "--help", "help") else 2)
     mode = args[0]
     opts = dict(zip(args[1::2], args[2::2]))
     OUT = opts.get("--out", os.environ.get("OUT", "/tmp/keras_host"))
@@ -574,6 +859,12 @@ def main():
             part_ksplit(budget, opts["--jobs"].split(","))
         elif part == "hostmicro":
             part_hostmicro(budget)
+        elif part == "kseq":
+            part_kseq(budget, opts["--jobs"].split(","))
+        elif part == "kseq1":
+            part_kseq1(budget, opts["--jobs"], int(opts["--seq"]), int(opts["--round"]))
+        else:
+            raise SystemExit("keras_host.py: unknown part %r (see --help)" % part)
         return
     budget = float(opts["--budget"])
     t0 = time.time()
@@ -590,7 +881,7 @@ def main():
             info["error"] = repr(e)
         info["cpus"] = os.cpu_count()
         json.dump(info, f, indent=1)
-    share = {"jaxargs": 45, "kfit": 60, "kgather": 60, "kmodel": 150, "hostmicro": 30, "ksplit": 300}
+    share = {"jaxargs": 45, "kfit": 60, "kgather": 60, "kmodel": 150, "hostmicro": 30, "ksplit": 300, "kseq": 450}
     for part in opts["--parts"].split(","):
         left = budget - (time.time() - t0)
         if left < 20:
@@ -598,7 +889,7 @@ def main():
         # A part run alone may take the whole budget.
         b = left - 10 if len(opts["--parts"].split(",")) == 1 else min(share.get(part, 60), left - 10)
         cmd = [sys.executable, os.path.abspath(__file__), "part", "--part", part, "--budget", str(b), "--out", OUT]
-        if part in ("kmodel", "ksplit"):
+        if part in ("kmodel", "ksplit", "kseq"):
             cmd += ["--jobs", opts.get("--jobs", "mobilenetv2:float32:128,resnet50:mixed_bfloat16:128")]
         with open(os.path.join(OUT, "log.txt"), "a") as log:
             log.write("\n===== %s %s (budget %.0fs)\n" % (time.strftime("%H:%M:%S"), part, b))
