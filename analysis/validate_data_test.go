@@ -16,7 +16,9 @@ import (
 // The DLE rows are real TensorFlow on DGX-1/DGX-2/DGX A100 (testdata/dle); no cost-model
 // constant is fitted on them. The h200-keras rows are real Keras 3 model.fit on the H200
 // (testdata/h200/keras): the first recording measured no host speed, so its three host-fed
-// ResNet-50 half-precision rows at batch 128-256 (-16% to -20%) stand unexplained; the later
+// ResNet-50 half-precision rows at batch 128-256 (-16% to -20%) are rows of a host slow at the
+// time (its sequence run again with the host's counters, testdata/h200/keras/seq, showed no
+// page-fault or huge-page mechanism and a VM whose CPU speed moves by itself); the later
 // recordings run on the gather rate fit itself measured. h200-jax and h200-pytorch are proxies
 // (pure-JAX steps; PyTorch eager, whose host time and op inventory gpusim does not model).
 func TestValidateShippedMeasurements(t *testing.T) {
@@ -49,9 +51,9 @@ func TestValidateShippedMeasurements(t *testing.T) {
 		{"dle 1-GPU", "leave-one-gpu-out", "mean of folds", 5, 0.10},
 		{"dle multi-GPU", "all", "", 226, 0.155},
 		{"dle multi-GPU", "model", "resnet50-v1.5", 12, 0.06},
-		{SourceKeras + " device-fed", "all", "", 21, 0.03},
-		{SourceKeras + " host-fed", "all", "", 30, 0.055},
-		{SourceKeras + " host-fed", "precision", "float32", 12, 0.04},
+		{SourceKeras + " device-fed", "all", "", 41, 0.03},
+		{SourceKeras + " host-fed", "all", "", 41, 0.05},
+		{SourceKeras + " host-fed", "precision", "float32", 16, 0.03},
 		{SourceJAX, "all", "", 3, 0.155},
 		{SourcePyTorch, "all", "", 34, 0.365},
 	} {
