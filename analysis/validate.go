@@ -197,6 +197,9 @@ func (m Measurement) dleRun(c *train.Config) {
 			c.HorovodCompression = "fp16"
 		}
 	}
+	if m.dleResourceVariables() {
+		c.ResourceVariables = true
+	}
 	if strings.HasPrefix(m.Model, "resnet50") && m.Data == "real" {
 		in := train.DefaultInput()
 		in.Prefetch, in.ParallelCalls, in.Cache = train.Autotune, dleMapCalls, "none"
@@ -211,6 +214,24 @@ func (m Measurement) dleRun(c *train.Config) {
 // dleImageBytes is one ConvNets training element: a 224x224 RGB image in float32, as
 // tf.image.resize_images returns it.
 const dleImageBytes = 224 * 224 * 3 * 4
+
+// dleResourceVariables reports whether the row's TF1 BERT script made its variables resource
+// variables: run_squad.py and run_pretraining.py call tf.enable_resource_variables() when
+// --use_xla and --amp are both set (`if FLAGS.use_xla: ... if FLAGS.amp:
+// tf.enable_resource_variables()`) from 96138d50 ("[BERT/TF] Updating for Ampere", the commit
+// that wrote the 20.06 tables) on; 5b24223f had added it for every XLA run a month before, and
+// no table was written between the two. The earlier tables (TF 19.03-19.08 containers) ran
+// reference variables, as do the FP32 and TF32 rows of the later ones.
+func (m Measurement) dleResourceVariables() bool {
+	if !strings.Contains(m.Ref, "(TensorFlow/LanguageModeling/BERT/README.md@") || !m.XLA || m.Precision != "mixed_float16" || !strings.HasPrefix(m.TFVersion, "1.") {
+		return false
+	}
+	return dleBERTResourceVariableCommits[m.Commit]
+}
+
+// dleBERTResourceVariableCommits are the TensorFlow/LanguageModeling/BERT README commits of
+// dle_tf.csv whose tables come after 96138d50 (dleResourceVariables).
+var dleBERTResourceVariableCommits = map[string]bool{"96138d50": true, "1113674c": true, "9de48bc9": true}
 
 // dleInterOpThreads is the inter-op pool of a ConvNets training session, on which TF 1.15
 // runs the dataset's map calls (pipeline.Config.Threads): runtime/runner.py's

@@ -11,8 +11,9 @@ import (
 // what the code gives, so that a change that widens one fails; a change that narrows one
 // lowers its ceiling here. Issue 13's stated targets are the DLE 1-GPU MAE <= 10%, XLA on and
 // XLA off alike, the AMP/TF32 and XLA on/off ratios <= 10% and leave-one-GPU-out <= 15%; the
-// XLA-on group's ceiling sits above 10% because the code gives 10.1% there (the 2019 epoch-
-// averaged SQuAD AMP tables and the 20.06 SQuAD FP32 batch-10 rows, testdata/dle/README.md).
+// XLA-on group's ceiling sits above 10% because the code gives 10.0% there (its largest
+// misses: the 2019 epoch-averaged SQuAD AMP tables and the 20.06 SQuAD FP32 batch-10 rows,
+// testdata/dle/README.md).
 // The DLE rows are real TensorFlow on DGX-1/DGX-2/DGX A100 (testdata/dle); no cost-model
 // constant is fitted on them. The h200-keras rows are real Keras 3 model.fit on the H200
 // (testdata/h200/keras): the first recording measured no host speed, so its three host-fed
@@ -45,7 +46,7 @@ func TestValidateShippedMeasurements(t *testing.T) {
 		{"dle 1-GPU", "model", "bert-large:seq=384", 47, 0.12},
 		{"dle 1-GPU", "model", "bert-large:seq=128,head=mlm", 23, 0.075},
 		{"dle 1-GPU", "model", "bert-large:seq=512,head=mlm", 24, 0.095},
-		{"dle 1-GPU", "ratio", "amp/fp32", 12, 0.13},
+		{"dle 1-GPU", "ratio", "amp/fp32", 12, 0.125},
 		{"dle 1-GPU", "ratio", "amp/tf32", 7, 0.085},
 		{"dle 1-GPU", "ratio", "xla on/off", 2, 0.09},
 		{"dle 1-GPU", "leave-one-gpu-out", "mean of folds", 5, 0.10},

@@ -63,6 +63,11 @@ type PlanOptions struct {
 	// autoclustering policy is kAlways, and the GPU's is kIfEnabledGlobally), so a dropout's
 	// random_uniform runs as a TF kernel that writes its random tensor for the cluster to read.
 	XLAAutoCluster bool
+	// ResourceVariables: the variables are resource variables (TF 2's only kind; in a TF1
+	// graph, tf.compat.v1.enable_resource_variables()) rather than TF1's reference variables
+	// (tf.get_variable in a graph). An update written as TF ops then assigns its results
+	// without copying them (OptimizerSpec.AssignBytesPerElement, WithResourceVariables).
+	ResourceVariables bool
 }
 
 // WeightBytes is the float32 size of all variables.

@@ -22,6 +22,18 @@ type OptimizerSpec struct {
 	// OutsideXLA: the update runs as TF ops of its own even under XLA (not compiled into the
 	// train step's clusters, so not fused and not replayed from CUDA graphs).
 	OutsideXLA bool
+	// AssignBytesPerElement and AssignKernels are the part of BytesPerElement and Kernels that
+	// an update written as TF ops spends assigning its results to TF1 reference variables:
+	// Assign copies the new value into the variable's initialized buffer (read it, write it:
+	// 8 bytes per element and one kernel per assign; tensorflow/core/kernels/assign_op.h,
+	// AssignOp::Compute, "1. Try to copy into an existing buffer"). A resource variable's
+	// AssignVariableOp adopts the value's buffer when it is the value's last user
+	// (resource_variable_ops.cc, AssignVariableOp::Compute: forward_input, "Copying is
+	// unnecessary if we are the last user of the value tensor"), and an assign XLA compiles
+	// makes the cluster's output buffer the variable's (xla_launch_util.cc, PopulateOutputs):
+	// no copy either way (ResourceVariables).
+	AssignBytesPerElement float64
+	AssignKernels         int
 	// MicroStepBytesPerElement and MicroStepKernels are what the optimizer's own code does to
 	// every micro-step's gradients when it accumulates them, before adding them to the
 	// accumulators (0: nothing); MixedMicroStepBytesPerElement and MixedMicroStepKernels what
@@ -75,8 +87,15 @@ var optimizers = map[string]OptimizerSpec{
 	// the weight decay; mul by the learning rate, sub) and three assigns, after
 	// clip_by_global_norm (an l2 reduction and a mul per gradient): 19 kernels, 14 FLOPs and
 	// 42 float32 tensor passes (168 bytes) per element. Its variables are TF1 reference
-	// variables (tf.get_variable in a graph), which XLA does not compile, so the update stays
-	// outside the XLA clusters under --use_xla.
+	// variables (tf.get_variable in a graph), whose Assign has no XLA kernel, and gpusim runs
+	// the whole update outside the XLA clusters under --use_xla, op by op. (By the source the
+	// element-wise ops between the reads and the assigns could be clustered: auto-clustering
+	// rejects only the Identity that reads a reference, xla_cluster_util.cc
+	// HasForwardedRefInput; the op-by-op price is what the TF 19.0x-container tables match.)
+	// Its three assigns are 24 of those bytes and 3 of those kernels (AssignBytesPerElement),
+	// which resource variables do without (run_squad.py and run_pretraining.py call
+	// tf.enable_resource_variables() under --use_xla --amp from DeepLearningExamples 96138d50
+	// on; analysis.Measurement.dleResourceVariables).
 	// With gradient accumulation (num_accumulation_steps > 1, NVIDIA's create_optimizer) every
 	// micro-step's gradients are clipped before they are added to the accumulators
 	// (tf.clip_by_global_norm: the l2 reduction and the mul, 12 bytes and 2 kernels per
@@ -92,6 +111,7 @@ var optimizers = map[string]OptimizerSpec{
 	// tf.square(grad) of every variable are written before any next_m (UpdateTemps 2; the word
 	// embedding's IndexedSlices gradient is converted to a dense tensor for each of the two).
 	"bert-adamw": {Name: "bert-adamw", Slots: 2, FLOPsPerElement: 14, BytesPerElement: 168, Kernels: 19, OutsideXLA: true,
+		AssignBytesPerElement: 24, AssignKernels: 3,
 		EarlyTemps: 2, DecayExclude: []string{"LayerNorm", "layer_norm", "bias"}, UpdateTemps: 2,
 		MicroStepBytesPerElement: 12, MicroStepKernels: 2, MixedMicroStepBytesPerElement: 12, MixedMicroStepKernels: 2},
 	// bert-lamb is the LAMBOptimizer of the same file, which NVIDIA's TF1 pre-training runs
@@ -101,9 +121,24 @@ var optimizers = map[string]OptimizerSpec{
 	// decay (mul, add), the two norms of param and update (square, sum, sqrt each: one pass
 	// each), ratio * lr * update (mul), param - update (sub) and three assigns: 24 kernels,
 	// 20 FLOPs and 48 float32 tensor passes (192 bytes) per element, outside the XLA clusters
-	// as bert-adamw's, and the same per micro-step when it accumulates.
+	// as bert-adamw's, and the same per micro-step when it accumulates; its three assigns are
+	// bert-adamw's (24 bytes, 3 kernels).
 	"bert-lamb": {Name: "bert-lamb", Slots: 2, FLOPsPerElement: 20, BytesPerElement: 192, Kernels: 24, OutsideXLA: true,
+		AssignBytesPerElement: 24, AssignKernels: 3,
 		MicroStepBytesPerElement: 12, MicroStepKernels: 2, MixedMicroStepBytesPerElement: 12, MixedMicroStepKernels: 2},
+}
+
+// WithResourceVariables is the update when its variables are resource variables: an update
+// that assigns reference variables (AssignBytesPerElement) no longer copies the new values
+// into them. Any other update is returned as is.
+func (o OptimizerSpec) WithResourceVariables() OptimizerSpec {
+	if o.AssignKernels == 0 {
+		return o
+	}
+	o.BytesPerElement -= o.AssignBytesPerElement
+	o.Kernels -= o.AssignKernels
+	o.AssignBytesPerElement, o.AssignKernels = 0, 0
+	return o
 }
 
 // Optimizers lists the optimizer names Plan accepts.

@@ -133,6 +133,9 @@ func (m *Model) plan(o PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", m.Name, err)
 	}
+	if o.ResourceVariables {
+		opt = opt.WithResourceVariables()
+	}
 	pl.opt = opt
 	o.Optimizer = opt.Name
 	nops, ntensors := m.plans.hint()

@@ -41,6 +41,7 @@ var configKeys = map[string]string{
 	"Device":              "tf.device",
 	"SoftPlacement":       "tf.soft_placement",
 	"LayoutOptimizer":     "tf.layout_optimizer",
+	"ResourceVariables":   "tf.resource_variables",
 	"AccumulationSteps":   "accumulation_steps",
 	"StepsPerExecution":   "steps_per_execution",
 	"KerasVersion":        "keras_version",

@@ -71,6 +71,7 @@ var schema = []field{
 	}},
 	{"tf.device", "string", "tf.device scope around the model (default strategy), e.g. /GPU:1", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Device) }},
 	{"tf.soft_placement", "bool", "tf.config.set_soft_device_placement (TF 2 default true)", func(c *train.Config, n *yaml.Node) error { return boolPtr(n, &c.SoftPlacement) }},
+	{"tf.resource_variables", "bool", "TF1's tf.compat.v1.enable_resource_variables() (TF 2 has no other kind): an optimizer written as TF ops (bert-adamw, bert-lamb) then assigns its results without copying them", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.ResourceVariables) }},
 	{"tf.layout_optimizer", "bool", "tf.config.optimizer.set_experimental_options({'layout_optimizer': ...}) (default true: float32 convolutions NCHW); false runs Keras's channels_last as written (NHWC)", func(c *train.Config, n *yaml.Node) error { return boolPtr(n, &c.LayoutOptimizer) }},
 	{"accumulation_steps", "int", "micro-batches per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.AccumulationSteps) }},
 	{"input_on_device", "bool", "each batch is already in GPU memory (without an input section): the step copies nothing from the host", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.InputOnDevice) }},

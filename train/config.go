@@ -35,6 +35,12 @@ type System struct {
 	// TFVersion is the TensorFlow release the run uses ("1.15", "2.4"); "" is a current one.
 	// It decides which XLA fuses the step: see xla.go, rowReductionPasses.
 	TFVersion string
+	// ResourceVariables is TF1's tf.compat.v1.enable_resource_variables(): a TF 1.x graph's
+	// variables are then resource variables instead of reference variables, so an optimizer
+	// written as TF ops (bert-adamw, bert-lamb) assigns its results without copying them
+	// (models.PlanOptions.ResourceVariables). TF 2 has resource variables only, so it matters
+	// for TFVersion 1.x alone.
+	ResourceVariables bool
 	// Framework is what differentiates the step: "tensorflow" (default; TF's registered
 	// gradients) or "jax" (Keras 3 on the JAX backend: JAX's gradients, which decide what XLA
 	// keeps for backward; models.PlanOptions.JAX).

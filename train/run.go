@@ -788,7 +788,8 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, JAX: r.cfg.Framework == "jax",
 		BlasWorkspace: blasWorkspace(r.gpu.CCMajor), Optimizer: r.cfg.Optimizer,
 		BatchNormSpatialPersistent: envTrue(r.cfg.Env["TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"]),
-		GraphRewriteAMP:            graphRewriteAMP(r.cfg.Env), XLAAutoCluster: r.cfg.XLA && (tfMajor(r.cfg.TFVersion) == 1 || autoJit(r.cfg.Env))})
+		GraphRewriteAMP:            graphRewriteAMP(r.cfg.Env), XLAAutoCluster: r.cfg.XLA && (tfMajor(r.cfg.TFVersion) == 1 || autoJit(r.cfg.Env)),
+		ResourceVariables: r.cfg.ResourceVariables || tfMajor(r.cfg.TFVersion) != 1})
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
