@@ -950,15 +950,23 @@ func (pl *planner) forward() {
 					// cast(keep_mask). Auto-clustering leaves the RandomUniform kernel outside
 					// (XLAAutoCluster): it writes the random tensor, the cluster reads it back.
 					// TF1 builds the graph in float32, and the graph rewrite's lists do not
-					// hold RandomUniform, so there it stays float32.
+					// hold RandomUniform, so there it stays float32. Outside the clusters it is
+					// TF's own RandomUniform kernel, the one TF runs without XLA (the Philox
+					// generator of random_op_gpu.h): its elements bind it before its bytes
+					// where a GPU's bandwidth per SM and clock is high (the PassRandom class,
+					// tfunfused.go's tfDropout; hw.MemTFRandom), so it is priced as that class
+					// and not as a stream of its output.
 					dt := p.dt
 					if pl.o.GraphRewriteAMP {
 						dt = Float32
 					}
 					b := n.maskElems * pl.B * dt.Size()
 					t := pl.tensor(n.name+"/random_uniform", b, Activation, dt, pl.perSample(n.maskElems, p.shape))
-					pl.emit(Op{Name: n.name + "/random_uniform", Phase: Forward, Kind: Elementwise, DType: dt,
-						FLOPs: float64(n.maskElems * pl.B), Bytes: float64(b), Kernels: 1, OutsideXLA: true, Alloc: []int{t}})
+					ru := Op{Name: n.name + "/random_uniform", Phase: Forward, Kind: Elementwise, DType: dt,
+						FLOPs: float64(n.maskElems * pl.B), Bytes: float64(b), Kernels: 1, OutsideXLA: true, Alloc: []int{t}}
+					ru.ClassBytes[PassRandom] = float64(b)
+					ru.ClassElems[PassRandom] = float64(n.maskElems * pl.B)
+					pl.emit(ru)
 					op.Bytes += float64(b)
 					after = append(after, t)
 				}

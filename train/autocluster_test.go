@@ -1,6 +1,11 @@
 package train
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gpusim/gpusim/hw"
+	"github.com/gpusim/gpusim/models"
+)
 
 // TestTF1XLAAutoClusterDropout: a TF 1.x graph gets XLA only by auto-clustering, which leaves
 // dropout's RandomUniform outside the clusters (models.PlanOptions.XLAAutoCluster): BERT's
@@ -50,5 +55,60 @@ func TestTF1XLAAutoClusterDropout(t *testing.T) {
 		if got := tfMajor(c.v); got != c.want {
 			t.Errorf("tfMajor(%q) = %d, want %d", c.v, got, c.want)
 		}
+	}
+}
+
+// TestAutoClusterRandomUniformRate: the RandomUniform that auto-clustering leaves outside the
+// clusters is TF's own Philox kernel, priced as the executor's random-number class
+// (hw.MemTFRandom: elements per SM and clock, read on the H200), not as a stream of its
+// output. On an A100 a float16 random tensor is bound by its elements (108 SMs x 1.41 GHz x
+// 2.36 elements, against 2 TB/s for 2-byte elements); on a V100 a float32 one by its bytes.
+func TestAutoClusterRandomUniformRate(t *testing.T) {
+	m, err := models.Get("bert-large:seq=384,impl=model-garden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "transformer_layer_3/self_attention/attention_dropout/dropout/random_uniform"
+	price := func(gpuName string, prec models.Precision) (secs, bytesSecs, elemSecs float64) {
+		t.Helper()
+		gpu, err := hw.LookupGPU(gpuName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := m.Plan(models.PlanOptions{Batch: 8, Precision: prec, XLA: true, XLAAutoCluster: true, Optimizer: "model-garden-adamw"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range p.Ops {
+			if op.Name != name {
+				continue
+			}
+			if !op.OutsideXLA {
+				t.Fatalf("%s: not outside XLA", name)
+			}
+			c, err := gpu.Cost(work(op, true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			elems := float64(8 * 16 * 384 * 384)
+			clock := gpu.PeakFP32 / (2 * float64(gpu.FP32LanesPerSM()) * float64(gpu.SMs))
+			return c.Exec, op.Bytes / (gpu.MemBandwidth * gpu.Efficiency.Memory),
+				elems / (gpu.Efficiency.ElementsPerSMCycle[hw.MemTFRandom] * float64(gpu.SMs) * clock)
+		}
+		t.Fatalf("no %s op", name)
+		return 0, 0, 0
+	}
+	got, bytesT, elemT := price("a100-80gb", models.MixedFloat16)
+	t.Logf("a100-80gb float16: %.1f us (bytes %.1f us, elements %.1f us)", 1e6*got, 1e6*bytesT, 1e6*elemT)
+	if elemT < 1.5*bytesT {
+		t.Fatalf("a100 float16 random tensor: elements %.1f us, bytes %.1f us: want its elements to bind it", 1e6*elemT, 1e6*bytesT)
+	}
+	if got < 0.97*elemT || got > 1.1*elemT {
+		t.Errorf("a100-80gb float16 RandomUniform %.1f us, want its element time %.1f us", 1e6*got, 1e6*elemT)
+	}
+	got, bytesT, elemT = price("v100-16gb", models.PrecisionFloat32)
+	t.Logf("v100-16gb float32: %.1f us (bytes %.1f us, elements %.1f us)", 1e6*got, 1e6*bytesT, 1e6*elemT)
+	if got < 0.97*bytesT || got > 1.1*bytesT || elemT > bytesT {
+		t.Errorf("v100-16gb float32 RandomUniform %.1f us, want its byte time %.1f us (elements %.1f us)", 1e6*got, 1e6*bytesT, 1e6*elemT)
 	}
 }
