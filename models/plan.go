@@ -1080,6 +1080,9 @@ func (pl *planner) forward() {
 			last := &pl.p.Ops[j]
 			last.FLOPs += op.FLOPs
 			last.Bytes += op.Bytes
+			if last.Kind == MatMul || last.Kind == Attention {
+				last.EpilogueBytes += op.Bytes
+			}
 			for _, t := range op.Alloc {
 				pl.live += pl.p.Tensors[t].Bytes
 			}

@@ -187,6 +187,11 @@ type Op struct {
 	// read once and an output of that size written. Bytes may hold more: the element-wise ops
 	// fused after it (an activation) and the outputs kept for backward.
 	NormBytes float64
+	// EpilogueBytes is, for a MatMul or Attention op under XLA, the part of Bytes that the
+	// element-wise ops fused after it move (its bias add, activation, casts): a GEMM is a
+	// library call, and whether those ops run inside it or as a loop fusion of their own
+	// depends on the XLA release (train prices them).
+	EpilogueBytes float64
 	// ClassBytes and ClassElems are, for an op TF runs as several kernels without XLA
 	// (tfunfused.go), the bytes and elements of its kernels of each class that does more than
 	// stream (broadcasts, reductions, tiles, transposes, random numbers: the Pass constants);

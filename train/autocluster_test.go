@@ -112,3 +112,52 @@ func TestAutoClusterRandomUniformRate(t *testing.T) {
 		t.Errorf("v100-16gb float32 RandomUniform %.1f us, want its byte time %.1f us (elements %.1f us)", 1e6*got, 1e6*bytesT, 1e6*elemT)
 	}
 }
+
+// TestGEMMEpilogueOwnFusion: before Triton GEMM fusions and cuBLASLt epilogues
+// (gemmEpilogueRelease), XLA runs a dense layer's bias add, activation and casts as a loop
+// fusion after the cuBLAS call: the Model Garden's float32 GELU after its intermediate dense
+// layer costs its own bytes after the GEMM's math on TF 2.4, and hides behind that math on a
+// current release.
+func TestGEMMEpilogueOwnFusion(t *testing.T) {
+	const name = "transformer_layer_3/feedforward_intermediate_dense/MatMul"
+	price := func(version string) (exec float64, op models.Op, r *runner) {
+		t.Helper()
+		c := DefaultConfig()
+		c.Model, c.GPU, c.Precision, c.Batch, c.Optimizer = "bert-large:seq=384,impl=model-garden", "v100-16gb", "mixed_float16", 6, "model-garden-adamw"
+		c.XLA, c.TFVersion = true, version
+		r, err := newRunner(c, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := r.replicas[0].plans[0]
+		for i, op := range p.Ops {
+			if op.Name == name && op.Phase == models.Forward {
+				return p.costs[i].exec.Seconds(), op, r
+			}
+		}
+		t.Fatalf("no %s op", name)
+		return 0, models.Op{}, nil
+	}
+	old, op, r := price("2.4")
+	cur, _, _ := price("")
+	at, _, _ := price("2.13")
+	if op.EpilogueBytes <= 0 {
+		t.Fatalf("%s: no epilogue bytes (the bias add, casts and GELU fused after it)", name)
+	}
+	fusion := op.EpilogueBytes / r.gpu.ByteRate(hw.Work{Kind: hw.KindFusion, Graph: true, DType: hw.Float16})
+	t.Logf("%s: TF 2.4 %.1f us, current %.1f us, epilogue %.1f MB (%.1f us streamed)", name, 1e6*old, 1e6*cur, op.EpilogueBytes/1e6, 1e6*fusion)
+	if d := old - cur; d < 0.95*fusion || d > 1.2*fusion {
+		t.Errorf("TF 2.4 prices the GEMM %.1f us above a current release, want its epilogue's fusion, %.1f us", 1e6*d, 1e6*fusion)
+	}
+	if at != cur {
+		t.Errorf("TF 2.13: %.1f us, want the current release's %.1f us", 1e6*at, 1e6*cur)
+	}
+	for _, c := range []struct {
+		v    string
+		want bool
+	}{{"1.15", true}, {"2.4", true}, {"2.12", true}, {"2.13", false}, {"2.16", false}, {"", false}, {"x", false}} {
+		if got := splitsGEMMEpilogues(c.v); got != c.want {
+			t.Errorf("splitsGEMMEpilogues(%q) = %v, want %v", c.v, got, c.want)
+		}
+	}
+}

@@ -33,6 +33,7 @@ type pricedKey struct {
 	gpu       string // the profile written out (it holds a map, so hw.GPU is not comparable)
 	tf32, xla bool
 	splitRows bool  // XLA only: softmax and layer norm as several fusions (xla.go)
+	splitEpi  bool  // XLA only: a GEMM's element-wise consumers as a fusion of their own (xla.go)
 	convNHWC  bool  // convolutions laid out NHWC (runner.convNHWC)
 	onDevice  bool  // InputOnDevice: the input copy is free
 	keras     int   // XLA only: KerasVersion decides the batch norm's lowering

@@ -226,6 +226,9 @@ type runner struct {
 	cfg Config
 	// splitRowReductions: the run's XLA emits softmax and layer norm as several fusions.
 	splitRowReductions bool
+	// splitGEMMEpilogues: the run's XLA runs the element-wise ops after a GEMM as a loop fusion
+	// of their own (splitsGEMMEpilogues).
+	splitGEMMEpilogues bool
 	// convNHWC: the run's convolutions are NHWC: XLA's layout (xlaConvNHWC), or TF's without
 	// its layout optimizer.
 	convNHWC bool
@@ -336,7 +339,7 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
 	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[batchKey]*batch{},
-		splitRowReductions: splitsRowReductions(cfg.TFVersion)}
+		splitRowReductions: splitsRowReductions(cfg.TFVersion), splitGEMMEpilogues: splitsGEMMEpilogues(cfg.TFVersion)}
 	r.convNHWC = cfg.XLA && xlaConvNHWC(gpu, cfg.Framework, cfg.TFVersion) ||
 		!cfg.XLA && cfg.LayoutOptimizer != nil && !*cfg.LayoutOptimizer
 	r.host = hw.DefaultHost()
@@ -796,7 +799,7 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	if r.gpuKey == "" {
 		r.gpuKey = gpuKey(r.gpu)
 	}
-	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.cfg.TF32, xla: r.cfg.XLA, splitRows: r.splitRowReductions, convNHWC: r.convNHWC, onDevice: r.inputOnDevice()}
+	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.cfg.TF32, xla: r.cfg.XLA, splitRows: r.splitRowReductions, splitEpi: r.splitGEMMEpilogues, convNHWC: r.convNHWC, onDevice: r.inputOnDevice()}
 	if r.cfg.XLA {
 		k.keepGrads, k.limit = len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1, limit
 		k.keras = r.cfg.Keras()
@@ -836,6 +839,13 @@ func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *xla
 			extra = op.Bytes - op.NormBytes
 			w.Bytes = op.NormBytes
 		}
+		var epilogue hw.Work
+		if w.Graph && k.splitEpi && op.EpilogueBytes > 0 && op.EpilogueBytes < w.Bytes {
+			// The bias add, activation and casts after a GEMM run as a loop fusion of their own
+			// (splitsGEMMEpilogues): their bytes do not hide behind the GEMM's math.
+			epilogue = hw.Work{Kind: hw.KindFusion, Bytes: op.EpilogueBytes, Kernels: 1, Graph: true, DType: w.DType}
+			w.Bytes -= op.EpilogueBytes
+		}
 		if r.inputOnDevice() && op.Kind == models.HostToDevice {
 			// The batch is on the GPU already: no copy, no kernel.
 			p.costs[i] = opCost{cat: catForward, kind: kindIndex(w.Kind)}
@@ -847,6 +857,13 @@ func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *xla
 		}
 		if extra > 0 {
 			c.Exec += extra / r.gpu.ByteRate(hw.Work{Kind: hw.KindFusion, Graph: true, DType: w.DType})
+		}
+		if epilogue.Bytes > 0 {
+			e, err := r.gpu.Cost(epilogue)
+			if err != nil {
+				return nil, nil, fmt.Errorf("price op %s: %w", op.Name, err)
+			}
+			c.Exec, c.Issue = c.Exec+e.Exec, c.Issue+e.Issue
 		}
 		cat := catForward
 		switch op.Phase {

@@ -223,6 +223,35 @@ func xlaConvNHWC(gpu hw.GPU, framework, tfVersion string) bool {
 // fusions, each reading the input again (hw.XLARowReductionPasses).
 var tritonNormalizationRelease = [2]int{2, 13}
 
+// gemmEpilogueRelease is the first TensorFlow release whose XLA may run the element-wise
+// consumers of a GEMM inside the GEMM's kernel: Triton GEMM fusions
+// (xla/service/gpu/gemm_rewriter_triton.cc) and cuBLASLt epilogues (gemm_rewriter.cc
+// FuseVectorBiasAdd, FuseReluActivation, FuseGeluActivation) entered XLA in 2023, with the
+// Triton normalization fusion (tritonNormalizationRelease). Before them gemm_rewriter.cc folds
+// into the cuBLAS call only a scalar factor (HandleMultiply: alpha) and an addend of the
+// output's shape (HandleAdd: beta = 1; a broadcast bias is written out in full to be that
+// addend), and a custom call is no fusion's producer, so a dense layer's bias, activation and
+// casts are a loop fusion that reads the GEMM's output back and writes its own: time after the
+// GEMM's, not hidden behind its math (models.Op.EpilogueBytes).
+var gemmEpilogueRelease = [2]int{2, 13}
+
+// splitsGEMMEpilogues reports whether the XLA of TF release v runs a GEMM's element-wise
+// consumers as a fusion of their own ("" is the current release).
+func splitsGEMMEpilogues(v string) bool { return olderThan(v, gemmEpilogueRelease) }
+
+// olderThan reports whether TF release v predates release r ("" and unreadable versions are
+// the current release).
+func olderThan(v string, r [2]int) bool {
+	if v == "" {
+		return false
+	}
+	major, minor, err := parseTFVersion(v)
+	if err != nil {
+		return false
+	}
+	return major < r[0] || (major == r[0] && minor < r[1])
+}
+
 // splitsRowReductions reports whether the XLA of TF release v runs softmax and layer norm
 // as several fusions.
 func splitsRowReductions(v string) bool {
