@@ -254,16 +254,7 @@ func olderThan(v string, r [2]int) bool {
 
 // splitsRowReductions reports whether the XLA of TF release v runs softmax and layer norm
 // as several fusions.
-func splitsRowReductions(v string) bool {
-	if v == "" {
-		return false
-	}
-	major, minor, err := parseTFVersion(v)
-	if err != nil {
-		return false
-	}
-	return major < tritonNormalizationRelease[0] || (major == tritonNormalizationRelease[0] && minor < tritonNormalizationRelease[1])
-}
+func splitsRowReductions(v string) bool { return olderThan(v, tritonNormalizationRelease) }
 
 // parseTFVersion reads "MAJOR.MINOR" (a patch part is allowed and ignored).
 func parseTFVersion(v string) (major, minor int, err error) {
