@@ -3,10 +3,10 @@ package hw
 import (
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 
+	"github.com/gpusim/gpusim/internal/limitread"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -240,7 +240,7 @@ func DefaultHost() Host { return builtinHosts[0] }
 //
 // Errors name the file, line and key.
 func LoadHost(path string) (Host, error) {
-	data, err := os.ReadFile(path)
+	data, err := limitread.ReadFile(path, maxProfileBytes)
 	if err != nil {
 		return Host{}, fmt.Errorf("load host profile: %w", err)
 	}
@@ -302,6 +302,21 @@ func ParseHost(name string, data []byte) (Host, error) {
 	return h, nil
 }
 
+// Bounds of a host profile's numbers, as scenarios bounds the keys that override them
+// (hardware.host.cores, input.host.memory_gib, hardware.count, input.storage_bandwidth).
+const (
+	// maxHostCores: Linux's largest NR_CPUS (8192, arch/x86/Kconfig MAXSMP).
+	maxHostCores = 8192
+	// maxHostMemory: 64 TiB, twice the largest x86 server's RAM.
+	maxHostMemory = 1 << 46
+	// maxHostGPUs: an NVLink Switch System joins up to 256 GPUs in one NVLink domain (NVIDIA
+	// DGX GH200), the most one simulated box can stand for.
+	maxHostGPUs = 256
+	// minHostRate: 100 kB/s, the slowest storage input.storage_bandwidth takes; a link slower
+	// than that turns a batch's copy into days of simulated time.
+	minHostRate = 1e5
+)
+
 // Validate reports the first field of h that cannot describe a host. A check that reads two
 // fields names the other too (fieldError.also), so a profile file's error can stand on the
 // line of whichever of them the file sets.
@@ -312,6 +327,8 @@ func (h Host) Validate() error {
 	switch {
 	case h.Cores <= 0:
 		return bad("cores", "%d: want > 0", h.Cores)
+	case h.Cores > maxHostCores:
+		return bad("cores", "%d: want at most %d (Linux's largest NR_CPUS)", h.Cores, maxHostCores)
 	case h.ThreadsPerCore < 0 || h.ThreadsPerCore > 2:
 		return bad("threads_per_core", "%d: want 0, 1 or 2", h.ThreadsPerCore)
 	case h.ThreadsPerCore == 2 && h.Cores%2 != 0:
@@ -321,8 +338,12 @@ func (h Host) Validate() error {
 		return bad("smt_gain", "%v: want 0 <= smt_gain <= 1", h.SMTGain)
 	case h.MemoryBytes <= 0:
 		return bad("memory_bytes", "%d: want > 0", h.MemoryBytes)
+	case h.MemoryBytes > maxHostMemory:
+		return bad("memory_bytes", "%d: want at most %d (64 TiB)", h.MemoryBytes, int64(maxHostMemory))
 	case h.GPUs < 0:
 		return bad("gpus", "%d: want >= 0", h.GPUs)
+	case h.GPUs > maxHostGPUs:
+		return bad("gpus", "%d: want at most %d (the largest NVLink domain)", h.GPUs, maxHostGPUs)
 	}
 	switch h.Interconnect {
 	case "", InterconnectNVSwitch, InterconnectNVLink, InterconnectPCIe:
@@ -346,6 +367,9 @@ func (h Host) Validate() error {
 		{"nvlink_bandwidth", h.NVLinkBandwidth}, {"inter_socket_bandwidth", h.InterSocketBandwidth}, {"nic_bandwidth", h.NICBandwidth}} {
 		if !(f.v >= 0) || f.v > 1e15 {
 			return bad(f.name, "%v: want a finite value >= 0", f.v)
+		}
+		if f.v > 0 && f.v < minHostRate {
+			return bad(f.name, "%v: want 0 or at least %g B/s", f.v, float64(minHostRate))
 		}
 	}
 	if h.PCIePath == "sys" && h.InterSocketBandwidth == 0 {

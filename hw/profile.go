@@ -237,6 +237,9 @@ func (g GPU) validate() error {
 	case g.HostDispatchScale < 0:
 		return bad("host_dispatch_scale", "must not be negative (0 = 1)")
 	}
+	if err := g.checkRanges(); err != nil {
+		return err
+	}
 	e := g.Efficiency
 	fracs := []struct {
 		key string
@@ -260,8 +263,97 @@ func (g GPU) validate() error {
 		key string
 		v   float64
 	}{{"compute_ramp", e.ComputeRamp}, {"conv_ramp", e.ConvRamp}, {"memory_ramp", e.MemoryRamp}, {"kernel_gap", e.KernelGap}, {"pcie_latency", e.PCIeLatency}} {
-		if f.v < 0 || f.v > 1 {
+		if !(f.v >= 0 && f.v <= 1) { // NaN fails too
 			return bad("efficiency."+f.key, fmt.Sprintf("%g: must be in [0, 1] seconds", f.v))
+		}
+	}
+	return nil
+}
+
+// Bounds of a profile's spec-sheet numbers. The switch in validate checks their signs; these
+// bound them so that every cost the model derives from them is a finite time inside sim.Time's
+// int64 nanoseconds (a NaN, an infinity or a bandwidth of 1e-300 B/s would otherwise reach
+// sim.FromSeconds, which panics), each far outside what any GPU has.
+const (
+	// maxProfileSMs: gpusim's bound, several times the 144 SMs of a full GH100 or GB100 die.
+	maxProfileSMs = 1024
+	// maxProfileMemory: 16 TiB, as scenarios' memory keys (a hundred times an H200's 141 GB).
+	maxProfileMemory = 1 << 44
+	// minProfileRate and maxProfileRate bound every bandwidth (B/s) and peak (FLOP/s) that is
+	// set: 1 MB/s, below any bus a GPU sits on, to 1e18, above any GPU's dense peak (an H200's
+	// FP16 Tensor Core rate is about 1e15).
+	minProfileRate = 1e6
+	maxProfileRate = 1e18
+	// maxProfileHostCost: one second per kernel launch or per step outside its ops (measured
+	// costs are microseconds to milliseconds: launch_overhead 6e-6, step_overhead 4.5e-3).
+	maxProfileHostCost = 1
+	// maxProfileDispatchScale: a host a thousand times slower than the recording host.
+	maxProfileDispatchScale = 1000
+	// maxProfileCCMajor, maxProfileCCMinor: nvcc's sm_XY architecture names give the minor
+	// version one digit; 99 is far above today's majors (Blackwell's 10 and 12).
+	maxProfileCCMajor = 99
+	maxProfileCCMinor = 9
+)
+
+// checkRanges checks the profile's spec-sheet numbers against their bounds (the constants
+// above); a rate of 0 is allowed where 0 means "no such path".
+func (g GPU) checkRanges() error {
+	bad := func(field, msg string) error { return &fieldError{field: field, msg: msg} }
+	ints := []struct {
+		key       string
+		v, lo, hi int64
+	}{
+		{"memory_bytes", g.MemoryBytes, 1, maxProfileMemory},
+		{"cc_major", int64(g.CCMajor), 3, maxProfileCCMajor},
+		{"cc_minor", int64(g.CCMinor), 0, maxProfileCCMinor},
+		{"sms", int64(g.SMs), 1, maxProfileSMs},
+		{"l2_bytes", g.L2Bytes, 0, maxProfileMemory},
+	}
+	for _, f := range ints {
+		if f.v < f.lo || f.v > f.hi {
+			return bad(f.key, fmt.Sprintf("%d: must be in [%d, %d]", f.v, f.lo, f.hi))
+		}
+	}
+	rates := []struct {
+		key    string
+		v      float64
+		zeroOK bool
+		unit   string
+	}{
+		{"mem_bandwidth", g.MemBandwidth, false, "B/s"},
+		{"peak_fp32", g.PeakFP32, false, "FLOP/s"},
+		{"peak_tf32", g.PeakTF32, true, "FLOP/s"},
+		{"peak_fp16", g.PeakFP16, true, "FLOP/s"},
+		{"peak_bf16", g.PeakBF16, true, "FLOP/s"},
+		{"peak_fp16_vector", g.PeakFP16Vector, true, "FLOP/s"},
+		{"peak_bf16_vector", g.PeakBF16Vector, true, "FLOP/s"},
+		{"nvlink_bandwidth", g.NVLinkBandwidth, true, "B/s"},
+		{"pcie_bandwidth", g.PCIeBandwidth, false, "B/s"},
+	}
+	for _, f := range rates {
+		if f.zeroOK && f.v == 0 {
+			continue
+		}
+		if !(f.v >= minProfileRate && f.v <= maxProfileRate) { // NaN fails too
+			zero := ""
+			if f.zeroOK {
+				zero = " (or 0: none)"
+			}
+			return bad(f.key, fmt.Sprintf("%g: must be in [%g, %g] %s%s", f.v, float64(minProfileRate), float64(maxProfileRate), f.unit, zero))
+		}
+	}
+	secs := []struct {
+		key    string
+		v, max float64
+		unit   string
+	}{
+		{"launch_overhead", g.LaunchOverhead, maxProfileHostCost, " seconds"},
+		{"step_overhead", g.StepOverhead, maxProfileHostCost, " seconds"},
+		{"host_dispatch_scale", g.HostDispatchScale, maxProfileDispatchScale, " (0 = 1)"},
+	}
+	for _, f := range secs {
+		if !(f.v >= 0 && f.v <= f.max) {
+			return bad(f.key, fmt.Sprintf("%g: must be in [0, %g]%s", f.v, f.max, f.unit))
 		}
 	}
 	return nil
