@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"github.com/gpusim/gpusim/internal/atomicfile"
+	"github.com/gpusim/gpusim/internal/jsonerr"
 )
 
 // TraceVersion is the version of the trace file format written by this package.
@@ -90,7 +92,13 @@ func ReadTrace(r io.Reader) (*Trace, error) {
 	return &t, nil
 }
 
-// LoadTrace reads a trace file, gzip-compressed or not.
+// maxTraceBytes bounds a trace, after gzip: a recording takes about 5 kB per second of the
+// job at the default 100 ms interval, so 1 GiB holds more than two days of it. A longer input
+// (or one that never ends, /dev/zero, a gzip bomb) is an error instead of filling memory.
+const maxTraceBytes = 1 << 30
+
+// LoadTrace reads a trace file, gzip-compressed or not. Errors name the file and, for a
+// malformed or truncated one, the line and key (jsonerr).
 func LoadTrace(path string) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -101,17 +109,33 @@ func LoadTrace(path string) (*Trace, error) {
 	var r io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%s: truncated: the gzip stream ends early", path)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		defer zr.Close()
 		r = zr
 	}
-	t, err := ReadTrace(r)
+	data, err := io.ReadAll(io.LimitReader(r, maxTraceBytes+1))
 	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%s: truncated: the gzip stream ends early", path)
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return t, nil
+	if len(data) > maxTraceBytes {
+		return nil, fmt.Errorf("%s: longer than %d bytes, more than a trace holds", path, maxTraceBytes)
+	}
+	var t Trace
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, jsonerr.Wrap(path, data, err, "")
+	}
+	if t.Version != TraceVersion {
+		return nil, fmt.Errorf("%s: version: %d, want %d", path, t.Version, TraceVersion)
+	}
+	return &t, nil
 }
 
 // Write encodes the trace as JSON.

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/gpusim/gpusim/analysis"
+	"github.com/gpusim/gpusim/internal/jsonerr"
+	"github.com/gpusim/gpusim/internal/limitread"
 	"github.com/gpusim/gpusim/report"
 )
 
@@ -155,8 +156,12 @@ func compareMerge(stdout, stderr io.Writer, args []string) error {
 	return compareRender(stdout, stderr, results, format, plotDir, htmlFile, command)
 }
 
+// maxComparePartBytes bounds a part file: a configuration's results take about 20 kB, so
+// 256 MiB holds a part of ten thousand configurations; /dev/zero fails at the bound.
+const maxComparePartBytes = 256 << 20
+
 func readComparePart(path string) (*comparePart, error) {
-	b, err := os.ReadFile(path)
+	b, err := limitread.ReadFile(path, maxComparePartBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +169,7 @@ func readComparePart(path string) (*comparePart, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%s: not a compare part: %w", path, err)
+		return nil, jsonerr.Wrap(path, b, err, "not a compare part")
 	}
 	if p.Format != comparePartFormat {
 		return nil, fmt.Errorf("%s: format %q, want %q (a file 'gpusim compare --shard' wrote)", path, p.Format, comparePartFormat)
