@@ -139,6 +139,22 @@ func Parse(source string, data []byte) (*Scenario, error) {
 		}
 		return nil, syntaxError(file, err)
 	}
+	// A second document ("---" then more keys) would be silently ignored: a scenario is one.
+	// An empty one (a trailing "---") holds nothing to ignore.
+	for {
+		var extra yaml.Node
+		err := dec.Decode(&extra)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, syntaxError(file, err)
+		}
+		if len(extra.Content) == 0 || extra.Content[0].ShortTag() == "!!null" && extra.Content[0].Value == "" {
+			continue
+		}
+		return nil, &Error{Place: fmt.Sprintf("%s:%d", file, extra.Content[0].Line), Err: fmt.Errorf("a second YAML document: a scenario is one document (remove the --- and what follows, or merge the two)")}
+	}
 	if len(doc.Content) == 0 {
 		return s, s.check(file)
 	}
@@ -377,8 +393,49 @@ func (s *Scenario) check(file string) error {
 		key := Key(fe.Field)
 		errs = append(errs, &Error{Place: s.place(key, file), Field: key, Err: fe.Err})
 	}
-	return errors.Join(errs...)
+	return oneLine(errs)
 }
+
+// oneLine makes the problems Validate found one error line: the first, and the keys of the
+// others. Two checks of one key (input.cache is checked by train and by pipeline) count once.
+func oneLine(errs []error) error {
+	var keep []error
+	seen := map[string]bool{}
+	for _, e := range errs {
+		var se *Error
+		if errors.As(e, &se) && se.Field != "" {
+			if seen[se.Field] {
+				continue
+			}
+			seen[se.Field] = true
+		}
+		keep = append(keep, e)
+	}
+	if len(keep) <= 1 {
+		return errors.Join(keep...)
+	}
+	var more []string
+	for _, e := range keep[1:] {
+		var se *Error
+		if errors.As(e, &se) && se.Field != "" {
+			more = append(more, se.Place+": "+se.Field)
+		} else {
+			more = append(more, e.Error())
+		}
+	}
+	return &moreError{first: keep[0], more: more}
+}
+
+// moreError is the first problem of a scenario, naming where the others are.
+type moreError struct {
+	first error
+	more  []string
+}
+
+func (e *moreError) Error() string {
+	return fmt.Sprintf("%v (and %d more: %s)", e.first, len(e.more), strings.Join(e.more, "; "))
+}
+func (e *moreError) Unwrap() error { return e.first }
 
 func unjoin(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
