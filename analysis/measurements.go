@@ -301,6 +301,15 @@ func parseTable(path string, r io.Reader, need ...string) (*table, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%s:1: no header", path)
 	}
+	// Every row has the header's fields: a file cut short (a copy that stopped mid-row) would
+	// otherwise lose its last row's trailing columns, read as empty, without a word.
+	for i, r := range recs[1:] {
+		if n := len(recs[0]); len(r) < n {
+			return nil, fmt.Errorf("%s:%d: truncated row: %d of the header's %d fields", path, i+2, len(r), n)
+		} else if len(r) > n {
+			return nil, fmt.Errorf("%s:%d: %d fields, more than the header's %d", path, i+2, len(r), n)
+		}
+	}
 	t := &table{path: path, col: map[string]int{}, rows: recs[1:]}
 	for i, h := range recs[0] {
 		t.col[h] = i
