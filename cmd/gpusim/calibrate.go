@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -311,9 +312,12 @@ func readFitInput(arg string, re *regexp.Regexp, warmup int) (fitInput, error) {
 			in.overrides = append(in.overrides, kv)
 		}
 	}
-	if strings.HasPrefix(path, "step_time=") {
+	if v, ok := strings.CutPrefix(path, "step_time="); ok {
 		// A step time measured without a trace (a Keras or JAX recording's table): an
 		// observation of the step alone, no memory.
+		if err := checkStepTime(v); err != nil {
+			return in, usagef("calibrate fit: %s: %v", arg, err)
+		}
 		if in.steps, err = calibrate.StepTimes([]calibrate.Line{{Text: path}}, nil, 0); err != nil {
 			return in, asUsage(fmt.Errorf("%s: %w", arg, err))
 		}
@@ -330,6 +334,30 @@ func readFitInput(arg string, re *regexp.Regexp, warmup int) (fitInput, error) {
 	}
 	in.memory, in.memErr = calibrate.AnalyzeMemory(t)
 	return in, nil
+}
+
+// stepTimeValue is the whole value of a step_time=VALUE argument: a number and a unit, as
+// calibrate's step_time= lines write it.
+var stepTimeValue = regexp.MustCompile(`^([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)(s|ms|us|µs|ns)?$`)
+
+// maxStepTime bounds a measured step time: gpusim's bound of an hour per step, far above any
+// step a training loop prints.
+const maxStepTime = 3600.0
+
+// checkStepTime checks v, the VALUE of step_time=VALUE: a positive, finite duration. Without
+// it a value the step_time= pattern does not match whole ("abc", "-3ms", "1e400ms") read as
+// "no step times in the output", and "0ms" was an observation of a step that takes no time.
+func checkStepTime(v string) error {
+	m := stepTimeValue.FindStringSubmatch(strings.TrimSpace(v))
+	if m == nil {
+		return fmt.Errorf("want a step time such as 33.7ms (a number and s, ms, us or ns)")
+	}
+	x, err := strconv.ParseFloat(m[1], 64)
+	scale := map[string]float64{"": 1, "s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}[m[2]]
+	if err != nil || !(x*scale > 0 && x*scale <= maxStepTime) {
+		return fmt.Errorf("step time %s: want more than 0 and at most %gs (gpusim's bound: an hour per step)", v, maxStepTime)
+	}
+	return nil
 }
 
 // fitSimulator is the simulator a fit runs: the scenario's GPU profile, and a predictor for the
