@@ -8,7 +8,7 @@ Writes into OUTDIR (default $OUT):
   kernels.csv  the kernel cuBLAS ran for each (prec, op, shape) (torch.profiler), with its
                device time
   tools.txt    which profiling tools the machine has (ncu, nsys, cuobjdump)
-  ncu.csv      when ncu is there and may read the counters: the instruction mix of the FP32
+  ncu.txt      when ncu is there and may read the counters: the instruction mix of the FP32
                GEMM and convolution kernels (issued instructions, FFMA, issue-active share)
   env.json, log.txt
 
@@ -20,29 +20,22 @@ probabilities times V (seq x 64 x seq), batch = batch x 16 heads.
 
 Usage: python3 tools/h200/gemm_clock.py [--budget SECONDS] [--out DIR] [--quick]
 """
-import argparse
 import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 import traceback
 
 import torch
 
-from h200lib import RunLog, Sampler, event_seconds, median_seconds, sm_clock_power
+from h200lib import (RunLog, Sampler, event_seconds, find_ncu, median_seconds, ncu_children,
+                     ncu_script_args, sm_clock_power)
 
 T0 = time.time()
-ap = argparse.ArgumentParser()
-ap.add_argument("--budget", type=float, default=200.0)
-ap.add_argument("--out", default=os.environ.get("OUT", "out"))
-ap.add_argument("--quick", action="store_true")
-ap.add_argument("--ncu-child", default="", help=argparse.SUPPRESS)
-args = ap.parse_args()
+args = ncu_script_args(budget=200.0)
 OUT = args.out
-os.makedirs(OUT, exist_ok=True)
 DEV = torch.device("cuda")
 
 
@@ -177,11 +170,7 @@ for prec in ["fp32", "tf32"]:
             w.writerow(r)
 
 # Instruction mix of the FP32 kernels, where ncu may read the counters.
-ncu = tools.get("ncu")
-if ncu is None:
-    for d in ["/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu"]:
-        if os.path.exists(d):
-            ncu = d
+ncu = find_ncu()
 if ncu and left() > 30:
     metrics = ",".join([
         "smsp__inst_executed.sum",
@@ -193,18 +182,8 @@ if ncu and left() > 30:
         "smsp__cycles_active.avg",
         "gpc__cycles_elapsed.avg.per_second",
     ])
-    out = []
-    for what in ["sgemm", "sgemm_bert", "conv"]:
-        if left() < 20:
-            break
-        try:
-            cmd = [ncu, "--csv", "--metrics", metrics, "--launch-skip", "1", "--launch-count", "1",
-                   "-k", "regex:gemm|conv|winograd|implicit|xmma|cutlass|sm90|sm80|ampere|volta",
-                   sys.executable, os.path.abspath(__file__), "--ncu-child", what, "--out", OUT]
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=min(60, left() - 10))
-            out.append("### %s rc=%d\n%s\n%s" % (what, r.returncode, r.stdout[-6000:], r.stderr[-2000:]))
-            log("ncu", what, "rc", r.returncode)
-        except Exception:  # noqa: BLE001
-            out.append("### %s failed\n%s" % (what, traceback.format_exc()))
-    open(os.path.join(OUT, "ncu.txt"), "w").write("\n".join(out))
+    ncu_children(ncu, __file__, OUT, ["sgemm", "sgemm_bert", "conv"],
+                 ["--csv", "--metrics", metrics,
+                  "-k", "regex:gemm|conv|winograd|implicit|xmma|cutlass|sm90|sm80|ampere|volta"],
+                 RL, stop_below=20, cap=60, margin=10, tails=(6000, 2000))
 log("done")

@@ -13,29 +13,24 @@ Writes into OUTDIR (default $OUT):
                (why the issue slots go idle)
   env.json, log.txt
 
-Usage: python3 tools/h200/gemm_layout.py [--budget SECONDS] [--out DIR]
+Usage: python3 tools/h200/gemm_layout.py [--budget SECONDS] [--out DIR] [--quick]
+(--quick: one small shape per table and a 512^3 SGEMM for ncu, a smoke test of the script)
 """
-import argparse
 import csv
 import json
 import os
-import subprocess
 import sys
 import time
 import traceback
 
 import torch
 
-from h200lib import RunLog, Sampler, event_seconds, median_seconds
+from h200lib import (RunLog, Sampler, event_seconds, find_ncu, median_seconds, ncu_children,
+                     ncu_script_args)
 
 T0 = time.time()
-ap = argparse.ArgumentParser()
-ap.add_argument("--budget", type=float, default=120.0)
-ap.add_argument("--out", default=os.environ.get("OUT", "out"))
-ap.add_argument("--ncu-child", default="", help=argparse.SUPPRESS)
-args = ap.parse_args()
+args = ncu_script_args(budget=120.0)
 OUT = args.out
-os.makedirs(OUT, exist_ok=True)
 DEV = torch.device("cuda")
 
 if args.ncu_child:
@@ -148,35 +143,29 @@ def run(name, plan):
 
 
 LAYOUTS = [("k", "k"), ("k", "mn"), ("mn", "k"), ("mn", "mn")]
+SHAPES = [(4096, 4096, 1024), (3840, 1024, 4096), (1024, 4096, 3840), (4096, 4096, 4096)]
+KS_BATCHED, KS_SQUARE = [16, 32, 64, 128, 256, 512, 1024], [64, 128, 256, 512, 1024, 4096]
+NCU_SHAPES = ["4096x4096x4096", "3840x4096x1024"]
+if args.quick:
+    SHAPES, KS_BATCHED, KS_SQUARE, NCU_SHAPES = [(512, 512, 256)], [16, 64], [64], ["512x512x512"]
 plan = []
 for prec in ["tf32", "bf16", "fp32"]:
-    for m, n, k in [(4096, 4096, 1024), (3840, 1024, 4096), (1024, 4096, 3840), (4096, 4096, 4096)]:
+    for m, n, k in SHAPES:
         for am, bm in LAYOUTS:
             plan.append((prec, 1, m, n, k, am, bm))
 run("layout.csv", plan)
 
 plan = []
 for prec in ["fp32", "tf32", "bf16"]:
-    for k in [16, 32, 64, 128, 256, 512, 1024]:
+    for k in KS_BATCHED:
         plan.append((prec, 160, 384, 384, k, "k", "mn"))
-    for k in [64, 128, 256, 512, 1024, 4096]:
+    for k in KS_SQUARE:
         plan.append((prec, 1, 4096, 4096, k, "k", "mn"))
 run("ksweep.csv", plan)
 
-ncu = "/usr/local/cuda/bin/ncu"
-if os.path.exists(ncu):
-    out = []
-    for shape in ["4096x4096x4096", "3840x4096x1024"]:
-        if left() < 15:
-            break
-        try:
-            cmd = [ncu, "--section", "WarpStateStats", "--section", "SchedulerStats", "--launch-skip", "1",
-                   "--launch-count", "1", "-k", "regex:gemm|sgemm", sys.executable, os.path.abspath(__file__),
-                   "--ncu-child", shape, "--out", OUT]
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=max(10, min(50, left() - 5)))
-            out.append("### %s rc=%d\n%s\n%s" % (shape, r.returncode, r.stdout[-8000:], r.stderr[-1500:]))
-            log("ncu", shape, "rc", r.returncode)
-        except Exception:  # noqa: BLE001
-            out.append("### %s failed\n%s" % (shape, traceback.format_exc()))
-    open(os.path.join(OUT, "ncu.txt"), "w").write("\n".join(out))
+ncu = find_ncu()
+if ncu:
+    ncu_children(ncu, __file__, OUT, NCU_SHAPES,
+                 ["--section", "WarpStateStats", "--section", "SchedulerStats", "-k", "regex:gemm|sgemm"],
+                 RL, stop_below=15, cap=50, margin=5, tails=(8000, 1500))
 log("done")

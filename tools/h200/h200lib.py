@@ -8,17 +8,24 @@
 - smi: one nvidia-smi query line (clocks, power), for a run's env.json before and after.
 - hlo_lines: the lines of XLA's optimized HLO of a step, from the text file or the tarball
   of an `--xla_dump_to` folder.
+- ncu_script_args / find_ncu / ncu_children: the flags of a script that profiles its own
+  `--ncu-child` workloads, Nsight Compute, and one profiled kernel of each workload, into
+  OUTDIR/ncu.txt.
 
 torch and pynvml are imported where they are used, so a JAX-only script imports this module
 without them.
 """
+import argparse
 import contextlib
 import io
 import os
+import shutil
 import subprocess
+import sys
 import tarfile
 import threading
 import time
+import traceback
 
 
 class RunLog:
@@ -143,3 +150,54 @@ def hlo_lines(path):
                     return io.TextIOWrapper(t.extractfile(m)).read().splitlines()
         raise SystemExit(path + ": no after_optimizations.txt inside")
     return open(path).read().splitlines()
+
+
+def ncu_script_args(budget):
+    """The parsed flags of a script that profiles its own workloads with ncu: --budget SECONDS
+    (default budget), --out DIR (default $OUT, made where missing), --quick, and the hidden
+    --ncu-child WORKLOAD with which ncu_children runs the script again."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--budget", type=float, default=budget)
+    ap.add_argument("--out", default=os.environ.get("OUT", "out"))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--ncu-child", default="", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    return args
+
+
+# Where the CUDA toolkit and a standalone Nsight Compute install put ncu, for a PATH without it.
+NCU_PATHS = ["/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu"]
+
+
+def find_ncu():
+    """Nsight Compute's ncu: on PATH, else at NCU_PATHS; None where the machine has none."""
+    found = shutil.which("ncu")
+    if found:
+        return found
+    for p in NCU_PATHS:
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def ncu_children(ncu, script, out, children, ncu_args, rl, stop_below, cap, margin, tails):
+    """Profiles, for each child in children, one kernel (the launch after one warm-up) of
+    `python3 script --ncu-child CHILD --out out` with ncu and ncu_args (its metrics or sections
+    and its -k kernel filter), while the RunLog rl has stop_below seconds left or more; each ncu
+    run may take max(10, min(cap, seconds left - margin)) s. Writes each run's return code and
+    the last tails[0] and tails[1] characters of its stdout and stderr to out/ncu.txt."""
+    runs = []
+    for what in children:
+        if rl.left() < stop_below:
+            break
+        try:
+            cmd = [ncu] + ncu_args + ["--launch-skip", "1", "--launch-count", "1",
+                                      sys.executable, os.path.abspath(script), "--ncu-child", what, "--out", out]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=max(10, min(cap, rl.left() - margin)))
+            runs.append("### %s rc=%d\n%s\n%s" % (what, r.returncode, r.stdout[-tails[0]:], r.stderr[-tails[1]:]))
+            rl.log("ncu", what, "rc", r.returncode)
+        except Exception:  # noqa: BLE001
+            runs.append("### %s failed\n%s" % (what, traceback.format_exc()))
+    with open(os.path.join(out, "ncu.txt"), "w") as f:
+        f.write("\n".join(runs))
