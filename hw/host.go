@@ -259,9 +259,9 @@ var removedHostKeys = map[string]string{
 
 // ParseHost parses host profile data; name is used in error messages.
 func ParseHost(name string, data []byte) (Host, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return Host{}, fmt.Errorf("%s: %w", name, err)
+	doc, err := oneDocument(name, data)
+	if err != nil {
+		return Host{}, err
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return Host{}, fmt.Errorf("%s:%d: a host profile is a mapping of keys to values", name, max(doc.Line, 1))

@@ -36,9 +36,9 @@ const maxProfileBytes = 4 << 20
 
 // ParseProfile parses profile data; name is used in error messages.
 func ParseProfile(name string, data []byte) (GPU, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return GPU{}, fmt.Errorf("%s: %w", name, err)
+	doc, err := oneDocument(name, data)
+	if err != nil {
+		return GPU{}, err
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return GPU{}, fmt.Errorf("%s:%d: a gpu profile is a mapping of keys to values", name, max(doc.Line, 1))
@@ -71,6 +71,30 @@ func ParseProfile(name string, data []byte) (GPU, error) {
 		return GPU{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return g, nil
+}
+
+// oneDocument parses a profile file's YAML: one document, since yaml.Unmarshal would read the
+// first of several and silently ignore the rest. An empty trailing document ("---" at the end)
+// holds nothing to ignore.
+func oneDocument(file string, data []byte) (yaml.Node, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return doc, fmt.Errorf("%s: %w", file, err)
+	}
+	for {
+		var extra yaml.Node
+		err := dec.Decode(&extra)
+		if errors.Is(err, io.EOF) {
+			return doc, nil
+		}
+		if err != nil {
+			return doc, fmt.Errorf("%s: %w", file, err)
+		}
+		if len(extra.Content) > 0 && !(extra.Content[0].ShortTag() == "!!null" && extra.Content[0].Value == "") {
+			return doc, fmt.Errorf("%s:%d: a second YAML document: a profile is one document", file, extra.Content[0].Line)
+		}
+	}
 }
 
 // decodeInto sets the fields of struct v from mapping node m, key by key, so that an unknown

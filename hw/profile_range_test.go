@@ -73,3 +73,20 @@ func TestParseHostRanges(t *testing.T) {
 		t.Errorf("LoadHost(/dev/zero) = %v, want an error naming the size bound", err)
 	}
 }
+
+// A profile of two YAML documents was read as its first, the second silently ignored.
+func TestProfilesAreOneDocument(t *testing.T) {
+	const want = "p.yaml:4: a second YAML document: a profile is one document"
+	if _, err := ParseProfile("p.yaml", []byte("base: v100-16gb\nname: mine\n---\nsms: 1\n")); err == nil || err.Error() != want {
+		t.Errorf("ParseProfile of two documents = %v, want %q", err, want)
+	}
+	if _, err := ParseHost("p.yaml", []byte("base: dgx-a100\nname: mine\n---\ncores: 8\n")); err == nil || err.Error() != want {
+		t.Errorf("ParseHost of two documents = %v, want %q", err, want)
+	}
+	if _, err := ParseProfile("p.yaml", []byte("base: v100-16gb\nname: mine\n---\n")); err != nil {
+		t.Errorf("ParseProfile with a trailing ---: %v", err)
+	}
+	if _, err := ParseProfile("p.yaml", []byte("")); err == nil || err.Error() != "p.yaml:1: a gpu profile is a mapping of keys to values" {
+		t.Errorf("ParseProfile of an empty file = %v", err)
+	}
+}
