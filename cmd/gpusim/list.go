@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -133,14 +132,10 @@ func runList(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	case "models":
 		var ms []*models.Model
 		if *file != "" {
-			f, err := os.Open(*file)
+			// As model=@FILE reads it: Keras JSON or a .keras archive, at most models' bound.
+			m, err := models.LoadFile(*file)
 			if err != nil {
 				return asUsage(fmt.Errorf("list models: %w", err))
-			}
-			m, err := models.FromKerasJSON(f)
-			f.Close()
-			if err != nil {
-				return asUsage(fmt.Errorf("list models: %s: %w", *file, err))
 			}
 			ms = append(ms, m)
 		} else {
