@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gpusim/gpusim/internal/jsonerr"
 	"github.com/gpusim/gpusim/internal/limitread"
 )
 
@@ -29,12 +30,17 @@ func LoadFile(path string) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
+		place := path // where a JSON syntax error's line is
 		if bytes.HasPrefix(data, []byte("PK\x03\x04")) || strings.HasSuffix(path, ".keras") {
 			if data, err = kerasArchiveConfig(data); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
+			place = path + ":config.json"
 		}
 		m, err := FromKerasJSON(bytes.NewReader(data))
+		if serr := jsonerr.Syntax(place, data, err, "keras json"); serr != nil {
+			return nil, serr // a syntax error or a truncated file, on its line
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

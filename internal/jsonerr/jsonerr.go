@@ -52,6 +52,17 @@ func Wrap(path string, data []byte, err error, what string) error {
 	return e
 }
 
+// Syntax is Wrap for an error that may or may not come from decoding data: a JSON syntax error
+// or a truncated or empty document is placed in path as Wrap places it; any other error
+// (what the caller found wrong with the decoded value) gives nil.
+func Syntax(path string, data []byte, err error, what string) error {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil
+	}
+	return Wrap(path, data, err, what)
+}
+
 func wrap(path string, data []byte, err error) *Error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError

@@ -3,6 +3,7 @@ package jsonerr
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"testing"
 )
 
@@ -35,6 +36,12 @@ func TestWrap(t *testing.T) {
 	}
 	if err := Wrap("d.json", []byte("{"), json.Unmarshal([]byte("{"), new(doc)), "not a doc"); err == nil || err.Error() != "d.json:1: not a doc: truncated: the JSON ends early" {
 		t.Errorf("Wrap with what = %v", err)
+	}
+	if err := Syntax("d.json", []byte("{\n"), json.Unmarshal([]byte("{\n"), new(doc)), "doc"); err == nil || err.Error() != "d.json:1: doc: truncated: the JSON ends early" {
+		t.Errorf("Syntax of a truncated file = %v", err)
+	}
+	if err := Syntax("d.json", []byte("{}"), io.ErrClosedPipe, "doc"); err != nil {
+		t.Errorf("Syntax of an error not from decoding = %v, want nil", err)
 	}
 	if Wrap("d.json", nil, nil, "") != nil {
 		t.Error("Wrap(nil) is not nil")
