@@ -70,6 +70,9 @@ func (e *TraceError) Unwrap() error { return e.Err }
 // ErrBadTrace is wrapped by every TraceError.
 var ErrBadTrace = errors.New("bad trace")
 
+// maxTraceLine bounds one line of a trace: a row is a few dozen bytes.
+const maxTraceLine = 1 << 20
+
 // ReadTrace parses a CSV trace with a header naming at least the columns op and bytes; id and
 // ptr (a device address, decimal or 0x-hex) are optional (more columns are ignored). An alloc row with no id column or an empty id gets the
 // next id in order (0, 1, 2, ... counting allocs); a free must name the id of an earlier alloc.
@@ -80,7 +83,7 @@ func ReadTrace(r io.Reader, name string) (*Trace, error) {
 		return &TraceError{File: name, Line: line, Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrBadTrace}, args...)...)}
 	}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), maxTraceLine)
 	tr := &Trace{Name: name}
 	colOp, colID, colBytes, colPtr, ncols := -1, -1, -1, -1, 0
 	line := 0
@@ -195,7 +198,10 @@ func ReadTrace(r io.Reader, name string) (*Trace, error) {
 		}
 		tr.Ops = append(tr.Ops, op)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		// Not a trace (a binary file, /dev/zero): a row is a few dozen bytes.
+		return nil, bad(line+1, "", "a line longer than %d bytes: not a CSV trace", maxTraceLine)
+	} else if err != nil {
 		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
 	}
 	if colOp < 0 {

@@ -77,6 +77,8 @@ func TestBadInputOneLine(t *testing.T) {
 		{"step_time=abc", nil, nil,
 			[]string{"calibrate", "fit", "step_time=abc", "--scenario", "../../calibrate/testdata/keras-h200.yaml", "--no-memory"},
 			"step_time=abc: want a step time such as 33.7ms", ""},
+		{"alloc trace /dev/zero", nil, nil,
+			[]string{"alloc", "replay", "/dev/zero", "--mode", "growth", "--limit", "1GiB", "-o", "DIR/r.csv"}, "/dev/zero:1: bad trace: a line longer than 1048576 bytes: not a CSV trace", "r.csv"},
 		{"validate data cut mid-row", map[string]string{"data/dle/dle_tf.csv": cutRow(dle, 3, 50)}, map[string]string{"data/h200": "testdata/h200"},
 			[]string{"validate", "--data", "DIR/data", "--set", "dle"}, "data/dle/dle_tf.csv:4: truncated row: 1 of the header's 24 fields", ""},
 	}
