@@ -86,7 +86,7 @@ type Measurement struct {
 // rows gpusim can simulate (dle/dle_tf.csv), the PyTorch H200 steps (h200/steps.csv, float32
 // CNN rows replaced by their NCHW re-run in h200/nchw as TF lays them out), the JAX steps
 // (h200/jax/steps.csv) and the Keras steps (h200/keras/steps.csv and the later recordings in
-// h200/keras/host, repeat, split and seq) where present. Errors name the file, line and column.
+// h200/keras/host, repeat, split, seq and rep) where present. Errors name the file, line and column.
 func ReadMeasurements(dir string) ([]Measurement, error) {
 	var all []Measurement
 	dle, err := readDLE(filepath.Join(dir, "dle", "dle_tf.csv"))
@@ -109,33 +109,26 @@ func ReadMeasurements(dir string) ([]Measurement, error) {
 		return nil, err
 	}
 	all = append(all, keras...)
-	repeats, err := readKerasHost(filepath.Join(dir, "h200", "keras", "host", "kmodel.csv"), SourceKeras+" host")
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	// The later Keras recordings, each with its host's speed measured (README.md in each
+	// folder): host and repeat re-run keras_fit.py's configs; split times fit's host work
+	// piece by piece; seq repeats the first recording's ResNet-50 sequence one process per
+	// config; rep runs ResNet-50 batch 64 in three precisions three times over, interleaved,
+	// to show how far one config's host-fed step moves between runs on the same machine. A
+	// config run again within a recording is kept apart by its round.
+	for _, r := range []struct{ sub, file string }{
+		{"host", "kmodel.csv"}, {"repeat", "kmodel.csv"}, {"split", "ksplit.csv"}, {"seq", "kseq.csv"}, {"rep", "kseq.csv"},
+	} {
+		ms, err := readKerasHost(filepath.Join(dir, "h200", "keras", r.sub, r.file), SourceKeras+" "+r.sub)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		all = append(all, ms...)
 	}
-	all = append(all, repeats...)
-	probed, err := readKerasHost(filepath.Join(dir, "h200", "keras", "repeat", "kmodel.csv"), SourceKeras+" repeat")
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	all = append(all, probed...)
-	split, err := readKerasHost(filepath.Join(dir, "h200", "keras", "split", "ksplit.csv"), SourceKeras+" split")
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	all = append(all, split...)
-	// The fifth recording repeats the first one's ResNet-50 sequence, one process per config
-	// (h200/keras/seq/README.md); its last two configs run a second time, kept apart (round).
-	seq, err := readKerasHost(filepath.Join(dir, "h200", "keras", "seq", "kseq.csv"), SourceKeras+" seq")
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	all = append(all, seq...)
 	return all, nil
 }
 
 // readKerasHost reads a kmodel.csv, ksplit.csv or kseq.csv of tools/h200/keras_host.py
-// (h200/keras/host, repeat, split and seq; README.md there): repeats of keras_fit.py's configs
+// (h200/keras/host, repeat, split, seq and rep; README.md there): repeats of keras_fit.py's configs
 // in later recordings, with the same steps: the synchronised device-fed median, and the
 // host-fed fit for 5 epochs of 4 steps (wall_ms_5x4 over 20, as keras_fit.py's host_fed_ms).
 // version keeps one recording's rows apart from another's when ratios pair float32 twins.
@@ -155,7 +148,7 @@ func readKerasHost(path, version string) ([]Measurement, error) {
 	for i := range t.rows {
 		v := version
 		if r := t.get(i, "round"); r != "" && r != "1" {
-			// A config run again later in the same recording (h200/keras/seq): its own
+			// A config run again later in the same recording (h200/keras/seq, rep): its own
 			// version, so that ratios pair it with the float32 twin of its own round.
 			v += " round " + r
 		}

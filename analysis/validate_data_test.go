@@ -11,16 +11,20 @@ import (
 // what the code gives, so that a change that widens one fails; a change that narrows one
 // lowers its ceiling here. Issue 13's stated targets are the DLE 1-GPU MAE <= 10%, XLA on and
 // XLA off alike, the AMP/TF32 and XLA on/off ratios <= 10% and leave-one-GPU-out <= 15%; the
-// XLA-on group's ceiling sits above 10% because the code gives 10.0% there (its largest
-// misses: the 2019 epoch-averaged SQuAD AMP tables and the 20.06 SQuAD FP32 batch-10 rows,
-// testdata/dle/README.md).
+// XLA-on group's ceiling is that 10% (its largest misses: the 2019 epoch-averaged SQuAD AMP
+// tables, the 20.06 SQuAD FP32 batch-10 rows and the pre-training rows that ran grappler's
+// swapping, testdata/dle/README.md).
 // The DLE rows are real TensorFlow on DGX-1/DGX-2/DGX A100 (testdata/dle); no cost-model
 // constant is fitted on them. The h200-keras rows are real Keras 3 model.fit on the H200
 // (testdata/h200/keras): the first recording measured no host speed, so its three host-fed
 // ResNet-50 half-precision rows at batch 128-256 (-16% to -20%) are rows of a host slow at the
 // time (its sequence run again with the host's counters, testdata/h200/keras/seq, showed no
 // page-fault or huge-page mechanism and a VM whose CPU speed moves by itself); the later
-// recordings run on the gather rate fit itself measured. h200-jax and h200-pytorch are proxies
+// recordings run on the gather rate fit itself measured. The host-fed ceilings hold that VM's
+// noise too: testdata/h200/keras/rep ran ResNet-50 batch 64 in three precisions three times
+// over on one machine, and one config's host-fed step moved by up to 1.44x between rounds
+// minutes apart (bfloat16: 34.2, 23.7, 30.3 ms), the host work beyond the gather from 7.1 to
+// 14.5 ms. h200-jax and h200-pytorch are proxies
 // (pure-JAX steps; PyTorch eager, whose host time and op inventory gpusim does not model).
 func TestValidateShippedMeasurements(t *testing.T) {
 	if testing.Short() {
@@ -52,9 +56,9 @@ func TestValidateShippedMeasurements(t *testing.T) {
 		{"dle 1-GPU", "leave-one-gpu-out", "mean of folds", 5, 0.10},
 		{"dle multi-GPU", "all", "", 226, 0.155},
 		{"dle multi-GPU", "model", "resnet50-v1.5", 12, 0.06},
-		{SourceKeras + " device-fed", "all", "", 41, 0.03},
-		{SourceKeras + " host-fed", "all", "", 41, 0.05},
-		{SourceKeras + " host-fed", "precision", "float32", 16, 0.03},
+		{SourceKeras + " device-fed", "all", "", 50, 0.03},
+		{SourceKeras + " host-fed", "all", "", 50, 0.065},
+		{SourceKeras + " host-fed", "precision", "float32", 19, 0.04},
 		{SourceJAX, "all", "", 3, 0.155},
 		{SourcePyTorch, "all", "", 34, 0.365},
 	} {
@@ -102,15 +106,16 @@ func TestKerasMeasuredHost(t *testing.T) {
 			continue
 		}
 		measured[m.Version]++
-		// gather_ms 11-62 ms for 38-154 MB batches: 2.3-3.9 GB/s.
-		if m.HostGatherRate < 2.3e9 || m.HostGatherRate > 3.9e9 {
-			t.Errorf("%s: HostGatherRate %.3g B/s, want fit's measured 2.3e9-3.9e9", m.Ref, m.HostGatherRate)
+		// gather_ms 8.6-62 ms for 38-154 MB batches: 2.3-4.5 GB/s.
+		if m.HostGatherRate < 2.3e9 || m.HostGatherRate > 4.5e9 {
+			t.Errorf("%s: HostGatherRate %.3g B/s, want fit's measured 2.3e9-4.5e9", m.Ref, m.HostGatherRate)
 		}
 	}
 	// host and repeat: 4 configs each; split: 9; seq: the first recording's 9 and 2 of them
-	// again; each config device- and host-fed.
+	// again; rep: 3 configs in 3 rounds; each config device- and host-fed.
 	for v, n := range map[string]int{SourceKeras + " host": 8, SourceKeras + " repeat": 8, SourceKeras + " split": 18,
-		SourceKeras + " seq": 18, SourceKeras + " seq round 2": 4} {
+		SourceKeras + " seq": 18, SourceKeras + " seq round 2": 4,
+		SourceKeras + " rep": 6, SourceKeras + " rep round 2": 6, SourceKeras + " rep round 3": 6} {
 		if measured[v] != n {
 			t.Errorf("%s: %d rows on a measured host, want %d", v, measured[v], n)
 		}
