@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"runtime"
 	"strings"
@@ -146,7 +147,13 @@ type runResponse struct {
 // serveRun runs GET /api/run?scenario=NAME&set=key=value&set=...: the built-in NAME with the
 // overrides, checked as gpusim run checks them.
 func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+	// url.Values from r.URL.Query() would drop a malformed pair ("scenario=%ZZ") and run the
+	// default scenario instead.
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("malformed query: %v", err))
+		return
+	}
 	for k := range q {
 		if k != "scenario" && k != "set" {
 			httpError(w, http.StatusBadRequest, fmt.Sprintf("unknown parameter %q: want scenario and set", k))
@@ -198,12 +205,15 @@ func (s *Server) run(ctx context.Context, name string, sets []string) (*runRespo
 		return nil, badRequest{fmt.Errorf("unknown scenario %q (built-ins: %s)", name, strings.Join(scenarios.Names(), ", "))}
 	}
 	for _, kv := range sets {
-		// A GPU profile file (hardware.gpu=@FILE) or a model file (model=@FILE) would be read
-		// from this machine's disk; the page serves and reads nothing but what is built in.
+		// A GPU or host profile file (hardware.gpu=@FILE, hardware.host.profile=@FILE) or a
+		// model file (model=@FILE) would be read from this machine's disk; the page serves and
+		// reads nothing but what is built in.
 		if k, v, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "hardware.gpu" && strings.Contains(v, "@") {
 			return nil, badRequest{fmt.Errorf("--set %s: hardware.gpu: the page runs built-in GPU profiles only (gpusim list devices); a profile file needs gpusim run", kv)}
 		} else if strings.TrimSpace(k) == "model" && strings.Contains(v, "@") {
 			return nil, badRequest{fmt.Errorf("--set %s: model: the page runs zoo models only (gpusim list models); a model file needs gpusim run", kv)}
+		} else if strings.TrimSpace(k) == "hardware.host.profile" && strings.Contains(v, "@") {
+			return nil, badRequest{fmt.Errorf("--set %s: hardware.host.profile: the page runs built-in host profiles only (gpusim list hosts); a profile file needs gpusim run", kv)}
 		}
 	}
 	sc, err := scenario(name, sets)

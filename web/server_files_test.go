@@ -1,0 +1,28 @@
+package web
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// The page reads no file of the serving machine: before, hardware.host.profile=@FILE read any
+// path the request named (the GPU and model keys were already refused), and a malformed query
+// ("scenario=%ZZ") was dropped and ran the default scenario with 200.
+func TestBadRequestsReadNoFile(t *testing.T) {
+	ts := newServer(t, Options{})
+	for _, tc := range []struct{ name, url, want string }{
+		{"a host profile file", runURL(ts.URL, "default", "hardware.host.profile=@/dev/zero"),
+			"--set hardware.host.profile=@/dev/zero: hardware.host.profile: the page runs built-in host profiles only (gpusim list hosts); a profile file needs gpusim run"},
+		{"a malformed query", ts.URL + "/api/run?scenario=%ZZ", `malformed query: invalid URL escape "%ZZ"`},
+	} {
+		code, body := get(t, tc.url)
+		var e struct{ Error string }
+		if err := json.Unmarshal(body, &e); err != nil {
+			t.Errorf("%s: body %q is not JSON: %v", tc.name, body, err)
+			continue
+		}
+		if code != 400 || e.Error != tc.want {
+			t.Errorf("%s: GET = %d %q, want 400 %q", tc.name, code, e.Error, tc.want)
+		}
+	}
+}
