@@ -10,7 +10,8 @@ import (
 )
 
 // A truncated, garbled or mistyped trace is one error line naming the file, the line and the
-// key; before, a truncated trace said only "unexpected EOF" and /dev/zero was read without end.
+// key (not a bare "unexpected EOF"), and an endless input (/dev/zero) is refused in bounded
+// time.
 func TestLoadTraceErrors(t *testing.T) {
 	good, err := os.ReadFile(filepath.Join("testdata", "torch-resnet50-b64.json.gz"))
 	if err != nil {

@@ -74,7 +74,7 @@ func TestParseHostRanges(t *testing.T) {
 	}
 }
 
-// A profile of two YAML documents was read as its first, the second silently ignored.
+// A profile is one YAML document: a second one is an error, not silently ignored.
 func TestProfilesAreOneDocument(t *testing.T) {
 	const want = "p.yaml:4: a second YAML document: a profile is one document"
 	if _, err := ParseProfile("p.yaml", []byte("base: v100-16gb\nname: mine\n---\nsms: 1\n")); err == nil || err.Error() != want {

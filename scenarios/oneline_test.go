@@ -6,8 +6,8 @@ import (
 )
 
 // A bad scenario is one error line, the exact text below: a key two checks reject (train and
-// pipeline both check input.cache) was said twice, on two lines; several bad keys were one line
-// each; and a second YAML document was silently ignored.
+// pipeline both check input.cache) is said once, several bad keys share the line, and a second
+// YAML document is an error, not silently ignored.
 func TestErrorsAreOneLine(t *testing.T) {
 	for _, tc := range []struct {
 		name, doc string

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// The page reads no file of the serving machine: before, hardware.host.profile=@FILE read any
-// path the request named (the GPU and model keys were already refused), and a malformed query
-// ("scenario=%ZZ") was dropped and ran the default scenario with 200.
+// The page reads no file of the serving machine: hardware.host.profile=@FILE is refused as the
+// GPU and model keys' @FILE are, and a malformed query ("scenario=%ZZ") is a 400, not the
+// default scenario with 200.
 func TestBadRequestsReadNoFile(t *testing.T) {
 	ts := newServer(t, Options{})
 	for _, tc := range []struct{ name, url, want string }{

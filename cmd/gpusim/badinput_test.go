@@ -11,10 +11,10 @@ import (
 
 // TestBadInputOneLine feeds each file input of the CLI a malformed, truncated or out-of-range
 // file and checks the project's standard: exit 2, one line naming the file (and line and key
-// where the file has them), no output file left behind. Each case failed before its fix: a
-// panic's stack trace (a GPU profile's NaN or 1e-300 B/s), a read without end (/dev/zero as
-// a host profile or a compare part), a truncated file read as "unexpected EOF" or not noticed
-// at all, a step_time=0ms observation accepted.
+// where the file has them), no output file left behind. Each case guards one way of breaking
+// it: a panic's stack trace (a GPU profile's NaN or 1e-300 B/s), a read without end
+// (/dev/zero as a host profile or a compare part), a truncated file read as "unexpected EOF"
+// or not noticed at all, a step_time=0ms observation accepted.
 func TestBadInputOneLine(t *testing.T) {
 	gpu, err := os.ReadFile(filepath.Join("..", "..", "hw", "testdata", "v100-16gb.yaml"))
 	if err != nil {

@@ -344,9 +344,10 @@ var stepTimeValue = regexp.MustCompile(`^([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)(s
 // step a training loop prints.
 const maxStepTime = 3600.0
 
-// checkStepTime checks v, the VALUE of step_time=VALUE: a positive, finite duration. Without
-// it a value the step_time= pattern does not match whole ("abc", "-3ms", "1e400ms") read as
-// "no step times in the output", and "0ms" was an observation of a step that takes no time.
+// checkStepTime checks v, the VALUE of step_time=VALUE: a positive, finite duration, so that
+// a value the step_time= pattern does not match whole ("abc", "-3ms", "1e400ms") is named as
+// the bad value rather than read as "no step times in the output", and "0ms" is refused, not
+// taken as a step that takes no time.
 func checkStepTime(v string) error {
 	m := stepTimeValue.FindStringSubmatch(strings.TrimSpace(v))
 	if m == nil {
