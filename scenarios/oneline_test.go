@@ -6,8 +6,9 @@ import (
 )
 
 // A bad scenario is one error line, the exact text below: a key two checks reject (train and
-// pipeline both check input.cache) is said once, several bad keys share the line, and a second
-// YAML document is an error, not silently ignored.
+// pipeline both check input.cache) is said once, several bad keys share the line, a second
+// YAML document is an error, not silently ignored, and so is a process listing a GPU twice
+// (its memory would count twice there).
 func TestErrorsAreOneLine(t *testing.T) {
 	for _, tc := range []struct {
 		name, doc string
@@ -20,6 +21,8 @@ func TestErrorsAreOneLine(t *testing.T) {
 			`bad.yaml:1: precision: "fp99" is not one of float32, mixed_float16, mixed_bfloat16 (and 2 more: bad.yaml:4: memory.mode; bad.yaml:2: framework)`},
 		{"second document", "batch: 64\n---\nbatch: 32\n", "bad.yaml:3: a second YAML document: a scenario is one document (remove the --- and what follows, or merge the two)"},
 		{"third document", "batch: 64\n---\n---\nsteps: 3\n", "bad.yaml:4: a second YAML document: a scenario is one document (remove the --- and what follows, or merge the two)"},
+		{"a process's GPU twice", "processes:\n  - name: a\n    gpus: [0, 1, 0]\n    used_mib: 100\n",
+			"bad.yaml:3: processes[0].gpus: GPU 0 listed twice (a process holds its memory on each GPU once)"},
 		{"second document's syntax", "batch: 64\n---\nbatch: [\n", "bad.yaml:3: yaml syntax: did not find expected node content"},
 	} {
 		_, err := Parse("bad.yaml", []byte(tc.doc))

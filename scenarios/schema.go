@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -363,6 +364,10 @@ var processFields = map[string]func(p *train.Process, n *yaml.Node) error{
 			var v int64
 			if err := int64Val(g, &v); err != nil {
 				return err
+			}
+			// A GPU listed twice would count the process's memory on it twice.
+			if slices.Contains(p.GPUs, int(v)) {
+				return fmt.Errorf("GPU %d listed twice (a process holds its memory on each GPU once)", v)
 			}
 			p.GPUs = append(p.GPUs, int(v))
 		}
