@@ -6,8 +6,8 @@ import (
 )
 
 // A measurement file whose rows do not all have the header's fields is bad input naming the
-// row: before, a file cut short mid-row validated without a word, its last row's missing
-// columns read as empty.
+// row: a file cut short mid-row would otherwise validate, its last row's missing columns read
+// as empty.
 func TestParseTableRejectsShortRows(t *testing.T) {
 	for _, tc := range []struct{ name, data, want string }{
 		{"cut mid-row", "model,prec,batch,step_s\nresnet50,fp32,64,0.1\nresnet50,fp3", "m.csv:3: truncated row: 2 of the header's 4 fields"},

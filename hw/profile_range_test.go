@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// A profile value that is not a finite number in its range is an error on its line: before
-// these checks a NaN, an infinity or a rate of 1e-300 passed and panicked deep in the cost
-// model (sim.FromSeconds), and an SM count of 1e11 ran for hours of simulated time.
+// A profile value that is not a finite number in its range is an error on its line: a NaN, an
+// infinity or a rate of 1e-300 would otherwise reach sim.FromSeconds deep in the cost model
+// (which panics), and an SM count of 1e11 would run for hours of simulated time.
 func TestParseProfileRanges(t *testing.T) {
 	tests := []struct{ line, want string }{
 		{"sms: 99999999999", "p.yaml:2: sms: 99999999999: must be in [1, 1024]"},
@@ -46,9 +46,9 @@ func TestParseProfileRanges(t *testing.T) {
 	}
 }
 
-// A host profile's counts and rates are bounded as the scenario keys that override them are,
-// and LoadHost reads at most maxProfileBytes: before, /dev/zero as a host profile read until
-// memory ran out, and 2e9 cores or GPUs, or a PCIe link of 1e-300 B/s, were accepted.
+// A host profile's counts and rates are bounded as the scenario keys that override them are
+// (2e9 cores or GPUs, a PCIe link of 1e-300 B/s are errors), and LoadHost reads at most
+// maxProfileBytes, so /dev/zero as a host profile is an error, not a read until memory runs out.
 func TestParseHostRanges(t *testing.T) {
 	tests := []struct{ line, want string }{
 		{"cores: 2000000000", "h.yaml:2: cores: 2000000000: want at most 8192"},

@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// A truncated or garbled model file is placed on its line (in a .keras archive, its
-// config.json's); before, it said "keras json: unexpected EOF" with no line.
+// A truncated or garbled model file is an error on its line (in a .keras archive, its
+// config.json's line), not a bare "unexpected EOF".
 func TestLoadFileSyntaxErrorsNameTheLine(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "cnn.sequential.keras3.json"))
 	if err != nil {

@@ -11,8 +11,7 @@ import (
 )
 
 // list models --file reads what model=@FILE reads: a .keras archive lists as its config.json
-// does (before, list read every file as JSON and failed on the archive's zip header), and a
-// truncated archive is one error line, exit 2.
+// does, and a truncated archive is one error line, exit 2.
 func TestListModelsFileKerasArchive(t *testing.T) {
 	cfg, err := os.ReadFile(filepath.Join("..", "..", "models", "testdata", "cnn.sequential.keras3.json"))
 	if err != nil {
