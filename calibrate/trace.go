@@ -135,7 +135,27 @@ func LoadTrace(path string) (*Trace, error) {
 	if t.Version != TraceVersion {
 		return nil, fmt.Errorf("%s: version: %d, want %d", path, t.Version, TraceVersion)
 	}
+	if err := t.checkTimes(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return &t, nil
+}
+
+// checkTimes checks what Record writes of every trace: a positive sampling interval and
+// samples in time order from 0; the memory analysis reads the samples as a time series.
+func (t *Trace) checkTimes() error {
+	if t.IntervalNS <= 0 {
+		return fmt.Errorf("interval_ns: %d: want a positive sampling interval", t.IntervalNS)
+	}
+	for i, s := range t.Samples {
+		if s.TNS < 0 {
+			return fmt.Errorf("samples[%d].t_ns: %d: want a time since the start (>= 0)", i, s.TNS)
+		}
+		if i > 0 && s.TNS < t.Samples[i-1].TNS {
+			return fmt.Errorf("samples[%d].t_ns: %d, before samples[%d]'s %d: want the samples in time order", i, s.TNS, i-1, t.Samples[i-1].TNS)
+		}
+	}
+	return nil
 }
 
 // Write encodes the trace as JSON.

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,8 @@ func TestLoadTraceErrors(t *testing.T) {
 		{"garbage", []byte("garbage"), ":1: invalid character 'g' looking for beginning of value"},
 		{"empty", nil, ":1: empty: no JSON value"},
 		{"wrong type", bytes.Replace(plain.Bytes(), []byte(`"interval_ns": 50000000`), []byte(`"interval_ns": "abc"`), 1), ":11: interval_ns: want int64, got string"},
+		{"no interval", bytes.Replace(plain.Bytes(), []byte(`"interval_ns": 50000000`), []byte(`"interval_ns": -5`), 1), ": interval_ns: -5: want a positive sampling interval"},
+		{"samples out of order", swapSamples(t, plain.Bytes()), ": samples[1].t_ns: 534086, before samples[0]'s 51492041: want the samples in time order"},
 		{"wrong version", bytes.Replace(plain.Bytes(), []byte(`"version": 1`), []byte(`"version": 7`), 1), ": version: 7, want 1"},
 	}
 	dir := t.TempDir()
@@ -61,4 +64,18 @@ func TestLoadTraceErrors(t *testing.T) {
 	if _, err := LoadTrace("/dev/zero"); err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Errorf("LoadTrace(/dev/zero) = %v, want an error naming the size bound", err)
 	}
+}
+
+// swapSamples is the trace data with its first two samples swapped.
+func swapSamples(t *testing.T, data []byte) []byte {
+	var tr Trace
+	if err := json.Unmarshal(data, &tr); err != nil {
+		t.Fatal(err)
+	}
+	tr.Samples[0], tr.Samples[1] = tr.Samples[1], tr.Samples[0]
+	var buf bytes.Buffer
+	if err := tr.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
