@@ -132,7 +132,7 @@ func Parse(source string, data []byte) (*Scenario, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return s, s.check(file)
+			return nil, emptyError(file)
 		}
 		if rerr := reservedValueError(file, data); rerr != nil {
 			return nil, rerr
@@ -155,8 +155,8 @@ func Parse(source string, data []byte) (*Scenario, error) {
 		}
 		return nil, &Error{Place: fmt.Sprintf("%s:%d", file, extra.Content[0].Line), Err: fmt.Errorf("a second YAML document: a scenario is one document (remove the --- and what follows, or merge the two)")}
 	}
-	if len(doc.Content) == 0 {
-		return s, s.check(file)
+	if len(doc.Content) == 0 || doc.Content[0].ShortTag() == "!!null" && doc.Content[0].Value == "" {
+		return nil, emptyError(file)
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
@@ -172,6 +172,13 @@ func Parse(source string, data []byte) (*Scenario, error) {
 		s.Name = n.Value
 	}
 	return s, s.check(file)
+}
+
+// emptyError is a scenario file that sets nothing: empty, only comments, or cut off inside its
+// header comment. Run as the defaults it would answer for a scenario nobody wrote, so it is an
+// error, as a truncated scenario cut after its keys would be a syntax or value error.
+func emptyError(file string) error {
+	return &Error{Place: file + ":1", Err: fmt.Errorf("the scenario sets no keys (the file is empty or only comments): write at least one key, or name no scenario for the built-in default")}
 }
 
 func findKey(m *yaml.Node, key string) *yaml.Node {
