@@ -358,9 +358,10 @@ APPS = {"resnet50": "ResNet50", "mobilenetv2": "MobileNetV2", "vgg16": "VGG16",
         "efficientnetb0": "EfficientNetB0", "inceptionv3": "InceptionV3"}
 
 
-def app_model(name, prec, batch):
-    """The compiled keras.applications model of a kmodel or ksplit job under precision policy
-    prec (in a fresh session), its image side, and 8 batches of random data seeded by batch."""
+def app_model(name, prec, batch, batches=8):
+    """The compiled keras.applications model of a kmodel, ksplit or kseq job under precision
+    policy prec (in a fresh session), its image side, and `batches` batches of random data
+    seeded by batch."""
     import keras
     import numpy as np
     keras.backend.clear_session()
@@ -369,7 +370,7 @@ def app_model(name, prec, batch):
     model = getattr(keras.applications, APPS[name])(weights=None, input_shape=(image, image, 3), classes=1000)
     compile_model(keras, model)
     rng = np.random.default_rng(batch)
-    x = rng.standard_normal((8 * batch, image, image, 3), dtype=np.float32)
+    x = rng.standard_normal((batches * batch, image, image, 3), dtype=np.float32)
     y = rng.integers(0, 1000, size=(len(x),), dtype=np.int32)
     return model, image, x, y
 
@@ -731,7 +732,6 @@ def part_kseq1(budget, job, seq, rnd):
             jax.config.update(k, v)
         except Exception:  # noqa: BLE001 (the run compiles without a cache; compile_s shows it)
             pass
-    import keras
     name, prec, batch = job.split(":")
     batch = int(batch)
     tag = "%s_%s_b%d" % (name, prec, batch)
@@ -743,13 +743,8 @@ def part_kseq1(budget, job, seq, rnd):
         append("kseq_counters", dict(seq=seq, round=rnd, config=tag, point=p, **c))
         return c
     c0 = point("start")
-    keras.mixed_precision.set_global_policy(prec)
-    image = 299 if name == "inceptionv3" else 224
-    model = getattr(keras.applications, APPS[name])(weights=None, input_shape=(image, image, 3), classes=1000)
-    compile_model(keras, model)
-    rng = np.random.default_rng(batch)
-    x = rng.standard_normal((4 * batch, image, image, 3), dtype=np.float32)
-    y = rng.integers(0, 1000, size=(len(x),), dtype=np.int32)
+    # 4 batches, as keras_fit.py's host-fed fit (5 epochs of 4 steps).
+    model, image, x, y = app_model(name, prec, batch, batches=4)
     rec, puts = [], PUTS
     orig = instrument_split(model, rec, puts)
     t = time.perf_counter()
