@@ -129,8 +129,8 @@ var optimizers = map[string]OptimizerSpec{
 }
 
 // WithResourceVariables is the update when its variables are resource variables: an update
-// that assigns reference variables (AssignBytesPerElement) no longer copies the new values
-// into them. Any other update is returned as is.
+// that assigns reference variables (AssignBytesPerElement) loses its assigns' copies of the
+// new values. Any other update is returned as is.
 func (o OptimizerSpec) WithResourceVariables() OptimizerSpec {
 	if o.AssignKernels == 0 {
 		return o
