@@ -32,16 +32,26 @@ func TestParseProfileRanges(t *testing.T) {
 		{"efficiency:\n  kernel_gap: .nan", "p.yaml:3: efficiency.kernel_gap: NaN: must be in [0, 1] seconds"},
 		{"efficiency:\n  compute_ramp: .nan", "p.yaml:3: efficiency.compute_ramp: NaN: must be in [0, 1] seconds"},
 	}
-	for _, tc := range tests {
-		_, err := ParseProfile("p.yaml", []byte("base: v100-16gb\n"+tc.line+"\n"))
-		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("ParseProfile(%q) error = %v, want one line containing %q", tc.line, err, tc.want)
-		}
+	profile := func(line string) error {
+		_, err := ParseProfile("p.yaml", []byte("base: v100-16gb\n"+line+"\n"))
+		return err
 	}
 	// The edges themselves are profiles.
-	for _, line := range []string{"sms: 1024", "cc_minor: 9", "peak_tf32: 0", "nvlink_bandwidth: 0", "launch_overhead: 1", "host_dispatch_scale: 0"} {
-		if _, err := ParseProfile("p.yaml", []byte("base: v100-16gb\n"+line+"\n")); err != nil {
-			t.Errorf("ParseProfile(%q): %v", line, err)
+	checkRanges(t, "ParseProfile", profile, tests, "sms: 1024", "cc_minor: 9", "peak_tf32: 0", "nvlink_bandwidth: 0", "launch_overhead: 1", "host_dispatch_scale: 0")
+}
+
+// checkRanges checks that parse fails with one line containing want on each bad line of tests
+// and accepts each of the edges.
+func checkRanges(t *testing.T, name string, parse func(line string) error, tests []struct{ line, want string }, edges ...string) {
+	t.Helper()
+	for _, tc := range tests {
+		if err := parse(tc.line); err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s(%q) error = %v, want one line containing %q", name, tc.line, err, tc.want)
+		}
+	}
+	for _, line := range edges {
+		if err := parse(line); err != nil {
+			t.Errorf("%s(%q): %v", name, line, err)
 		}
 	}
 }
@@ -58,17 +68,11 @@ func TestParseHostRanges(t *testing.T) {
 		{"disk_bandwidth: 1e-300", "h.yaml:2: disk_bandwidth: 1e-300: want 0 or at least"},
 		{"nic_bandwidth: 1e-300", "h.yaml:2: nic_bandwidth: 1e-300: want 0 or at least"},
 	}
-	for _, tc := range tests {
-		_, err := ParseHost("h.yaml", []byte("base: dgx-a100\n"+tc.line+"\n"))
-		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("ParseHost(%q) error = %v, want one line containing %q", tc.line, err, tc.want)
-		}
+	host := func(line string) error {
+		_, err := ParseHost("h.yaml", []byte("base: dgx-a100\n"+line+"\n"))
+		return err
 	}
-	for _, line := range []string{"cores: 8192", "gpus: 256", "nic_bandwidth: 0", "disk_bandwidth: 100000"} {
-		if _, err := ParseHost("h.yaml", []byte("base: dgx-a100\n"+line+"\n")); err != nil {
-			t.Errorf("ParseHost(%q): %v", line, err)
-		}
-	}
+	checkRanges(t, "ParseHost", host, tests, "cores: 8192", "gpus: 256", "nic_bandwidth: 0", "disk_bandwidth: 100000")
 	if _, err := LoadHost("/dev/zero"); err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Errorf("LoadHost(/dev/zero) = %v, want an error naming the size bound", err)
 	}
