@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpusim/gpusim/models"
 )
 
 // Sources of the measurements Validate compares with.
@@ -258,14 +260,32 @@ func kerasRow(t *table, i int, version string) (Measurement, error) {
 	default:
 		return m, fmt.Errorf("%s:%d: precision: %q: want float32, mixed_float16 or mixed_bfloat16", t.path, t.line(i), m.Precision)
 	}
-	size, _ := strconv.Atoi(t.get(i, "image"))
+	size, err := t.int(i, "image")
+	if err != nil {
+		return m, err
+	}
 	m.Model, _ = h200Model(t.get(i, "model"), size)
 	if m.Model == "inceptionv3:image=299" {
 		m.Model = "inceptionv3" // 299 is its zoo default
 	}
-	var err error
+	if err := checkZooModel(t, i, m.Model); err != nil {
+		return m, err
+	}
 	m.Batch, err = t.int(i, "batch")
 	return m, err
+}
+
+// checkZooModel refuses a row whose model gpusim's zoo does not have (a typo in the file would
+// otherwise surface as one failed row of validate's report, exit 0), and a model file
+// ("@path"): a measurement names a zoo model.
+func checkZooModel(t *table, i int, spec string) error {
+	if strings.HasPrefix(strings.TrimSpace(spec), "@") {
+		return fmt.Errorf("%s:%d: model: %q: want a zoo model name, not a file", t.path, t.line(i), spec)
+	}
+	if _, err := models.Get(spec); err != nil {
+		return fmt.Errorf("%s:%d: model: %w", t.path, t.line(i), err)
+	}
+	return nil
 }
 
 // table is a CSV file read with its header, for line-numbered errors.

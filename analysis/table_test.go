@@ -22,3 +22,29 @@ func TestParseTableRejectsShortRows(t *testing.T) {
 		t.Errorf("a whole file: %v", err)
 	}
 }
+
+// A Keras measurement row naming a model gpusim's zoo lacks, or a model file, is an error on
+// its line and key, not a failed row of the report.
+func TestKerasRowUnknownModel(t *testing.T) {
+	head := "model,precision,batch,image,wall_ms_5x4,device_sync_median_ms\n"
+	for _, tc := range []struct{ row, want string }{
+		{"resnet5O,float32,64,224,600,24\n", "k.csv:2: model: "},
+		{"@/etc/passwd,float32,64,224,600,24\n", "k.csv:2: model: \"@/etc/passwd\": want a zoo model name, not a file"},
+		{"resnet50,float32,64,abc,600,24\n", "k.csv:2: image: \"abc\" is not a positive integer"},
+	} {
+		tab, err := parseTable("k.csv", strings.NewReader(head+tc.row), "model", "precision", "batch", "image")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kerasRow(tab, 0, "v"); err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %v, want one line starting %q", tc.row, err, tc.want)
+		}
+	}
+	tab, err := parseTable("k.csv", strings.NewReader(head+"resnet50,float32,64,224,600,24\n"), "model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := kerasRow(tab, 0, "v"); err != nil || m.Model != "resnet50" {
+		t.Errorf("a good row: %+v, %v", m.Model, err)
+	}
+}
