@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gpusim/gpusim/internal/limitread"
+	"github.com/gpusim/gpusim/internal/yamldoc"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -73,28 +74,16 @@ func ParseProfile(name string, data []byte) (GPU, error) {
 	return g, nil
 }
 
-// oneDocument parses a profile file's YAML: one document, since yaml.Unmarshal would read the
-// first of several and silently ignore the rest. An empty trailing document ("---" at the end)
-// holds nothing to ignore.
+// oneDocument parses a profile file's YAML: one document (yamldoc).
 func oneDocument(file string, data []byte) (yaml.Node, error) {
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+	doc, second, err := yamldoc.Decode(data)
+	if err != nil {
 		return doc, fmt.Errorf("%s: %w", file, err)
 	}
-	for {
-		var extra yaml.Node
-		err := dec.Decode(&extra)
-		if errors.Is(err, io.EOF) {
-			return doc, nil
-		}
-		if err != nil {
-			return doc, fmt.Errorf("%s: %w", file, err)
-		}
-		if len(extra.Content) > 0 && !(extra.Content[0].ShortTag() == "!!null" && extra.Content[0].Value == "") {
-			return doc, fmt.Errorf("%s:%d: a second YAML document: a profile is one document", file, extra.Content[0].Line)
-		}
+	if second > 0 {
+		return doc, fmt.Errorf("%s:%d: a second YAML document: a profile is one document", file, second)
 	}
+	return doc, nil
 }
 
 // decodeInto sets the fields of struct v from mapping node m, key by key, so that an unknown

@@ -1,11 +1,9 @@
 package scenarios
 
 import (
-	"bytes"
 	"embed"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"sort"
@@ -13,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gpusim/gpusim/internal/limitread"
+	"github.com/gpusim/gpusim/internal/yamldoc"
 	"github.com/gpusim/gpusim/train"
 	"go.yaml.in/yaml/v3"
 )
@@ -128,32 +127,16 @@ func Parse(source string, data []byte) (*Scenario, error) {
 	if strings.HasPrefix(source, "builtin:") {
 		file = "builtin/" + file + ".yaml"
 	}
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, emptyError(file)
-		}
+	// One document: a second one ("---" then more keys) would be silently ignored.
+	doc, second, err := yamldoc.Decode(data)
+	if err != nil {
 		if rerr := reservedValueError(file, data); rerr != nil {
 			return nil, rerr
 		}
 		return nil, syntaxError(file, err)
 	}
-	// A second document ("---" then more keys) would be silently ignored: a scenario is one.
-	// An empty one (a trailing "---") holds nothing to ignore.
-	for {
-		var extra yaml.Node
-		err := dec.Decode(&extra)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, syntaxError(file, err)
-		}
-		if len(extra.Content) == 0 || extra.Content[0].ShortTag() == "!!null" && extra.Content[0].Value == "" {
-			continue
-		}
-		return nil, &Error{Place: fmt.Sprintf("%s:%d", file, extra.Content[0].Line), Err: fmt.Errorf("a second YAML document: a scenario is one document (remove the --- and what follows, or merge the two)")}
+	if second > 0 {
+		return nil, &Error{Place: fmt.Sprintf("%s:%d", file, second), Err: fmt.Errorf("a second YAML document: a scenario is one document (remove the --- and what follows, or merge the two)")}
 	}
 	if len(doc.Content) == 0 || doc.Content[0].ShortTag() == "!!null" && doc.Content[0].Value == "" {
 		return nil, emptyError(file)
