@@ -79,19 +79,6 @@ type Line struct {
 // Interval returns the sampling interval.
 func (t *Trace) Interval() time.Duration { return time.Duration(t.IntervalNS) }
 
-// ReadTrace decodes a trace.
-func ReadTrace(r io.Reader) (*Trace, error) {
-	var t Trace
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&t); err != nil {
-		return nil, err
-	}
-	if t.Version != TraceVersion {
-		return nil, fmt.Errorf("version: %d, want %d", t.Version, TraceVersion)
-	}
-	return &t, nil
-}
-
 // maxTraceBytes bounds a trace, after gzip: a recording takes about 5 kB per second of the
 // job at the default 100 ms interval, so 1 GiB holds more than two days of it. A longer input
 // (or one that never ends, /dev/zero, a gzip bomb) is an error instead of filling memory.
