@@ -144,6 +144,14 @@ type runResponse struct {
 	Regions *Regions `json:"regions,omitempty"`
 }
 
+// builtinOnly holds the keys whose @FILE values the page refuses: what it runs instead, and what
+// the file would have been.
+var builtinOnly = map[string][2]string{
+	"hardware.gpu":          {"built-in GPU profiles only (gpusim list devices)", "profile"},
+	"hardware.host.profile": {"built-in host profiles only (gpusim list hosts)", "profile"},
+	"model":                 {"zoo models only (gpusim list models)", "model"},
+}
+
 // serveRun runs GET /api/run?scenario=NAME&set=key=value&set=...: the built-in NAME with the
 // overrides, checked as gpusim run checks them.
 func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
@@ -208,12 +216,9 @@ func (s *Server) run(ctx context.Context, name string, sets []string) (*runRespo
 		// A GPU or host profile file (hardware.gpu=@FILE, hardware.host.profile=@FILE) or a
 		// model file (model=@FILE) would be read from this machine's disk; the page serves and
 		// reads nothing but what is built in.
-		if k, v, _ := strings.Cut(kv, "="); strings.TrimSpace(k) == "hardware.gpu" && strings.Contains(v, "@") {
-			return nil, badRequest{fmt.Errorf("--set %s: hardware.gpu: the page runs built-in GPU profiles only (gpusim list devices); a profile file needs gpusim run", kv)}
-		} else if strings.TrimSpace(k) == "model" && strings.Contains(v, "@") {
-			return nil, badRequest{fmt.Errorf("--set %s: model: the page runs zoo models only (gpusim list models); a model file needs gpusim run", kv)}
-		} else if strings.TrimSpace(k) == "hardware.host.profile" && strings.Contains(v, "@") {
-			return nil, badRequest{fmt.Errorf("--set %s: hardware.host.profile: the page runs built-in host profiles only (gpusim list hosts); a profile file needs gpusim run", kv)}
+		k, v, _ := strings.Cut(kv, "=")
+		if only, ok := builtinOnly[strings.TrimSpace(k)]; ok && strings.Contains(v, "@") {
+			return nil, badRequest{fmt.Errorf("--set %s: %s: the page runs %s; a %s file needs gpusim run", kv, strings.TrimSpace(k), only[0], only[1])}
 		}
 	}
 	sc, err := scenario(name, sets)
