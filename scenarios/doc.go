@@ -16,7 +16,8 @@
 // must be quoted (gpu: "@profile.yaml"); unquoted, the error names the line and suggests the
 // quotes. Every error is a *Error naming the place — the file and
 // line ("run.yaml:7") or the --set argument — and the key: unknown keys, wrong types, negative
-// numbers, unknown GPUs or models, contradicting memory options, YAML syntax errors
+// numbers, unknown GPUs or models, contradicting memory options, a file that sets no keys
+// (empty or only comments) or holds a second YAML document, YAML syntax errors
 // ("bad.yaml:1: yaml syntax: did not find expected ',' or ']'", with yaml.v3's line: see
 // syntaxError for when it is not the offending one). memory.growth_after_limit orders the
 // calls: set_memory_growth after set_logical_device_configuration, which TF rejects
