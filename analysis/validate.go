@@ -176,7 +176,9 @@ func (m Measurement) Config(steps int) train.Config {
 // hvd.DistributedOptimizer(compression=Compression.fp16 if use_fp16 ...), TF2's
 // official/modeling/model_training_utils.py hvd.DistributedGradientTape(compression=
 // Compression.fp16 if use_float16 ...); the ConvNets runtime wraps its optimizer with
-// DistributedOptimizer(optimizer) and no compression (model/resnet.py).
+// DistributedOptimizer(optimizer) and no compression (model/resnet.py). The TF1 BERT tables
+// of ec9eaf73 and fb55bd24 predate fp16 compression: their optimization.py passes
+// compression=Compression.none whatever the precision (dleBERTUncompressedCommits).
 //
 // ResNet-50 reads ImageNet's TFRecords through tf.data, not DALI (training_perf.sh passes no
 // --use_dali): utils/data_utils.py get_tfrecords_input_fn shards the files per Horovod rank,
@@ -193,7 +195,7 @@ func (m Measurement) Config(steps int) train.Config {
 func (m Measurement) dleRun(c *train.Config) {
 	if m.GPUs > 1 {
 		c.Strategy = "horovod"
-		if strings.HasPrefix(m.Model, "bert") && m.Precision == "mixed_float16" {
+		if strings.HasPrefix(m.Model, "bert") && m.Precision == "mixed_float16" && !dleBERTUncompressedCommits[m.Commit] {
 			c.HorovodCompression = "fp16"
 		}
 	}
@@ -210,6 +212,13 @@ func (m Measurement) dleRun(c *train.Config) {
 		c.Input = &in
 	}
 }
+
+// dleBERTUncompressedCommits are the TensorFlow/LanguageModeling/BERT README commits of
+// dle_tf.csv whose optimization.py all-reduces uncompressed gradients under --amp too
+// (create_optimizer: hvd.DistributedOptimizer(optimizer, sparse_as_dense=True,
+// compression=Compression.none)); 8749cf39 and every later table's code passes
+// Compression.fp16 when use_fp16.
+var dleBERTUncompressedCommits = map[string]bool{"ec9eaf73": true, "fb55bd24": true}
 
 // dleImageBytes is one ConvNets training element: a 224x224 RGB image in float32, as
 // tf.image.resize_images returns it.
