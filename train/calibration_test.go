@@ -139,11 +139,15 @@ func TestDLEScaling(t *testing.T) {
 // dleKnownOff are the rows gpusim misses, with the error it has (scaling over published - 1,
 // in %). BERT under AMP (Horovod with Compression.fp16): gpusim's multi-GPU cost per step is
 // 16-26 ms where the table's is 30-47 ms (DGX-2 8 GPUs: 128 ms, the table gaining only 1.71x
-// from 4 to 8 GPUs; a cell of that size NVIDIA re-measured for the A100 8-GPU row, 36c0549c,
-// 180 -> 21 ms), and on V100 its 1-GPU step is slower than the table's (DGX-1: 174 against
-// 134 ms, with the 20.06 scripts' resource variables, analysis.Measurement.dleResourceVariables),
-// which weighs the same cost less: both push the scaling up (docs/multigpu.md lists the
-// per-step costs checked in the sources). ResNet-50 AMP on DGX-2 16 GPUs: each of the 16
+// from 4 to 8 GPUs). These cells were measured before NVIDIA's run_squad.py bound each rank to
+// its GPU's CPUs (mpirun -bind-to none; set_affinity came in with c0ed4be8). The one cell
+// re-measured after that, the A100 8-GPU row (36c0549c), went from 180 to 21 ms, which gpusim
+// matches. Horovod's float16 path costs no more per byte than float32's, so compression halves
+// the NCCL time (testdata/dle/README.md, "BERT-Large SQuAD on several GPUs under AMP"). On V100
+// gpusim's 1-GPU step is also slower than the table's (DGX-1: 174 against 134 ms, with the 20.06
+// scripts' resource variables, analysis.Measurement.dleResourceVariables), which weighs the same
+// cost less: both push the scaling up (docs/multigpu.md lists the per-step costs checked in the
+// sources). ResNet-50 AMP on DGX-2 16 GPUs: each of the 16
 // Horovod ranks runs its own tf.data pipeline whose map calls TF 1.15 runs on the session's 4
 // inter-op threads (runtime/runner.py), 64 calls on the 48 cores' 96 threads, so the step is
 // input-bound at 17.5k img/s against 17.25k published (+1.6%), and gpusim's 1-GPU step is 3.5%
