@@ -245,7 +245,7 @@ var specSources = map[string]string{
 	"titan-v":        "NVIDIA TITAN V spec page (5,120 cores, 640 Tensor Cores, 1,455 MHz boost, 110 deep-learning TFLOPS, 12 GB HBM2, 652.8 GB/s); 4.5 MB L2 (three of four HBM2 stacks); 12 GiB board capacity",
 	"v100-pcie-16gb": "Tesla V100 PCIe datasheet (14 TFLOPS FP32, 112 Tensor TFLOPS, 900 GB/s, 1,380 MHz boost); Volta whitepaper (80 SMs, 6 MB L2); [SMI] as the SXM2 16 GB part",
 	"v100-pcie-32gb": "Tesla V100 PCIe datasheet (32 GB); [SMI] as the SXM2 32 GB part",
-	"v100-sxm3-32gb": "NVIDIA DGX-2 datasheet (16 Tesla V100 32 GB, 2 PFLOPS Tensor = 125 each, NVSwitch, 300 GB/s NVLink per GPU) and Tesla V100 datasheet (SXM, 15.7 TFLOPS); the DGX-2 rows of DeepLearningExamples ran on it",
+	"v100-sxm3-32gb": "NVIDIA DGX-2 datasheet (16 Tesla V100 32 GB, 2 PFLOPS Tensor = 125 each, NVSwitch, 300 GB/s NVLink per GPU) and Tesla V100 datasheet (SXM, 15.7 TFLOPS): the SXM2's 1,530 MHz boost, which TechPowerUp's V100 SXM3 32 GB entry lists too; its 350 W power limit (nvidia-smi) against the SXM2's 300 W is not modelled (docs/multigpu.md); the DGX-2 rows of DeepLearningExamples ran on it",
 	"rtx2070":        "Turing whitepaper appendix A, RTX 2070 reference (1,620 MHz): 7.5 TFLOPS FP32, 59.7 FP16-accumulate Tensor TFLOPS, so 29.9 with FP32 accumulate (GeForce half rate); 448 GB/s, 4 MB L2",
 	"rtx2080":        "Turing whitepaper appendix A, RTX 2080 reference (1,710 MHz): 10.1 TFLOPS FP32, 80.5 FP16-accumulate, 40.3 FP32-accumulate Tensor TFLOPS; 448 GB/s, 4 MB L2",
 	"rtx2080ti":      "Turing whitepaper appendix A, RTX 2080 Ti reference (1,545 MHz): 13.4 TFLOPS FP32, 107.6 FP16-accumulate, 53.8 FP32-accumulate Tensor TFLOPS; 616 GB/s, 5.5 MB L2; 11 GiB board capacity",

@@ -71,8 +71,8 @@ func mustRun(t *testing.T, c train.Config) *train.Result {
 // the rows listed in dleKnownOff are outside and kept at their error (a change that moves them
 // shows). The log splits each row into the 1-GPU step and the multi-GPU cost per step (N-GPU
 // step minus 1-GPU step), published and simulated.
-// Measured at HEAD (go test ./train/ -run TestDLEScaling -v): ResNet-50 A100 TF32 -0.7%, AMP
-// +1.0%; V100 FP32 -0.5%, AMP +0.9%; DGX-2 FP32 +0.8%, AMP +5.1%; BERT 7 of 12 rows within 5%
+// Measured at HEAD (go test ./train/ -run TestDLEScaling -v): ResNet-50 A100 TF32 -0.8%, AMP
+// -0.7%; V100 FP32 -0.5%, AMP +1.2%; DGX-2 FP32 +0.7%, AMP -0.1%; BERT 7 of 12 rows within 5%
 // (every FP32/TF32 row, within 4.2%, and the A100 AMP 8-GPU one, +0.9%).
 func TestDLEScaling(t *testing.T) {
 	if testing.Short() {
@@ -147,22 +147,13 @@ func TestDLEScaling(t *testing.T) {
 // gpusim's 1-GPU step is also slower than the table's (DGX-1: 174 against 134 ms, with the 20.06
 // scripts' resource variables, analysis.Measurement.dleResourceVariables), which weighs the same
 // cost less: both push the scaling up (docs/multigpu.md lists the per-step costs checked in the
-// sources). ResNet-50 AMP on DGX-2 16 GPUs: each of the 16
-// Horovod ranks runs its own tf.data pipeline whose map calls TF 1.15 runs on the session's 4
-// inter-op threads (runtime/runner.py), 64 calls on the 48 cores' 96 threads, so the step is
-// input-bound at 17.5k img/s against 17.25k published (+1.6%), and gpusim's 1-GPU step is 3.5%
-// slower than the table's (204 against 197 ms). The same box, script and runner measured in
-// the 20.03 container (e0f399de's table, the same row of testdata/dle/dle_tf.csv) 1,158 ->
-// 18,305 img/s, 15.81x, a multi-GPU cost of 2.7 ms, where gpusim's 13.9x (`gpusim validate`'s
-// two rows) is 12% short: a per-step cost of the box or of NCCL/Horovod that took this row
-// within 3% would take that one further out (docs/multigpu.md).
+// sources).
 var dleKnownOff = map[string]float64{
 	"bert-large:seq=384 v100-16gb amp_fp16 batch 4 on 4 GPUs (dgx-1)":       7.8,
 	"bert-large:seq=384 v100-16gb amp_fp16 batch 4 on 8 GPUs (dgx-1)":       12.0,
 	"bert-large:seq=384 v100-sxm3-32gb amp_fp16 batch 24 on 4 GPUs (dgx-2)": 5.7,
 	"bert-large:seq=384 v100-sxm3-32gb amp_fp16 batch 24 on 8 GPUs (dgx-2)": 22.9,
 	"bert-large:seq=384 a100-40gb amp_fp16 batch 32 on 4 GPUs (dgx-a100)":   6.3,
-	"resnet50-v1.5 v100-sxm3-32gb amp_fp16 batch 256 on 16 GPUs (dgx-2)":    5.1,
 }
 
 // dleWarmupSteps are the first steps a DLE throughput leaves out: the XLA compilation and the

@@ -12,8 +12,9 @@ import (
 // grouped into the train op), and its batches are float32 images (tf.image.resize_images), so
 // every step moves 256 x 602 KB over PCIe while it computes on the previous batch. Simulated
 // as `gpusim validate` runs the DGX-2 AMP 1-GPU row (dleConfig), a step's copy takes 8 ms or
-// more and none of it is on the step's critical path; with the copy taken at the step's start,
-// as a plain tf.data iterator does, the step waited for it.
+// more and none of it is on the step's critical path: the step neither waits for the batch nor
+// copies it again itself (no h2d op time in its breakdown by kind); with the copy taken at the
+// step's start, as a plain tf.data iterator does, the step waited for it.
 func TestDLEResNetStagesBatchesAhead(t *testing.T) {
 	ms, err := analysis.ReadMeasurements("../testdata")
 	if err != nil {
@@ -45,5 +46,10 @@ func TestDLEResNetStagesBatchesAhead(t *testing.T) {
 	}
 	if wait > 0.5e-3 {
 		t.Errorf("the step waits %.2f ms for its input; the staged copy should leave none on the critical path", 1e3*wait)
+	}
+	for _, s := range res.ByKind {
+		if s.Category == "h2d" {
+			t.Errorf("the step copies its batch again itself (h2d %.1f ms); the pipeline's staged copy is the only one", 1e3*s.Seconds)
+		}
 	}
 }

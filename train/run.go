@@ -945,11 +945,14 @@ func blasWorkspace(ccMajor int) int64 {
 	return 4 << 20
 }
 
-// inputOnDevice reports whether the step finds its batch in GPU memory: InputOnDevice, or
-// Keras 3 on JAX fitting from numpy arrays, whose iterator puts each batch on the device one
-// batch ahead (JAXEpochIterator._one_batch_ahead_iterator, keras/src/backend/jax/trainer.py:
+// inputOnDevice reports whether the step finds its batch in GPU memory: InputOnDevice; Keras 3
+// on JAX fitting from numpy arrays, whose iterator puts each batch on the device one batch
+// ahead (JAXEpochIterator._one_batch_ahead_iterator, keras/src/backend/jax/trainer.py:
 // jax.device_put runs while the step before it does), so the copy is the feed's (arrays.go),
-// not the step's.
+// not the step's; or a tf.data pipeline, which times the batch's copy itself
+// (pipeline.Pipeline.serve: as the step takes the batch, the step waiting for it; with
+// PrefetchToDevice as the batch enters the buffer, while earlier steps run), so the step's
+// own input op would copy the same bytes a second time.
 func (r *runner) inputOnDevice() bool {
-	return r.cfg.InputOnDevice || (r.cfg.Framework == "jax" && r.cfg.FitFromArrays && r.cfg.Input == nil)
+	return r.cfg.InputOnDevice || r.cfg.Input != nil || (r.cfg.Framework == "jax" && r.cfg.FitFromArrays)
 }
