@@ -79,6 +79,9 @@ type Measurement struct {
 	Env map[string]string
 	// Commit is, for a DLE row, the README commit its table comes from ("415a9aa3").
 	Commit string
+	// RunSteps is, for a figure that averages a whole training run (its one-off costs
+	// included: dle_runmean.go), the optimizer updates of that run; 0 for a steady state.
+	RunSteps int
 	// Version groups measurements taken together (one README version and table, one
 	// recording run), so that ratios pair like with like.
 	Version string
@@ -414,6 +417,7 @@ func readDLE(path string) ([]Measurement, error) {
 			}
 		}
 		m.TFVersion = t.get(i, "tf_version")
+		m.RunSteps = dleRunSteps(t.get(i, "source_path"), m.Commit, m.Model, m.GPUs, m.Batch*m.Accumulation)
 		if e := t.get(i, "env"); e != "" {
 			m.Env = map[string]string{}
 			for _, kv := range strings.Split(e, ";") {

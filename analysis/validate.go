@@ -313,6 +313,9 @@ func predict(ctx context.Context, ms []Measurement, o ValidateOptions, run RunFu
 			case m.StepTime:
 				// A host-fed Keras row timed whole fit epochs (FitStepTime).
 				r.Predicted = train.FitStepTime(cfg, res)
+			case m.RunSteps > 0:
+				// The table's figure is the whole run's mean (dle_runmean.go).
+				r.Predicted = runMeanThroughput(res, m.RunSteps)
 			default:
 				r.Predicted = res.Throughput
 			}

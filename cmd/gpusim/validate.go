@@ -48,7 +48,10 @@ figures over the single-GPU DLE rows. testdata/dle/README.md says which DLE rows
 why the others are not.
 
 --data is the repository's testdata directory (run from the repository root, or point at it).
---set keeps the sets whose name starts with NAME (repeatable). --rows lists every row.
+--set keeps the sets whose name starts with NAME (repeatable). --rows lists every row; a
+"run mean" row is a table that gives a whole run's mean throughput, its startup included
+(the 2019 TF1 SQuAD tables), predicted as that run's steps plus the XLA compile gpusim
+simulates.
 
 Examples:
 `
@@ -154,8 +157,12 @@ func writeValidateText(w io.Writer, v *analysis.Validation, rows bool) error {
 		fmt.Fprintln(tw, "SET\tCONFIG\tMETRIC\tMEASURED\tPREDICTED\tERROR\tSOURCE")
 		for _, r := range v.Rows {
 			metric, unit := "throughput", 1.0
-			if r.StepTime {
+			switch {
+			case r.StepTime:
 				metric, unit = "step ms", 1e3
+			case r.RunSteps > 0:
+				// The table gives the mean of a whole run of RunSteps updates.
+				metric = "run mean"
 			}
 			pred, e := fmt.Sprintf("%.4g", unit*r.Predicted), pct(r.Err)
 			switch {
