@@ -192,6 +192,16 @@ func (m Measurement) Config(steps int) train.Config {
 // (tf.group(backprop_op, cpu_prefetch_op, gpu_prefetch_op, ...)) and PrefillStagingAreasHook
 // fills them before the first step, so step k copies batch k+1 while it computes on batch k
 // (tf.data's prefetch_to_device, pipeline.Config.PrefetchToDevice).
+//
+// The ConvNets loss carries the weight decay as an L2 penalty of the graph (model/resnet.py
+// ResnetModel.__call__: tf.nn.l2_loss of every trainable variable but batch norm's, times
+// weight_decay 1e-4, added to the cross entropy), not in MomentumOptimizer
+// (train.Config.L2Decay). Under --amp, training_perf.sh passes --static_loss_scale 128 (from
+// 5d36b4fd; --use_tf_amp --use_static_loss_scaling --loss_scale=128 there): main.py sets
+// use_static_loss_scaling, the runner sets TF_ENABLE_AUTO_MIXED_PRECISION_LOSS_SCALING=0 and
+// wraps the optimizer in FixedLossScalerOptimizer (utils/optimizers.py), a fixed scale with
+// no finiteness check (train.Config.StaticLossScale). e0f399de's tables ran its README's
+// benchmark commands, --use_tf_amp alone: the graph rewrite's dynamic loss scaling.
 func (m Measurement) dleRun(c *train.Config) {
 	if m.GPUs > 1 {
 		c.Strategy = "horovod"
@@ -210,6 +220,10 @@ func (m Measurement) dleRun(c *train.Config) {
 		in.Pipeline.ElementBytes = dleImageBytes
 		in.Pipeline.PrefetchToDevice = true
 		c.Input = &in
+	}
+	if strings.HasPrefix(m.Model, "resnet50") && strings.Contains(m.Ref, "(TensorFlow/Classification/ConvNets/") {
+		c.L2Decay = true
+		c.StaticLossScale = m.Commit != "e0f399de"
 	}
 }
 

@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -184,5 +185,32 @@ func TestDLEInterOpThreadsFollowTheTablesRunner(t *testing.T) {
 		if got := m.dleInterOpThreads(); got != c.want {
 			t.Errorf("%s %s x%d: %d inter-op threads, want %d", c.commit, c.host, c.gpus, got, c.want)
 		}
+	}
+}
+
+// TestDLEResNetLossAsConvNetsBuildsIt: every ConvNets ResNet-50 row carries the weight decay
+// as the graph's L2 penalty (model/resnet.py), and its AMP rows a fixed loss scale where
+// training_perf.sh passes one (5d36b4fd, 415a9aa3: --static_loss_scale 128, or
+// --use_static_loss_scaling --loss_scale=128); e0f399de's tables ran its README's commands,
+// --use_tf_amp alone, and no other model's row has either.
+func TestDLEResNetLossAsConvNetsBuildsIt(t *testing.T) {
+	ms, err := readDLE("../testdata/dle/dle_tf.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, m := range ms {
+		c := m.Config(10)
+		resnet := strings.HasPrefix(m.Model, "resnet50")
+		wantStatic := resnet && m.Commit != "e0f399de"
+		if c.L2Decay != resnet || c.StaticLossScale != wantStatic {
+			t.Errorf("%s: L2Decay %v, StaticLossScale %v; want %v, %v", m.Ref, c.L2Decay, c.StaticLossScale, resnet, wantStatic)
+		}
+		if resnet && m.Precision == "mixed_float16" {
+			seen[strconv.FormatBool(c.StaticLossScale)] = true
+		}
+	}
+	if !seen["true"] || !seen["false"] {
+		t.Errorf("ResNet-50 AMP rows with a fixed and a dynamic loss scale: %v, want both", seen)
 	}
 }

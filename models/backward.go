@@ -303,18 +303,22 @@ func (pl *planner) optimizer() {
 			n++
 		}
 	}
+	pl.l2DecayGrad()
 	if pl.o.Precision == MixedFloat16 && n > 0 {
 		// LossScaleOptimizer (keras/src/optimizers/loss_scale_optimizer.py): unscale every
 		// gradient, check that all are finite, then update the scale; Keras compile wraps the
-		// optimizer only for mixed_float16 (bfloat16 has float32's range).
+		// optimizer only for mixed_float16 (bfloat16 has float32's range). A fixed scale
+		// (StaticLossScale) only unscales.
 		k1, k2 := n, n+1
 		if pl.o.XLA {
 			k1, k2 = 1, 1
 		}
 		pl.emit(Op{Name: "loss_scale/unscale", Phase: Optimizer, Kind: Elementwise, DType: Float32,
 			FLOPs: float64(elems), Bytes: 8 * float64(elems), Kernels: k1})
-		pl.emit(Op{Name: "loss_scale/all_finite", Phase: Optimizer, Kind: Reduction, DType: Float32,
-			FLOPs: float64(elems), Bytes: 4 * float64(elems), Kernels: k2 + 2})
+		if !pl.o.StaticLossScale {
+			pl.emit(Op{Name: "loss_scale/all_finite", Phase: Optimizer, Kind: Reduction, DType: Float32,
+				FLOPs: float64(elems), Bytes: 4 * float64(elems), Kernels: k2 + 2})
+		}
 	}
 	early := pl.earlyTemps()
 	k := 0
@@ -428,4 +432,77 @@ func (pl *planner) xlaMaxPoolGradBytes(p *pnode) float64 {
 	argmax := xb + ymax + idx // reads x; writes the maximum and its indices
 	scatter := dy + idx + xb  // reads dy and the indices; writes dx
 	return argmax + scatter
+}
+
+// l2Decayed returns the trainable variables with a gradient that PlanOptions.L2Decay
+// penalizes, and their elements: every one outside batch norm. NVIDIA's ConvNets model/resnet.py
+// (ResnetModel.__call__) filters tf.trainable_variables() with loss_filter_fn, which drops the
+// names holding "batchnorm", "batch_norm" or "batch_normalization" (batch norm's gamma and
+// beta) and keeps the convolution kernels and the dense kernel and bias.
+func (pl *planner) l2Decayed() (ws []int, elems int64) {
+	if !pl.o.L2Decay {
+		return nil, 0
+	}
+	seen := make([]bool, len(pl.g.weights))
+	for i := range pl.g.nodes {
+		n := &pl.g.nodes[i]
+		if n.kind == Norm {
+			continue
+		}
+		for _, w := range n.weights {
+			if seen[w] || !pl.g.weights[w].trainable {
+				continue
+			}
+			seen[w] = true
+			ws = append(ws, w)
+			elems += pl.g.weights[w].elems
+		}
+	}
+	return ws, elems
+}
+
+// l2DecayForward emits the penalty of PlanOptions.L2Decay after the loss: ConvNets'
+// l2_loss = tf.multiply(tf.add_n([tf.nn.l2_loss(v) for v in filtered_params]), weight_decay),
+// then total_loss = tf.add(cross_entropy, l2_loss) (model/resnet.py). Each tf.nn.l2_loss reads
+// its float32 variable once (sum(v ** 2) / 2, L2Loss's kernel or, under XLA, a reduce fusion
+// of its own: the variables' shapes differ, so no two reductions share a fusion), then AddN,
+// Mul and Add join the scalars (one fusion under XLA). The variables are float32 and the
+// penalty stays so under the mixed precision graph rewrite (L2Loss is on its deny list,
+// auto_mixed_precision_lists.h), so tf.cast(v, tf.float32) is the variable itself.
+func (pl *planner) l2DecayForward() {
+	ws, elems := pl.l2Decayed()
+	if len(ws) == 0 {
+		return
+	}
+	k := len(ws) + 3
+	if pl.o.XLA {
+		k = len(ws) + 1
+	}
+	pl.emit(Op{Name: "l2_loss", Phase: Forward, Kind: Reduction, DType: Float32,
+		FLOPs: 2 * float64(elems), Bytes: 4 * float64(elems), Kernels: k})
+}
+
+// l2DecayGrad emits the penalty's gradients: TF's _L2LossGrad is op.inputs[0] * grad, a Mul
+// that reads the variable and writes a float32 tensor of its shape (8 bytes per element), and
+// since the variable now has two consumers, the model's read and the penalty, gradients.py
+// adds the two gradients with an AddN (12 bytes per element). XLA fuses each variable's Mul
+// into its AddN (one kernel reading the variable and the model's gradient, writing the sum).
+func (pl *planner) l2DecayGrad() {
+	ws, _ := pl.l2Decayed()
+	for _, w := range ws {
+		if pl.wgrad[w] < 0 {
+			continue
+		}
+		wt := &pl.g.weights[w]
+		e := float64(wt.elems)
+		if pl.o.XLA {
+			pl.emit(Op{Name: wt.name + "/l2_loss/grad", Phase: Backward, Kind: Elementwise, DType: Float32,
+				FLOPs: 2 * e, Bytes: 12 * e, Kernels: 1})
+			continue
+		}
+		pl.emit(Op{Name: wt.name + "/l2_loss/grad", Phase: Backward, Kind: Elementwise, DType: Float32,
+			FLOPs: e, Bytes: 8 * e, Kernels: 1})
+		pl.emit(Op{Name: wt.name + "/grad/AddN", Phase: Backward, Kind: Elementwise, DType: Float32,
+			FLOPs: e, Bytes: 12 * e, Kernels: 1})
+	}
 }

@@ -68,6 +68,14 @@ type PlanOptions struct {
 	// (tf.get_variable in a graph). An update written as TF ops then assigns its results
 	// without copying them (OptimizerSpec.AssignBytesPerElement, WithResourceVariables).
 	ResourceVariables bool
+	// L2Decay: the loss adds an L2 penalty of every trainable variable but batch norm's, as
+	// TF ops of the graph, and the update reads the gradients it adds (l2Decay in backward.go).
+	L2Decay bool
+	// StaticLossScale: mixed_float16 with a fixed loss scale: the loss is multiplied by it and
+	// every gradient divided by it, with no finiteness check and no skipped update (NVIDIA's
+	// ConvNets utils/optimizers.py FixedLossScalerOptimizer). False is Keras's dynamic
+	// LossScaleOptimizer.
+	StaticLossScale bool
 }
 
 // WeightBytes is the float32 size of all variables.

@@ -145,6 +145,7 @@ func (m *Model) plan(o PlanOptions) (*Plan, error) {
 	pl.buffers()
 	pl.weights()
 	pl.forward()
+	pl.l2DecayForward()
 	pl.backward()
 	pl.optimizer()
 	if o.XLA {

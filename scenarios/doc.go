@@ -3,7 +3,8 @@
 // keras_version, optimizer, steps, seed, hardware.gpu, hardware.count, hardware.topology,
 // cuda_visible_devices, strategy.name, strategy.num_packs, strategy.compression,
 // accumulation_steps, steps_per_execution, fit_from_arrays, fit_arrays_samples,
-// input_on_device, tf.layout_optimizer, tf.resource_variables, memory.mode/growth/growth_after_limit/limit_mib/fraction/
+// input_on_device, tf.layout_optimizer, tf.resource_variables, l2_decay, static_loss_scale,
+// memory.mode/growth/growth_after_limit/limit_mib/fraction/
 // allocator/gc, input.prefetch, input.map.parallel_calls, input.map.threads, input.cache, env,
 // processes) plus name, description and
 // simulator.timeline_points / simulator.fast_forward / simulator.symmetric_replicas. Keys()

@@ -42,6 +42,8 @@ var configKeys = map[string]string{
 	"SoftPlacement":       "tf.soft_placement",
 	"LayoutOptimizer":     "tf.layout_optimizer",
 	"ResourceVariables":   "tf.resource_variables",
+	"L2Decay":             "l2_decay",
+	"StaticLossScale":     "static_loss_scale",
 	"AccumulationSteps":   "accumulation_steps",
 	"StepsPerExecution":   "steps_per_execution",
 	"KerasVersion":        "keras_version",

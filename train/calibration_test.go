@@ -72,7 +72,7 @@ func mustRun(t *testing.T, c train.Config) *train.Result {
 // shows). The log splits each row into the 1-GPU step and the multi-GPU cost per step (N-GPU
 // step minus 1-GPU step), published and simulated.
 // Measured at HEAD (go test ./train/ -run TestDLEScaling -v): ResNet-50 A100 TF32 -0.8%, AMP
-// -0.7%; V100 FP32 -0.5%, AMP +1.2%; DGX-2 FP32 +0.7%, AMP -0.1%; BERT 7 of 12 rows within 5%
+// -0.7%; V100 FP32 -0.5%, AMP +1.0%; DGX-2 FP32 +0.7%, AMP -0.1%; BERT 7 of 12 rows within 5%
 // (every FP32/TF32 row, within 4.2%, and the A100 AMP 8-GPU one, +0.9%).
 func TestDLEScaling(t *testing.T) {
 	if testing.Short() {

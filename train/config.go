@@ -41,6 +41,14 @@ type System struct {
 	// (models.PlanOptions.ResourceVariables). TF 2 has resource variables only, so it matters
 	// for TFVersion 1.x alone.
 	ResourceVariables bool
+	// L2Decay: the graph adds an L2 penalty of every trainable variable but batch norm's to
+	// the loss (weight_decay * sum of tf.nn.l2_loss(v)), as NVIDIA's ConvNets model/resnet.py
+	// does, rather than decaying in the optimizer or not at all (models.PlanOptions.L2Decay).
+	L2Decay bool
+	// StaticLossScale: mixed_float16 with a fixed loss scale (ConvNets --static_loss_scale,
+	// utils/optimizers.py FixedLossScalerOptimizer): the gradients are unscaled, never checked
+	// for inf/NaN, and no update is skipped (models.PlanOptions.StaticLossScale).
+	StaticLossScale bool
 	// Framework is what differentiates the step: "tensorflow" (default; TF's registered
 	// gradients) or "jax" (Keras 3 on the JAX backend: JAX's gradients, which decide what XLA
 	// keeps for backward; models.PlanOptions.JAX).

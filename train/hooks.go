@@ -78,8 +78,9 @@ func (s pipelineSource) Get(fn func()) { s.p.Get(func(sim.Time) { fn() }) }
 
 // setupLossScale draws, for mixed_float16, which updates the LossScaleOptimizer skips (Keras'
 // dynamic loss scaling; gradients from lossscale's default gradient model, seeded by the run).
+// A fixed scale (Config.StaticLossScale) skips none.
 func (r *runner) setupLossScale() error {
-	if r.cfg.Precision != "mixed_float16" {
+	if r.cfg.Precision != "mixed_float16" || r.cfg.StaticLossScale {
 		return nil
 	}
 	res, err := lossscale.Simulate(lossscale.DefaultConfig(), lossscale.DefaultGradientModel(), r.cfg.Steps, len(r.replicas), r.cfg.Seed)

@@ -792,7 +792,8 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 		BlasWorkspace: blasWorkspace(r.gpu.CCMajor), Optimizer: r.cfg.Optimizer,
 		BatchNormSpatialPersistent: envTrue(r.cfg.Env["TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"]),
 		GraphRewriteAMP:            graphRewriteAMP(r.cfg.Env), XLAAutoCluster: r.cfg.XLA && (tfMajor(r.cfg.TFVersion) == 1 || autoJit(r.cfg.Env)),
-		ResourceVariables: r.cfg.ResourceVariables || tfMajor(r.cfg.TFVersion) != 1})
+		ResourceVariables: r.cfg.ResourceVariables || tfMajor(r.cfg.TFVersion) != 1,
+		L2Decay:           r.cfg.L2Decay, StaticLossScale: r.cfg.StaticLossScale && r.cfg.Precision == "mixed_float16"})
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
