@@ -157,6 +157,8 @@ func TestErrorsNameFileLineAndKey(t *testing.T) {
 		{"order not a bool", "memory:\n  growth: true\n  growth_after_limit: later\n", "bad.yaml:3: memory.growth_after_limit: want true or false"},
 		{"unknown topology", "model: resnet50\nhardware:\n  count: 8\n  topology: infiniband\n", "bad.yaml:4: hardware.topology: \"infiniband\" is not one of nvswitch, nvlink, pcie"},
 		{"compression without horovod", "strategy:\n  name: mirrored\n  compression: fp16\n", "bad.yaml:3: strategy.compression: fp16 is Horovod's Compression.fp16"},
+		{"loss scale zero", "precision: mixed_float16\nstatic_loss_scale: 0\n", "bad.yaml:2: static_loss_scale: a loss scale must be positive, got 0"},
+		{"loss scale word", "static_loss_scale: high\n", "bad.yaml:1: static_loss_scale: want true, false or a positive number"},
 		{"unknown compression", "strategy:\n  name: horovod\n  compression: int8\n", "bad.yaml:3: strategy.compression: \"int8\" is not one of none, fp16"},
 	} {
 		_, err := Parse("bad.yaml", []byte(tc.doc))
@@ -363,6 +365,25 @@ func TestKeyOfFieldPaths(t *testing.T) {
 	for _, k := range memoryFieldKeys {
 		if lookup("memory."+k) == nil {
 			t.Errorf("memory key %q: not a scenario key", k)
+		}
+	}
+}
+
+// TestFixedLossScaleAsNumber: static_loss_scale takes the scale itself, as Keras's
+// LossScaleOptimizer(dynamic=False, initial_scale=128) and ConvNets' --static_loss_scale 128
+// give it, or true; false keeps the dynamic scale.
+func TestFixedLossScaleAsNumber(t *testing.T) {
+	for doc, want := range map[string]bool{
+		"static_loss_scale: 128\n": true, "static_loss_scale: 0.5\n": true,
+		"static_loss_scale: true\n": true, "static_loss_scale: false\n": false,
+	} {
+		sc, err := Parse("s.yaml", []byte("precision: mixed_float16\n"+doc))
+		if err != nil {
+			t.Errorf("%q: %v", doc, err)
+			continue
+		}
+		if sc.Config.StaticLossScale != want {
+			t.Errorf("%q: StaticLossScale %v, want %v", doc, sc.Config.StaticLossScale, want)
 		}
 	}
 }

@@ -75,7 +75,7 @@ var schema = []field{
 	{"tf.resource_variables", "bool", "TF1's tf.compat.v1.enable_resource_variables() (TF 2 has no other kind): an optimizer written as TF ops (bert-adamw, bert-lamb) then assigns its results without copying them", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.ResourceVariables) }},
 	{"tf.layout_optimizer", "bool", "tf.config.optimizer.set_experimental_options({'layout_optimizer': ...}) (default true: float32 convolutions NCHW); false runs Keras's channels_last as written (NHWC)", func(c *train.Config, n *yaml.Node) error { return boolPtr(n, &c.LayoutOptimizer) }},
 	{"l2_decay", "bool", "the loss adds weight_decay * sum(tf.nn.l2_loss(v)) over every trainable variable but batch norm's, as TF ops (NVIDIA's ConvNets model/resnet.py)", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.L2Decay) }},
-	{"static_loss_scale", "bool", "mixed_float16 with a fixed loss scale (ConvNets --static_loss_scale): the gradients are unscaled with no inf/NaN check and no update is skipped", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.StaticLossScale) }},
+	{"static_loss_scale", "bool|number", "mixed_float16 with a fixed loss scale (ConvNets --static_loss_scale 128; Keras LossScaleOptimizer(dynamic=False)): true or the scale itself (a positive number); the gradients are unscaled with no inf/NaN check and no update is skipped, whatever the scale", func(c *train.Config, n *yaml.Node) error { return fixedScale(n, &c.StaticLossScale) }},
 	{"accumulation_steps", "int", "micro-batches per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.AccumulationSteps) }},
 	{"input_on_device", "bool", "each batch is already in GPU memory (without an input section): the step copies nothing from the host", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.InputOnDevice) }},
 	{"fit_from_arrays", "bool", "model.fit on in-memory numpy arrays (without an input section): the host gathers and copies each batch, one ahead of the step", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FitFromArrays) }},
@@ -257,6 +257,27 @@ func boolean(n *yaml.Node, dst *bool) error {
 		*dst = false
 	default:
 		return fmt.Errorf("want true or false, got %s", kindName(n))
+	}
+	return nil
+}
+
+// fixedScale reads a fixed loss scale: true or false, or the scale as a positive finite
+// number, which turns the fixed scale on (its value does not change a step's time: the
+// unscale is one multiply per gradient whatever the factor).
+func fixedScale(n *yaml.Node, dst *bool) error {
+	if t := n.ShortTag(); n.Kind == yaml.ScalarNode && (t == "!!int" || t == "!!float") {
+		var v float64
+		if err := floatVal(n, &v); err != nil {
+			return fmt.Errorf("want true, false or a positive number, got %s", kindName(n))
+		}
+		if v <= 0 {
+			return fmt.Errorf("a loss scale must be positive, got %s", n.Value)
+		}
+		*dst = true
+		return nil
+	}
+	if err := boolean(n, dst); err != nil {
+		return fmt.Errorf("want true, false or a positive number, got %s", kindName(n))
 	}
 	return nil
 }

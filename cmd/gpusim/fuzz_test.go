@@ -20,6 +20,7 @@ var fuzzValues = map[string][]string{
 	"int|autotune": {"autotune", "-1", "65536", "9223372036854775807", "1.5"},
 	"float":        {"0", "-1e-300", "1e300", "1e-300", ".inf", ".nan", "[1]"},
 	"bool":         {"true", "2", "{}"},
+	"bool|number":  {"true", "128", "0", "-1", "1e400", ".nan", "{}"},
 	"string":       {"", "@/dev/null", "@/nonexistent", strings.Repeat("x", 300), "[]"},
 	"list":         {"[]", "[0, 0, 0]", "[-1]", "[9999999999999]", "7"},
 	"map":          {"{}", "{TF_FORCE_GPU_ALLOW_GROWTH: 'true', CUDA_VISIBLE_DEVICES: '9'}", "[1]"},
