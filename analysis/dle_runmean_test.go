@@ -14,10 +14,7 @@ import (
 // over it; the steady-state tables (fb55bd24, the same container as ec9eaf73; 9de48bc9) and
 // the pre-training tables of the same versions predict the steady throughput.
 func TestDLERunMeanRows(t *testing.T) {
-	ms, err := readDLE("../testdata/dle/dle_tf.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ms := shippedDLE(t)
 	find := func(commit, gpu string, gpus, batch int, model string) Measurement {
 		t.Helper()
 		for _, m := range ms {

@@ -128,10 +128,7 @@ func TestKerasMeasuredHost(t *testing.T) {
 // the 19.08 tables say so, the 19.06 ones repeat their script, batches and figures), every 16
 // micro-batches for the 2020-2023 tables, which state thousands.
 func TestDLEPretrainingAccumulation(t *testing.T) {
-	ms, err := readDLE("../testdata/dle/dle_tf.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ms := shippedDLE(t)
 	want := map[string]int{"8749cf39": 1, "58a3ed6b": 1, "9de48bc9": 16, "7ee81a16": 16}
 	seen := map[string]int{}
 	for _, m := range ms {

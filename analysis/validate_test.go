@@ -119,15 +119,22 @@ func TestModelGroup(t *testing.T) {
 	}
 }
 
+// shippedDLE reads the repository's DLE rows (testdata/dle/dle_tf.csv).
+func shippedDLE(t *testing.T) []Measurement {
+	t.Helper()
+	ms, err := readDLE("../testdata/dle/dle_tf.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
 // TestDLERunsAsNVIDIARan: a DLE row's scenario is NVIDIA's setup: the table's box, one
 // Horovod process per GPU on several GPUs, float16 all-reduce for BERT under AMP only (and
 // not for the two early tables whose optimization.py passes Compression.none), and the
 // default strategy on one GPU.
 func TestDLERunsAsNVIDIARan(t *testing.T) {
-	ms, err := readDLE("../testdata/dle/dle_tf.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ms := shippedDLE(t)
 	seen := map[string]bool{}
 	for _, m := range ms {
 		c := m.Config(10)
@@ -194,10 +201,7 @@ func TestDLEInterOpThreadsFollowTheTablesRunner(t *testing.T) {
 // --use_static_loss_scaling --loss_scale=128); e0f399de's tables ran its README's commands,
 // --use_tf_amp alone, and no other model's row has either.
 func TestDLEResNetLossAsConvNetsBuildsIt(t *testing.T) {
-	ms, err := readDLE("../testdata/dle/dle_tf.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ms := shippedDLE(t)
 	seen := map[string]bool{}
 	for _, m := range ms {
 		c := m.Config(10)

@@ -69,7 +69,8 @@ type PlanOptions struct {
 	// without copying them (OptimizerSpec.AssignBytesPerElement, WithResourceVariables).
 	ResourceVariables bool
 	// L2Decay: the loss adds an L2 penalty of every trainable variable but batch norm's, as
-	// TF ops of the graph, and the update reads the gradients it adds (l2Decay in backward.go).
+	// TF ops of the graph, and the update reads the gradients it adds (l2DecayForward and
+	// l2DecayGrad in backward.go).
 	L2Decay bool
 	// StaticLossScale: mixed_float16 with a fixed loss scale: the loss is multiplied by it and
 	// every gradient divided by it, with no finiteness check and no skipped update (NVIDIA's
