@@ -274,8 +274,12 @@ func ParseHost(name string, data []byte) (Host, error) {
 		return Host{}, err
 	}
 	if baseLine > 0 {
+		// Refused before any lookup, as in ParseProfile: an @file base could name itself.
+		if strings.HasPrefix(baseName, "@") {
+			return Host{}, fmt.Errorf("%s:%d: base: %q is not a built-in host (a host file extends a built-in host, not another file)", name, baseLine, baseName)
+		}
 		b, err := LookupHost(baseName)
-		if err != nil || strings.HasPrefix(baseName, "@") {
+		if err != nil {
 			return Host{}, fmt.Errorf("%s:%d: base: %q is not a built-in host", name, baseLine, baseName)
 		}
 		h = b

@@ -53,8 +53,13 @@ func ParseProfile(name string, data []byte) (GPU, error) {
 		return GPU{}, err
 	}
 	if baseLine > 0 {
+		// An @file base is refused before any lookup: LookupGPU would load it, and a file
+		// naming itself (or two naming each other) would recurse until the stack overflows.
+		if strings.HasPrefix(baseName, "@") {
+			return GPU{}, fmt.Errorf("%s:%d: base: %q is not a built-in gpu (a profile file extends a built-in profile, not another file)", name, baseLine, baseName)
+		}
 		b, err := LookupGPU(baseName)
-		if err != nil || strings.HasPrefix(baseName, "@") {
+		if err != nil {
 			return GPU{}, fmt.Errorf("%s:%d: base: %q is not a built-in gpu", name, baseLine, baseName)
 		}
 		g = b
