@@ -9,11 +9,11 @@ import (
 	"os"
 	"os/signal"
 	"sort"
-	"strings"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version, when set at build time with -ldflags "-X main.version=...", overrides the version
+// read from the build's own information (version.go).
+var version = ""
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -94,6 +94,9 @@ func exitCode(err error) int {
 }
 
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	if len(args) > 0 && args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
@@ -138,14 +141,4 @@ Examples:
 
 Run "gpusim <command> --help" for a command's flags.
 `)
-}
-
-func init() {
-	register(command{name: "version", summary: "print the version", run: func(_ context.Context, stdout, _ io.Writer, args []string) error {
-		if len(args) > 0 && args[0] != "--help" && args[0] != "-h" {
-			return usagef("version takes no arguments, got %s", strings.Join(args, " "))
-		}
-		fmt.Fprintf(stdout, "gpusim %s\n", version)
-		return nil
-	}})
 }
