@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -307,15 +308,27 @@ func readTable(path string, need ...string) (*table, error) {
 	return parseTable(path, f, need...)
 }
 
+// parseTable parses a measurement CSV. A file cut short is refused on the line where it
+// stops, whichever way it was cut: mid-header or mid-row (a row without the header's fields),
+// mid-value (no newline at the end: every recording tools/ writes ends its last row with
+// one), or right after the header (no rows: the whole set would vanish from the report).
 func parseTable(path string, r io.Reader, need ...string) (*table, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	recs, err := cr.ReadAll()
+	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.FieldsPerRecord = -1
+	recs, err := cr.ReadAll()
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s:%d: column %d: %w", path, pe.Line, pe.Column, pe.Err)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("%s:1: no header", path)
+		return nil, fmt.Errorf("%s:1: no header: the file is empty", path)
 	}
 	// Every row has the header's fields: a file cut short (a copy that stopped mid-row) would
 	// otherwise lose its last row's trailing columns, read as empty, without a word.
@@ -334,6 +347,12 @@ func parseTable(path string, r io.Reader, need ...string) (*table, error) {
 		if _, ok := t.col[k]; !ok {
 			return nil, fmt.Errorf("%s:1: %s: missing column", path, k)
 		}
+	}
+	if last := bytes.Count(data, []byte("\n")) + 1; data[len(data)-1] != '\n' {
+		return nil, fmt.Errorf("%s:%d: no newline at the end: the file is cut short", path, last)
+	}
+	if len(t.rows) == 0 {
+		return nil, fmt.Errorf("%s:2: no rows after the header: the file is cut short", path)
 	}
 	return t, nil
 }

@@ -7,11 +7,18 @@ import (
 
 // A measurement file whose rows do not all have the header's fields is bad input naming the
 // row: a file cut short mid-row would otherwise validate, its last row's missing columns read
-// as empty.
+// as empty. A file cut anywhere else (mid-value, right after its header) or empty is refused
+// on the line where it stops: a header alone validated as a set with no rows, dropped from
+// the report without a word.
 func TestParseTableRejectsShortRows(t *testing.T) {
 	for _, tc := range []struct{ name, data, want string }{
 		{"cut mid-row", "model,prec,batch,step_s\nresnet50,fp32,64,0.1\nresnet50,fp3", "m.csv:3: truncated row: 2 of the header's 4 fields"},
 		{"extra field", "model,prec,batch,step_s\nresnet50,fp32,64,0.1,9\n", "m.csv:2: 5 fields, more than the header's 4"},
+		{"empty", "", "m.csv:1: no header: the file is empty"},
+		{"cut after the header", "model,prec,batch,step_s\n", "m.csv:2: no rows after the header: the file is cut short"},
+		{"cut mid-header", "model,prec,batch,step_s,ste", "m.csv:1: no newline at the end: the file is cut short"},
+		{"cut mid-value", "model,prec,batch,step_s\nresnet50,fp32,64,0.1\nresnet50,fp32,128,0.2", "m.csv:3: no newline at the end: the file is cut short"},
+		{"bad quote", "model,prec,batch,step_s\nresnet50,\"fp32,64,0.1\n", "m.csv:2: column 23: extraneous or missing \" in quoted-field"},
 	} {
 		_, err := parseTable("m.csv", strings.NewReader(tc.data), "model", "step_s")
 		if err == nil || err.Error() != tc.want {

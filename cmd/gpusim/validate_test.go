@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,6 +42,38 @@ func TestValidateBadUsage(t *testing.T) {
 		err := run(context.Background(), &out, &errb, args)
 		if exitCode(err) != 2 {
 			t.Errorf("run(%q) = %v (exit %d), want exit 2", args, err, exitCode(err))
+		}
+	}
+}
+
+// validate --data over a copy of testdata whose JAX steps file is cut short is bad input
+// naming the file and line (a file cut after its header dropped the whole h200-jax set, exit 0).
+func TestValidateTruncatedMeasurementFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cut  func(b []byte) []byte
+		want string
+	}{
+		{"after the header", func(b []byte) []byte { return b[:bytes.IndexByte(b, '\n')+1] }, "steps.csv:2: no rows after the header"},
+		{"mid-value", func(b []byte) []byte { return b[:len(b)-2] }, "steps.csv:8: no newline at the end"},
+		{"empty", func([]byte) []byte { return nil }, "steps.csv:1: no header: the file is empty"},
+	} {
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS("../../testdata")); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "h200", "jax", "steps.csv")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, tc.cut(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		err = run(context.Background(), &out, &errb, []string{"validate", "--data", dir})
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), path[len(dir):]) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: validate = %v (exit %d), want exit 2 with %q", tc.name, err, exitCode(err), tc.want)
 		}
 	}
 }
