@@ -94,6 +94,7 @@ type graph struct {
 	records []record
 	lnode   []int // node producing each layer's output
 	byName  map[string]int
+	weight  map[string]int // index in weights by full name, so a shared layer finds its own
 	auto    map[string]int // Keras auto-name counters
 	pending string         // name of the layer being applied
 }
@@ -108,7 +109,7 @@ type record struct {
 }
 
 func newGraph(name string) *graph {
-	return &graph{name: name, byName: map[string]int{}, auto: map[string]int{}}
+	return &graph{name: name, byName: map[string]int{}, weight: map[string]int{}, auto: map[string]int{}}
 }
 
 // autoName returns Keras's default layer name for a class: conv2d, conv2d_1, ...
@@ -152,8 +153,12 @@ func clone(s []int) []int { return append([]int(nil), s...) }
 
 // addWeight appends a variable and returns its index.
 func (g *graph) addWeight(layer, name string, shape []int, trainable, cast, keep bool) int {
-	g.weights = append(g.weights, weight{name: layer + "/" + name, shape: clone(shape), elems: prod(shape),
+	full := layer + "/" + name
+	g.weights = append(g.weights, weight{name: full, shape: clone(shape), elems: prod(shape),
 		trainable: trainable, cast: cast, keep: keep})
+	if _, dup := g.weight[full]; !dup {
+		g.weight[full] = len(g.weights) - 1 // the first of a name, as w's scan found it
+	}
 	return len(g.weights) - 1
 }
 

@@ -290,11 +290,9 @@ func (g *graph) nodeLayer(x int) string {
 
 // w creates (or, for a shared layer, finds) a variable of the layer being applied.
 func (g *graph) w(name string, shape []int, trainable, cast, keep bool) int {
-	full := g.pending + "/" + name
-	for i := range g.weights {
-		if g.weights[i].name == full {
-			return i
-		}
+	// A map, not a scan of every weight: the scan made importing an n-layer model O(n^2).
+	if i, ok := g.weight[g.pending+"/"+name]; ok {
+		return i
 	}
 	return g.addWeight(g.pending, name, shape, trainable, cast, keep)
 }
