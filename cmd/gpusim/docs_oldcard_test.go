@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// TestDocsOldCardFigures: the mixed-precision-old-card step times that docs/pitfalls.md and
-// docs/speed.md quote are the ones the quoted commands print (the docs say "as HEAD prints
-// them"; a cost-model change that moves them must move the docs with it).
+// TestDocsOldCardFigures: the mixed-precision-old-card step times that docs/speed.md quotes in
+// its cost-model section (whose other figures are the model's constants, so TestDocs does not
+// check that section) are the ones the scenario prints; TestDocs checks docs/pitfalls.md's.
 func TestDocsOldCardFigures(t *testing.T) {
 	step := func(args ...string) (fp32, mixed float64) {
 		t.Helper()
@@ -35,21 +35,10 @@ func TestDocsOldCardFigures(t *testing.T) {
 		}
 		return strings.Join(strings.Fields(string(b)), " ")
 	}
-	pitfalls, speed := read("pitfalls.md"), read("speed.md")
+	speed := read("speed.md")
 	ms := func(s float64, sep string) string { return fmt.Sprintf("%.1f%sms", s*1e3, sep) }
 	f, m := step()
-	for _, want := range []string{"takes " + ms(f, "") + " in float32 and " + ms(m, "") + " in mixed_float16", fmt.Sprintf("(%.2fx)", f/m)} {
-		if !strings.Contains(pitfalls, want) {
-			t.Errorf("docs/pitfalls.md does not say %q (the GTX 1080 Ti figures gpusim prints)", want)
-		}
-	}
 	if want := "takes " + ms(f, " ") + " in float32 and " + ms(m, " ") + " in mixed_float16"; !strings.Contains(speed, want) {
 		t.Errorf("docs/speed.md does not say %q", want)
-	}
-	f, m = step("--set", "hardware.gpu=t4")
-	for _, want := range []string{"from " + ms(f, "") + " to " + ms(m, ""), fmt.Sprintf("(%.2fx)", f/m)} {
-		if !strings.Contains(pitfalls, want) {
-			t.Errorf("docs/pitfalls.md does not say %q (the T4 figures gpusim prints)", want)
-		}
 	}
 }
