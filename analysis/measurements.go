@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/gpusim/gpusim/models"
+
+	"github.com/gpusim/gpusim/internal/limitread"
 )
 
 // Sources of the measurements Validate compares with.
@@ -300,13 +301,16 @@ type table struct {
 }
 
 func readTable(path string, need ...string) (*table, error) {
-	f, err := os.Open(path)
+	f, err := limitread.Open(path, maxTableBytes)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return parseTable(path, f, need...)
 }
+
+// maxTableBytes bounds a measurement CSV: the shipped ones are under 100 kB.
+const maxTableBytes = 256 << 20
 
 // parseTable parses a measurement CSV. A file cut short is refused on the line where it
 // stops, whichever way it was cut: mid-header or mid-row (a row without the header's fields),

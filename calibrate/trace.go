@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/gpusim/gpusim/internal/atomicfile"
 	"github.com/gpusim/gpusim/internal/jsonerr"
+
+	"github.com/gpusim/gpusim/internal/limitread"
 )
 
 // TraceVersion is the version of the trace file format written by this package.
@@ -87,7 +88,7 @@ const maxTraceBytes = 1 << 30
 // LoadTrace reads a trace file, gzip-compressed or not. Errors name the file and, for a
 // malformed or truncated one, the line and key (jsonerr).
 func LoadTrace(path string) (*Trace, error) {
-	f, err := os.Open(path)
+	f, err := limitread.Open(path, maxTraceBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/gpusim/gpusim/hw"
+
+	"github.com/gpusim/gpusim/internal/limitread"
 )
 
 // Measured is a set of measurements on one GPU in the format tools/h200/measure.py writes
@@ -257,9 +259,12 @@ func (p *parser) intOpt(k string) int {
 	return p.int(k)
 }
 
+// maxMeasuredBytes bounds a measured kernel table (the largest shipped one is under 2 MB).
+const maxMeasuredBytes = 1 << 30
+
 // readCSV calls row for every data row with a getter by column name; errors name file:line.
 func readCSV(path string, row func(get func(string) (string, error), line int) error) error {
-	f, err := os.Open(path)
+	f, err := limitread.Open(path, maxMeasuredBytes)
 	if err != nil {
 		return fmt.Errorf("read measurements: %w", err)
 	}

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/gpusim/gpusim/allocator"
+
+	"github.com/gpusim/gpusim/internal/limitread"
 )
 
 func init() {
@@ -113,7 +114,7 @@ func runAllocReplay(ctx context.Context, stdout io.Writer, args []string) error 
 		return usagef("alloc replay: --fragmentation-fraction %v: want a fraction in [0, 1]", float64(frag))
 	}
 	path := fs.Arg(0)
-	f, err := os.Open(path)
+	f, err := limitread.Open(path, maxAllocTraceBytes)
 	if err != nil {
 		return asUsage(fmt.Errorf("alloc replay: %w", err))
 	}
@@ -135,6 +136,10 @@ func runAllocReplay(ctx context.Context, stdout io.Writer, args []string) error 
 	}
 	return err
 }
+
+// maxAllocTraceBytes bounds an alloc replay trace: a CSV row is about 30 bytes, so 16 GiB
+// holds half a billion operations, more than any TF job's allocator log of one run.
+const maxAllocTraceBytes = 16 << 30
 
 // parseAllocBytes reads a byte count: a plain integer or one with a binary unit (KiB, MiB, GiB, TiB).
 // Surrounding whitespace is ignored: trace files have CRLF line ends, so a limit cut from one

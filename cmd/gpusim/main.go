@@ -9,6 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+
+	"github.com/gpusim/gpusim/internal/atomicfile"
+	"github.com/gpusim/gpusim/internal/limitread"
 )
 
 // version, when set at build time with -ldflags "-X main.version=...", overrides the version
@@ -86,7 +89,8 @@ func exitCode(err error) int {
 		return 0
 	case errors.As(err, &ec):
 		return ec.code
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, limitread.ErrNotRegular), errors.Is(err, atomicfile.ErrNoReader):
+		// A path that names a pipe, a device or a socket is bad input wherever it is given.
 		return 2
 	default:
 		return 1

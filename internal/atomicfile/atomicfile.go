@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Write writes write's output to path. A regular file (or a path that does not exist yet) is
@@ -16,7 +17,8 @@ import (
 // leaves the old content. A symbolic link is followed: its target is written the same way and
 // the link stays. Anything else — a FIFO, a device such as /dev/null or /dev/stdout, a socket
 // — cannot be replaced by a rename without destroying what it is, so it is opened and written
-// through. Every error says "write PATH: ...".
+// through; a FIFO that no process reads is an error (ErrNoReader), not a wait for a reader.
+// Every error says "write PATH: ...".
 func Write(path string, write func(io.Writer) error) error {
 	target, err := resolve(path)
 	if err != nil {
@@ -26,7 +28,7 @@ func Write(path string, write func(io.Writer) error) error {
 	case err == nil && fi.IsDir():
 		return fmt.Errorf("write %s: is a directory", path)
 	case err == nil && !fi.Mode().IsRegular():
-		return through(path, target, write)
+		return through(path, target, fi.Mode(), write)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -56,8 +58,20 @@ func resolve(path string) (string, error) {
 	return "", errors.New("too many levels of symbolic links")
 }
 
-func through(path, target string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(target, os.O_WRONLY|os.O_TRUNC, 0)
+// ErrNoReader is what Write's error wraps for a named pipe that no process is reading.
+var ErrNoReader = errors.New("a named pipe with no reader (gpusim does not wait for one)")
+
+func through(path, target string, mode fs.FileMode, write func(io.Writer) error) error {
+	flag := os.O_WRONLY | os.O_TRUNC
+	if mode&fs.ModeNamedPipe != 0 {
+		// open(2) of a pipe for writing waits for a reader, forever and deaf to Ctrl-C if none
+		// comes; O_NONBLOCK fails at once instead (ENXIO) and writes to one that is read.
+		flag |= nonBlock
+	}
+	f, err := os.OpenFile(target, flag, 0)
+	if errors.Is(err, syscall.ENXIO) && mode&fs.ModeNamedPipe != 0 {
+		return fmt.Errorf("write %s: %w", path, ErrNoReader)
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -106,24 +106,28 @@ func TestWriteFollowsSymlink(t *testing.T) {
 	}
 }
 
-// A FIFO and a device are written through, not replaced by a regular file; a full device is
-// an error naming the path.
+// A FIFO and a device are written through, not replaced by a regular file; a FIFO nobody
+// reads and a full device are errors naming the path.
 func TestWriteThroughSpecialFiles(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	got := make(chan string)
-	go func() {
-		b, _ := os.ReadFile(fifo)
-		got <- string(b)
-	}()
+	// No reader yet: an error at once (open(2) waited for one forever).
+	if err := Write(fifo, writeString("x")); !errors.Is(err, ErrNoReader) || !strings.HasPrefix(err.Error(), "write "+fifo+": a named pipe with no reader") {
+		t.Errorf("Write(FIFO nobody reads) = %v, want ErrNoReader naming the path", err)
+	}
+	r, err := os.OpenFile(fifo, os.O_RDONLY|nonBlock, 0) // a reader, without waiting for a writer
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
 	if err := Write(fifo, writeString("through")); err != nil {
 		t.Fatal(err)
 	}
-	if s := <-got; s != "through" {
-		t.Errorf("FIFO reader got %q, want %q", s, "through")
+	if b, err := io.ReadAll(r); err != nil || string(b) != "through" {
+		t.Errorf("FIFO reader got %q, %v, want %q", b, err, "through")
 	}
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("FIFO after Write: %v, %v; want still a named pipe", fi.Mode(), err)

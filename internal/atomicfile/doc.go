@@ -4,7 +4,8 @@
 // the destination. On any error the temporary file is
 // removed and the destination is left as it was. A symbolic link is followed (its target is
 // replaced, the link stays); a FIFO or a device (/dev/null, /dev/stdout) is written through,
-// since a rename would replace it with a regular file.
+// since a rename would replace it with a regular file, and a FIFO no process reads is an
+// error at once, never a wait for a reader.
 //
 // It is the one implementation behind report.WriteFileAtomic, calibrate.WriteFileAtomic and
 // the gpusim command's --output/--trace files:
