@@ -60,11 +60,10 @@ IMAGE = {"inceptionv3": 299}
 def build(name, image):
     import keras
     apps = keras.applications
-    ctor = {
-        "resnet50": apps.ResNet50, "vgg16": apps.VGG16, "mobilenetv2": apps.MobileNetV2,
-        "inceptionv3": apps.InceptionV3, "efficientnetb0": apps.EfficientNetB0,
-    }[name]
-    return ctor(weights=None, input_shape=(image, image, 3), classes=1000)
+    # Any keras.applications constructor by its lower-case name (resnet50, convnexttiny,
+    # mobilenetv3large, efficientnetv2b0, resnet50v2, ...).
+    ctors = {n.lower(): getattr(apps, n) for n in dir(apps) if n[:1].isupper()}
+    return ctors[name](weights=None, input_shape=(image, image, 3), classes=1000)
 
 
 def stats():
@@ -304,7 +303,7 @@ def record(out, res, phase_override=None):
         append(os.path.join(out, "memory.csv"), MEM_COLS, r)
 
 
-def plan(jobs, budget, out, fraction, batches):
+def plan(jobs, budget, out, fraction, batches, phases=("A", "B")):
     os.makedirs(out, exist_ok=True)
     t0 = time.time()
     left = lambda: budget - (time.time() - t0)
@@ -348,7 +347,7 @@ def plan(jobs, budget, out, fraction, batches):
             failures = failures + 1 if res.get("status") != "ok" else 0
             print("A", tag, res.get("status"), res.get("device_fed_ms"), res.get("host_fed_ms"),
                   res.get("wall_s"), flush=True)
-            if res.get("status") == "ok" and left() > 25:
+            if res.get("status") == "ok" and "B" in phases and left() > 25:
                 rb = run_child([model, prec, batch, "B"], out, int(min(90, left() - 5)),
                                tag=tag + "B")
                 record(out, rb)
@@ -421,8 +420,10 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/keras_fit"))
     ap.add_argument("--fraction", type=float, default=0.15)
     ap.add_argument("--batches", default="368,384,400,416,432")
+    ap.add_argument("--phases", default="A,B", help="A alone skips the steady-state rerun")
     a = ap.parse_args()
-    plan(a.jobs.split(","), a.budget, a.out, a.fraction, [int(b) for b in a.batches.split(",")])
+    plan(a.jobs.split(","), a.budget, a.out, a.fraction, [int(b) for b in a.batches.split(",")],
+         a.phases.split(","))
 
 
 if __name__ == "__main__":
