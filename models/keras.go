@@ -316,6 +316,11 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 		if err != nil {
 			return nil, layerErr(lname, class, err)
 		}
+		if mod, _ := m["module"].(string); isOpModule(mod) {
+			// A keras.ops call on a Keras tensor (x + 3.0, ops.mean(x, axis=...)): an
+			// operation node, not the layer of the same class name.
+			class = opPrefix + class
+		}
 		index[lname] = len(entries)
 		entries = append(entries, entry{class, lname, lc, nodes, firstNodeIndex(class, lc, m["inbound_nodes"])})
 	}
@@ -537,6 +542,9 @@ type nodeCall struct {
 	kwRefs map[string][]tensorRef
 	kw     map[string]any
 	kwRead bool
+	// raw: a Keras 3 node's {"args", "kwargs"} as written, for an operation node, whose
+	// constants (the 3.0 of x + 3.0, a slice key) are arguments as much as its tensors.
+	raw map[string]any
 }
 
 // inputs returns the tensors a layer of this class is called on, in the order its call
@@ -546,6 +554,9 @@ type nodeCall struct {
 // config as "call_kwargs", with "call_tensors" naming the keyword tensors after the first
 // argument's ("call_first" of them).
 func (nc nodeCall) inputs(class string, c map[string]any) ([]tensorRef, map[string]any) {
+	if strings.HasPrefix(class, opPrefix) {
+		return nc.opInputs(c)
+	}
 	refs := append([]tensorRef(nil), nc.args...)
 	if class != "TFOpLambda" && class != "SlicingOpLambda" {
 		// MultiHeadAttention(query, value, key) and layers called as layer(inputs=x).
@@ -590,6 +601,7 @@ func inboundNodes(v any) ([]nodeCall, error) {
 		nc := nodeCall{kwRefs: map[string][]tensorRef{}, kw: map[string]any{}}
 		switch x := n.(type) {
 		case map[string]any: // Keras 3: {"args": [...], "kwargs": {...}}
+			nc.raw = x
 			collectTensors(x["args"], &nc.args)
 			if kw, ok := x["kwargs"].(map[string]any); ok {
 				for k, v := range kw {
