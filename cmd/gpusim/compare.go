@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -101,14 +103,15 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
-		varies   []string
-		sets     []string
-		format   string
-		plotDir  string
-		htmlFile string
-		jobs     int
-		progress string
-		shardArg string
+		varies     []string
+		sets       []string
+		format     string
+		plotDir    string
+		htmlFile   string
+		jobs       int
+		progress   string
+		shardArg   string
+		maxConfigs int
 	)
 	fs.StringArrayVar(&varies, "vary", nil, "`KEY=V1,V2,...`: a scenario key and its values (repeatable; cartesian product)")
 	fs.StringArrayVar(&sets, "set", nil, "`KEY=VALUE` override applied to every configuration (repeatable)")
@@ -117,6 +120,7 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 	fs.StringVar(&htmlFile, "html", "", "write a self-contained HTML report to `FILE`")
 	fs.IntVarP(&jobs, "jobs", "j", runtime.GOMAXPROCS(0), "configurations simulated at once")
 	fs.StringVar(&progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
+	fs.IntVar(&maxConfigs, "max-configs", defaultMaxConfigs, "refuse a comparison that would simulate more than `N` configurations (a sweep keeps every result: about 250 MB per 1,000)")
 	fs.StringVar(&shardArg, "shard", "", "simulate only shard `K/N` of the configurations (0-based; N alone or auto: from the Slurm or Kubernetes environment) and write it as a part for 'gpusim compare merge'")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
@@ -127,42 +131,24 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 		fmt.Fprint(stdout, fs.FlagUsages())
 		return nil
 	}
-	switch format {
-	case "text", "json", "csv":
-	default:
-		return usagef("compare: -o %q: want text, json or csv", format)
+	terminal, err := compareCheckFlags(format, jobs, progress, terminal)
+	if err != nil {
+		return err
 	}
-	if jobs < 1 {
-		return usagef("compare: --jobs %d: want at least 1", jobs)
-	}
-	switch progress {
-	case "auto":
-	case "always":
-		terminal = true
-	case "never":
-		terminal = false
-	default:
-		return usagef("compare: --progress %q: want auto, always or never", progress)
-	}
-	configs, err := compareConfigs(fs.Args(), sets, varies)
+	prod, err := newCompareProduct(fs.Args(), sets, varies)
 	if err != nil {
 		return asUsage(fmt.Errorf("compare: %w", err))
 	}
-	if len(configs) < 2 {
+	if prod.count.Cmp(big.NewInt(2)) < 0 {
 		return usagef("compare: one configuration: give --vary KEY=V1,V2 or several scenarios (gpusim run simulates one)")
 	}
-	var shard *analysis.Shard
-	if fs.Changed("shard") {
-		s, err := analysis.ParseShard(shardArg, os.Getenv)
-		if err != nil {
-			return usagef("compare: --shard: %v", err)
-		}
-		for _, f := range []string{"output", "plot", "html"} {
-			if fs.Changed(f) {
-				return usagef("compare: --shard writes a part; give --%s to 'gpusim compare merge'", f)
-			}
-		}
-		shard = &s
+	shard, err := compareShardFlag(fs, shardArg)
+	if err != nil {
+		return err
+	}
+	idx, err := compareIndices(prod, shard, maxConfigs)
+	if err != nil {
+		return err
 	}
 	if os.Getenv("GOGC") == "" {
 		// A sweep keeps every plan it priced and every result until it renders (about 250 MB
@@ -172,34 +158,105 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 		// for about 20% more memory. A GOGC the user sets wins.
 		defer debug.SetGCPercent(debug.SetGCPercent(compareGCPercent))
 	}
-	// Load and check everything first: a typo in the last configuration fails at once.
-	runs := make([]func(context.Context) (report.Run, error), len(configs))
+	// Load and check every configuration to simulate first: a typo in the last fails at once.
+	configs := make([]compareConfig, len(idx))
+	runs := make([]func(context.Context) (report.Run, error), len(idx))
 	sess := analysis.NewSession(nil)
-	for i, c := range configs {
-		if runs[i], err = prepare(c, sess); err != nil {
-			return fmt.Errorf("compare: %s: %w", c.Label, err)
+	for i, j := range idx {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+		configs[i] = prod.config(j)
+		if runs[i], err = prepare(configs[i], sess); err != nil {
+			return fmt.Errorf("compare: %s: %w", configs[i].Label, err)
 		}
 	}
-	idx := make([]int, len(runs))
-	for i := range idx {
-		idx[i] = i
-	}
-	if shard != nil {
-		idx = shard.Indices(len(runs))
-	}
-	results, err := analysis.Sweep(ctx, len(idx), jobs, func(ctx context.Context, i int) (report.Run, error) { return runs[idx[i]](ctx) },
+	results, err := analysis.Sweep(ctx, len(idx), jobs, func(ctx context.Context, i int) (report.Run, error) { return runs[i](ctx) },
 		compareProgress(stderr, terminal, len(idx)))
 	var se *analysis.SweepError
 	if errors.As(err, &se) {
-		return fmt.Errorf("compare: %s: %w", configs[idx[se.Index]].Label, se.Err)
+		return fmt.Errorf("compare: %s: %w", configs[se.Index].Label, se.Err)
 	}
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
 	if shard != nil {
-		return writeComparePart(stdout, *shard, compareWithoutShard(args), configs, idx, results)
+		return writeComparePart(ctx, stdout, *shard, compareWithoutShard(args), prod, idx, results)
 	}
 	return compareRender(stdout, stderr, results, format, plotDir, htmlFile, "gpusim compare "+strings.Join(args, " "))
+}
+
+// compareCheckFlags checks -o, --jobs and --progress, and returns whether to draw a
+// progress bar (terminal: stderr is one).
+func compareCheckFlags(format string, jobs int, progress string, terminal bool) (bool, error) {
+	switch format {
+	case "text", "json", "csv":
+	default:
+		return false, usagef("compare: -o %q: want text, json or csv", format)
+	}
+	if jobs < 1 {
+		return false, usagef("compare: --jobs %d: want at least 1", jobs)
+	}
+	switch progress {
+	case "auto":
+		return terminal, nil
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	}
+	return false, usagef("compare: --progress %q: want auto, always or never", progress)
+}
+
+// compareShardFlag parses --shard (nil when not given); a shard writes a part, so the
+// rendering flags belong to merge.
+func compareShardFlag(fs *pflag.FlagSet, arg string) (*analysis.Shard, error) {
+	if !fs.Changed("shard") {
+		return nil, nil
+	}
+	s, err := analysis.ParseShard(arg, os.Getenv)
+	if err != nil {
+		return nil, usagef("compare: --shard: %v", err)
+	}
+	for _, f := range []string{"output", "plot", "html"} {
+		if fs.Changed(f) {
+			return nil, usagef("compare: --shard writes a part; give --%s to 'gpusim compare merge'", f)
+		}
+	}
+	return &s, nil
+}
+
+// defaultMaxConfigs is --max-configs' default: ten times docs/compare.md's 1,000-config
+// sweep, about 2.5 GB of results; a product past it is a typo far more often than a plan.
+const defaultMaxConfigs = 10000
+
+// compareIndices returns the configurations this process simulates: all of them, or the
+// shard's share. More than max is refused with the count, before any configuration is built.
+func compareIndices(p *compareProduct, shard *analysis.Shard, max int) ([]int, error) {
+	n := new(big.Int).Set(p.count)
+	what := fmt.Sprintf("%s configurations (%s)", p.count, p.describe())
+	if shard != nil {
+		// Shard k of c owns configurations k, k+c, k+2c, ...: ceil((count-k)/c) of them.
+		n.Sub(n, big.NewInt(int64(shard.Index)))
+		n.Add(n, big.NewInt(int64(shard.Count-1)))
+		n.Div(n, big.NewInt(int64(shard.Count)))
+		if n.Sign() < 0 {
+			n.SetInt64(0)
+		}
+		what = fmt.Sprintf("shard %s has %s of the %s", shard, n, what)
+	}
+	if n.Cmp(big.NewInt(int64(max))) > 0 || !p.count.IsInt64() {
+		return nil, usagef("compare: %s, more than --max-configs %d: narrow the --vary lists, split the sweep with --shard K/N or raise --max-configs", what, max)
+	}
+	count := int(p.count.Int64())
+	if shard != nil {
+		return shard.Indices(count), nil
+	}
+	idx := make([]int, count)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx, nil
 }
 
 // compareRender writes the comparison of results: the table in format on stdout, the plots
@@ -246,15 +303,31 @@ func compareRender(stdout, stderr io.Writer, results []report.Run, format, plotD
 	return nil
 }
 
-// compareConfigs expands the scenarios and --vary lists into configurations: for each scenario
-// (in argument order), the cartesian product of the lists with the first --vary changing
-// slowest, so the first configuration (the base of the deltas) takes every first value.
-func compareConfigs(scenarioArgs, sets, varies []string) ([]compareConfig, error) {
-	type axis struct {
-		key    string
-		values []string
+// compareAxis is one --vary key and its values.
+type compareAxis struct {
+	key    string
+	values []string
+}
+
+// compareProduct is the configurations of a comparison: for each scenario (in argument
+// order), the cartesian product of the --vary lists with the first --vary changing slowest,
+// so configuration 0 (the base of the deltas) takes every first value. A configuration is
+// computed from its index when needed: the product is never built whole, so its size is
+// known, and refused, before it costs memory.
+type compareProduct struct {
+	scenarios []string
+	sets      []string
+	axes      []compareAxis
+	count     *big.Int // the number of configurations, however large
+}
+
+// newCompareProduct parses the --vary lists. Labels are unique by construction once no axis
+// repeats a value and no two scenarios share a name.
+func newCompareProduct(scenarioArgs, sets, varies []string) (*compareProduct, error) {
+	p := &compareProduct{scenarios: scenarioArgs, sets: sets}
+	if len(p.scenarios) == 0 {
+		p.scenarios = []string{""}
 	}
-	var axes []axis
 	seen := map[string]bool{}
 	for _, v := range varies {
 		key, list, ok := strings.Cut(v, "=")
@@ -270,53 +343,83 @@ func compareConfigs(scenarioArgs, sets, varies []string) ([]compareConfig, error
 		if err != nil {
 			return nil, fmt.Errorf("--vary %q: %w", v, err)
 		}
-		axes = append(axes, axis{key, vals})
+		given := map[string]bool{}
+		for _, val := range vals {
+			if given[val] {
+				return nil, fmt.Errorf("--vary %q: %s=%s is given twice", v, key, val)
+			}
+			given[val] = true
+		}
+		p.axes = append(p.axes, compareAxis{key, vals})
 	}
-	if len(scenarioArgs) == 0 {
-		scenarioArgs = []string{""}
-	}
-	var out []compareConfig
-	for _, sc := range scenarioArgs {
-		// combos are the value indices of each axis, counted like an odometer.
-		idx := make([]int, len(axes))
-		for {
-			c := compareConfig{Scenario: sc, Sets: append([]string(nil), sets...)}
-			var parts []string
-			if len(scenarioArgs) > 1 {
-				name := compareScenarioName(sc)
-				c.Params = append(c.Params, report.RunParam{Key: "scenario", Value: name})
-				parts = append(parts, name)
+	if len(p.scenarios) > 1 {
+		named := map[string]string{}
+		for _, sc := range p.scenarios {
+			name := compareScenarioName(sc)
+			if first, dup := named[name]; dup {
+				return nil, fmt.Errorf("scenarios %s and %s are both named %s in the comparison", first, sc, name)
 			}
-			for i, a := range axes {
-				val := a.values[idx[i]]
-				c.Params = append(c.Params, report.RunParam{Key: a.key, Value: val})
-				c.Sets = append(c.Sets, a.key+"="+val)
-				parts = append(parts, a.key+"="+val)
-			}
-			c.Label = strings.Join(parts, ",")
-			if c.Label == "" {
-				c.Label = compareScenarioName(sc)
-			}
-			out = append(out, c)
-			i := len(axes) - 1
-			for ; i >= 0; i-- {
-				idx[i]++
-				if idx[i] < len(axes[i].values) {
-					break
-				}
-				idx[i] = 0
-			}
-			if i < 0 {
-				break
-			}
+			named[name] = sc
 		}
 	}
-	labels := map[string]bool{}
-	for _, c := range out {
-		if labels[c.Label] {
-			return nil, fmt.Errorf("configuration %s appears twice", c.Label)
-		}
-		labels[c.Label] = true
+	p.count = big.NewInt(int64(len(p.scenarios)))
+	for _, a := range p.axes {
+		p.count.Mul(p.count, big.NewInt(int64(len(a.values))))
+	}
+	return p, nil
+}
+
+// describe says how the count comes about: "2 scenarios x 10 x 1000 values".
+func (p *compareProduct) describe() string {
+	parts := make([]string, 0, len(p.axes)+1)
+	if len(p.scenarios) > 1 {
+		parts = append(parts, fmt.Sprintf("%d scenarios", len(p.scenarios)))
+	}
+	for _, a := range p.axes {
+		parts = append(parts, strconv.Itoa(len(a.values)))
+	}
+	return strings.Join(parts, " x ") + " values"
+}
+
+// config returns configuration i (0 <= i < count).
+func (p *compareProduct) config(i int) compareConfig {
+	// i's digits, the last axis changing fastest, like an odometer.
+	idx := make([]int, len(p.axes))
+	for k := len(p.axes) - 1; k >= 0; k-- {
+		n := len(p.axes[k].values)
+		idx[k], i = i%n, i/n
+	}
+	sc := p.scenarios[i]
+	c := compareConfig{Scenario: sc, Sets: append([]string(nil), p.sets...)}
+	var parts []string
+	if len(p.scenarios) > 1 {
+		name := compareScenarioName(sc)
+		c.Params = append(c.Params, report.RunParam{Key: "scenario", Value: name})
+		parts = append(parts, name)
+	}
+	for k, a := range p.axes {
+		val := a.values[idx[k]]
+		c.Params = append(c.Params, report.RunParam{Key: a.key, Value: val})
+		c.Sets = append(c.Sets, a.key+"="+val)
+		parts = append(parts, a.key+"="+val)
+	}
+	c.Label = strings.Join(parts, ",")
+	if c.Label == "" {
+		c.Label = compareScenarioName(sc)
+	}
+	return c
+}
+
+// compareConfigs returns every configuration of the product (tests; compareMain builds only
+// those it simulates).
+func compareConfigs(scenarioArgs, sets, varies []string) ([]compareConfig, error) {
+	p, err := newCompareProduct(scenarioArgs, sets, varies)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]compareConfig, p.count.Int64())
+	for i := range out {
+		out[i] = p.config(i)
 	}
 	return out, nil
 }

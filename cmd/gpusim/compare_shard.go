@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -51,10 +52,14 @@ type partRun struct {
 	Run   report.Run `json:"run"`
 }
 
-func writeComparePart(stdout io.Writer, shard analysis.Shard, command []string, configs []compareConfig, idx []int, results []report.Run) error {
+func writeComparePart(ctx context.Context, stdout io.Writer, shard analysis.Shard, command []string, prod *compareProduct, idx []int, results []report.Run) error {
 	p := comparePart{Format: comparePartFormat, Command: command, Shard: shard.Index, Shards: shard.Count}
-	for _, c := range configs {
-		p.Labels = append(p.Labels, c.Label)
+	// Every configuration's label, so that merge knows the whole sweep.
+	for i := range int(prod.count.Int64()) {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return fmt.Errorf("compare: %w", ctx.Err())
+		}
+		p.Labels = append(p.Labels, prod.config(i).Label)
 	}
 	for i, r := range results {
 		r.Timeline = nil

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -204,8 +205,8 @@ func TestCompareInterrupted(t *testing.T) {
 	var out, errb bytes.Buffer
 	var started atomic.Int32
 	err := compareMain(ctx, &out, &errb, []string{"--vary", "batch=1,2,3", "-j", "1"}, fakePrepare(&started), false)
-	if err == nil || !strings.Contains(err.Error(), "not run") {
-		t.Errorf("cancelled compare: err = %v, want not run", err)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled compare: err = %v, want context.Canceled", err)
 	}
 	if out.Len() != 0 {
 		t.Errorf("cancelled compare printed a table:\n%s", out.String())
@@ -371,5 +372,60 @@ func xmlWellFormed(b []byte) error {
 			}
 			root = true
 		}
+	}
+}
+
+// A product past --max-configs is refused with its count before any configuration is built
+// or simulated: 10^12 configurations fail at once (the product was built whole first, 5 GB
+// for 10^6), a shard's share is what counts, and the default bound holds too.
+func TestCompareMaxConfigs(t *testing.T) {
+	vals := func(n int) string {
+		v := make([]string, n)
+		for i := range v {
+			v[i] = strconv.Itoa(i + 1)
+		}
+		return strings.Join(v, ",")
+	}
+	huge := []string{"--vary", "batch=" + vals(10000), "--vary", "steps=" + vals(10000), "--vary", "seed=" + vals(10000)}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"--max-configs", "99"}, "--vary", "batch="+vals(10), "--vary", "steps="+vals(10)),
+			"compare: 100 configurations (10 x 10 values), more than --max-configs 99: narrow the --vary lists"},
+		{huge, "compare: 1000000000000 configurations (10000 x 10000 x 10000 values), more than --max-configs 10000"},
+		{[]string{"a.yaml", "b.yaml", "--vary", "batch=" + vals(6000)}, "compare: 12000 configurations (2 scenarios x 6000 values), more than --max-configs 10000"},
+		{[]string{"--vary", "batch=" + vals(300), "--vary", "steps=" + vals(100), "--shard", "1/2"},
+			"compare: shard 1/2 has 15000 of the 30000 configurations (300 x 100 values), more than --max-configs 10000"},
+	} {
+		var started atomic.Int32
+		var out, errb bytes.Buffer
+		err := compareMain(context.Background(), &out, &errb, tc.args, fakePrepare(&started), false)
+		if exitCode(err) != 2 || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("compare %.60s...: %v (exit %d), want exit 2 starting %q", strings.Join(tc.args, " "), err, exitCode(err), tc.want)
+		}
+		if n := started.Load(); n != 0 {
+			t.Errorf("compare %.60s...: %d configurations simulated, want none", strings.Join(tc.args, " "), n)
+		}
+	}
+	// Within the bound, a shard of a product larger than it runs its share.
+	var started atomic.Int32
+	var out, errb bytes.Buffer
+	args := []string{"--vary", "batch=" + vals(30), "--vary", "steps=" + vals(10), "--shard", "1/4", "--max-configs", "75"}
+	if err := compareMain(context.Background(), &out, &errb, args, fakePrepare(&started), false); err != nil {
+		t.Fatalf("compare of 300 configurations, shard 1/4 of them, --max-configs 75: %v", err)
+	}
+	if n := started.Load(); n != 75 {
+		t.Errorf("shard 1/4 of 300 simulated %d configurations, want 75", n)
+	}
+}
+
+// A value given twice in one --vary list is refused (its configurations would share a label).
+func TestCompareDuplicateValue(t *testing.T) {
+	var started atomic.Int32
+	var out, errb bytes.Buffer
+	err := compareMain(context.Background(), &out, &errb, []string{"--vary", "batch=32,64,32"}, fakePrepare(&started), false)
+	if want := `compare: --vary "batch=32,64,32": batch=32 is given twice`; exitCode(err) != 2 || err.Error() != want {
+		t.Errorf("compare --vary batch=32,64,32: %v, want %q", err, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -77,5 +78,37 @@ func TestFullStdoutExits1(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "/dev/full): no space left on device") {
 			t.Errorf("gpusim %v > /dev/full: %v, stderr %q; want exit 1 naming /dev/full", args, err, stderr.String())
 		}
+	}
+}
+
+// Ctrl-C while compare loads a large sweep's configurations stops it at once (it loaded all
+// 100,000 first, about 14 s, before it looked at the interrupt).
+func TestInterruptCompareWhileLoading(t *testing.T) {
+	vals := func(n int) string {
+		v := make([]string, n)
+		for i := range v {
+			v[i] = strconv.Itoa(i + 1)
+		}
+		return strings.Join(v, ",")
+	}
+	cmd := gpusimCmd("compare", "--vary", "batch="+vals(1000), "--vary", "steps="+vals(100), "--max-configs", "100000", "--progress", "never")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // inside the loading loop
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	took := time.Since(sent)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("interrupted compare: %v (stderr %q), want exit status 130", err, stderr.String())
+	}
+	if took > 2*time.Second {
+		t.Errorf("compare took %v after SIGINT, want < 2s", took)
 	}
 }
