@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/gpusim/gpusim/internal/jsonerr"
@@ -19,13 +20,34 @@ const maxModelFile = 64 << 20
 // model.json) or a .keras archive (a zip whose config.json is the model's config; Keras 3
 // saving_lib.py writes it with model.weights.h5 and metadata.json beside it). The model is
 // built at the first call for a given path, size and modification time, and shared after.
+//
+// Custom layer classes are described in the sidecar file SidecarPath(path), read when it
+// exists (ReadLayerSpecs).
 func LoadFile(path string) (*Model, error) {
+	return LoadFileWith(path, ImportOptions{})
+}
+
+// LoadFileWith is LoadFile with import options (o.Layers is read from the sidecar when nil).
+func LoadFileWith(path string, o ImportOptions) (*Model, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	key := fmt.Sprintf("@%s|%d|%d", path, fi.Size(), fi.ModTime().UnixNano())
+	key := fmt.Sprintf("@%s|%d|%d|image=%d", path, fi.Size(), fi.ModTime().UnixNano(), o.ImageSize)
+	side := SidecarPath(path)
+	if si, err := os.Stat(side); err == nil && o.Layers == nil {
+		key += fmt.Sprintf("|%s|%d|%d", side, si.Size(), si.ModTime().UnixNano())
+	}
 	return memoNew(key, ModelOptions{}, func() (*Model, error) {
+		if o.Layers == nil {
+			if _, err := os.Stat(side); err == nil {
+				specs, err := ReadLayerSpecs(side)
+				if err != nil {
+					return nil, err
+				}
+				o.Layers = specs
+			}
+		}
 		data, err := limitread.ReadFile(path, maxModelFile)
 		if err != nil {
 			return nil, err
@@ -37,7 +59,7 @@ func LoadFile(path string) (*Model, error) {
 			}
 			place = path + ":config.json"
 		}
-		m, err := FromKerasJSON(bytes.NewReader(data))
+		m, err := FromKerasJSONWith(bytes.NewReader(data), o)
 		if serr := jsonerr.Syntax(place, data, err, "keras json"); serr != nil {
 			return nil, serr // a syntax error or a truncated file, on its line
 		}
@@ -73,4 +95,34 @@ func kerasArchiveConfig(data []byte) ([]byte, error) {
 		return b.Bytes(), nil
 	}
 	return nil, fmt.Errorf(".keras archive without config.json (Keras 3 model.save writes one)")
+}
+
+// splitFileSpec splits "path:image=224" into the path and its import options. A path that
+// exists as written is taken whole (a colon may belong to it).
+func splitFileSpec(spec string) (string, ImportOptions, error) {
+	var o ImportOptions
+	i := strings.LastIndex(spec, ":")
+	if i < 0 {
+		return spec, o, nil
+	}
+	if _, err := os.Stat(spec); err == nil {
+		return spec, o, nil
+	}
+	path, opts := spec[:i], spec[i+1:]
+	for _, kv := range strings.Split(opts, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		switch k = strings.TrimSpace(k); {
+		case !ok:
+			return spec, o, nil // not options: the path has a colon
+		case k == "image" || k == "image_size" || k == "size":
+			if err != nil || n <= 0 {
+				return "", o, fmt.Errorf("model file %q: option %s=%q: want a positive integer", spec, k, v)
+			}
+			o.ImageSize = n
+		default:
+			return "", o, fmt.Errorf("model file %q: unknown option %q (a model file takes image=N)", spec, k)
+		}
+	}
+	return path, o, nil
 }

@@ -59,6 +59,9 @@ type node struct {
 	// tf lists the kernels TF runs for the node without XLA when it is a composite of TF ops
 	// (tfunfused.go); nil prices the node as one kernel of its kind.
 	tf *tfSeq
+	// extraBytes: memory traffic per sample of the forward kernel beyond its input and output
+	// tensors (a custom layer's bytes_per_sample).
+	extraBytes float64
 	// gemm is the op's matrix-multiply shape per sample (M per sample; the plan multiplies it
 	// by the batch), zero for non-matrix ops.
 	gemm GEMMShape
@@ -97,6 +100,7 @@ type graph struct {
 	weight  map[string]int // index in weights by full name, so a shared layer finds its own
 	auto    map[string]int // Keras auto-name counters
 	pending string         // name of the layer being applied
+	specs   *LayerSpecs    // the sidecar's custom layer descriptions (ImportOptions.Layers)
 }
 
 type record struct {

@@ -18,6 +18,21 @@ import (
 // Under a file saved with a mixed global policy, layers whose dtype policy is "float32" keep
 // computing in float32 in the plan (the Keras mixed-precision guide's float32 output layer).
 func FromKerasJSON(r io.Reader) (*Model, error) {
+	return FromKerasJSONWith(r, ImportOptions{})
+}
+
+// ImportOptions change how FromKerasJSONWith reads a config.
+type ImportOptions struct {
+	// ImageSize fixes the height and width an image input leaves unset ((None, None, 3), as
+	// keras.applications.MobileNetV3Small writes by default); 0 keeps such an input an error.
+	ImageSize int
+	// Layers describes the classes Keras does not define (custom layers): the sidecar file's
+	// contents (ReadLayerSpecs); nil when there is none.
+	Layers *LayerSpecs
+}
+
+// FromKerasJSONWith is FromKerasJSON with options.
+func FromKerasJSONWith(r io.Reader, o ImportOptions) (*Model, error) {
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	var top map[string]any
@@ -49,7 +64,8 @@ func FromKerasJSON(r io.Reader) (*Model, error) {
 	if name == "" {
 		name = "model"
 	}
-	im := &importer{g: newGraph(name)}
+	im := &importer{g: newGraph(name), image: o.ImageSize}
+	im.g.specs = o.Layers
 	im.mixed = hasMixedPolicy(c)
 	outs, err := im.model(class, name, c, nil, "", true)
 	if err != nil {
@@ -63,6 +79,25 @@ type importer struct {
 	g     *graph
 	mixed bool
 	depth int
+	image int // ImportOptions.ImageSize
+}
+
+// inputShape reads an input's shape (batchShape), filling an image's unset height and width
+// with ImportOptions.ImageSize.
+func (im *importer) inputShape(c map[string]any) ([]int, bool, error) {
+	if im.image > 0 {
+		for _, k := range []string{"batch_shape", "batch_input_shape"} {
+			if v, ok := c[k].([]any); ok && len(v) == 4 && v[1] == nil && v[2] == nil {
+				fixed := make(map[string]any, len(c))
+				for kk, vv := range c {
+					fixed[kk] = vv
+				}
+				fixed[k] = []any{nil, im.image, im.image, v[3]}
+				c = fixed
+			}
+		}
+	}
+	return batchShape(c)
 }
 
 type tensorRef struct {
@@ -143,7 +178,7 @@ func batchShape(c map[string]any) ([]int, bool, error) {
 		out := make([]int, len(v))
 		for i, d := range v {
 			if d == nil {
-				return nil, true, fmt.Errorf("field %q: dimension %d is None: gpusim needs every dimension but the batch (set a fixed input size or sequence length)", k, i+1)
+				return nil, true, fmt.Errorf("field %q: dimension %d is None: gpusim needs every dimension but the batch (set a fixed input size or sequence length; for an image, model=@FILE:image=224)", k, i+1)
 			}
 			n, err := toInt(d)
 			if err != nil {
@@ -182,7 +217,7 @@ func (im *importer) sequential(name string, layers []any, c map[string]any, ins 
 			if have {
 				continue
 			}
-			shape, ok, err := batchShape(lc)
+			shape, ok, err := im.inputShape(lc)
 			if err != nil {
 				return nil, layerErr(lname, class, err)
 			}
@@ -199,7 +234,7 @@ func (im *importer) sequential(name string, layers []any, c map[string]any, ins 
 		if !have {
 			// tf.keras 2.x puts the input shape on the first layer, or on the model as
 			// "build_input_shape".
-			shape, ok, err := batchShape(lc)
+			shape, ok, err := im.inputShape(lc)
 			if err != nil {
 				return nil, layerErr(lname, class, err)
 			}
@@ -349,7 +384,7 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 	remaining := 0
 	for i, e := range entries {
 		if e.class == "InputLayer" {
-			shape, ok, err := batchShape(e.c)
+			shape, ok, err := im.inputShape(e.c)
 			if err != nil {
 				return nil, layerErr(e.name, e.class, err)
 			}

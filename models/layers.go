@@ -320,11 +320,15 @@ func (g *graph) apply(class, name string, c cfg, ins []int) (int, error) {
 	}
 	x := ins[0]
 	s := g.shape(x)
+	l := &layerCall{class: class, name: name, c: c, ins: ins, x: x, s: s}
+	if spec := g.specs.lookup(class, name); spec != nil {
+		return buildCustom(g, l, spec)
+	}
 	b, ok := builders[class]
 	if !ok {
-		return 0, errUnsupported
+		return 0, unknownClassErr(g, class)
 	}
-	return b(g, &layerCall{class: class, name: name, c: c, ins: ins, x: x, s: s})
+	return b(g, l)
 }
 
 // builder applies one Keras layer class to a call: it adds the layer's nodes and weights to g

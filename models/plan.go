@@ -1059,6 +1059,9 @@ func (pl *planner) forward() {
 				op.Bytes += float64(pl.bufs[p.buf].bytes)
 			}
 		}
+		if p.n != nil {
+			op.Bytes += p.n.extraBytes * float64(pl.B)
+		}
 		if p.n != nil && p.n.tf != nil && !pl.o.XLA {
 			// TF's kernels for a composite (tfunfused.go) move what the plan's tensors do not show.
 			op.Bytes, op.Kernels, op.ClassBytes, op.ClassElems = tfPrice(p.n.tf.fwd, pl.B, p.dt)

@@ -76,10 +76,14 @@ func Describe(name string) string { return zoo[name].doc }
 // "mlp:hidden=1024x1024".
 //
 // "@path" is a model file instead (LoadFile: Keras JSON or a .keras archive), as
-// hardware.gpu takes "@profile.yaml".
+// hardware.gpu takes "@profile.yaml"; "@path:image=224" fixes an image input's unset size.
 func Get(name string) (*Model, error) {
-	if path, ok := strings.CutPrefix(strings.TrimSpace(name), "@"); ok {
-		return LoadFile(path)
+	if spec, ok := strings.CutPrefix(strings.TrimSpace(name), "@"); ok {
+		path, o, err := splitFileSpec(spec)
+		if err != nil {
+			return nil, err
+		}
+		return LoadFileWith(path, o)
 	}
 	base, o, err := ParseName(name)
 	if err != nil {
@@ -169,8 +173,8 @@ func New(name string, o ModelOptions) (*Model, error) {
 //
 // "@path" is read and imported (LoadFile): a model file's problems are found only so.
 func Known(spec string) error {
-	if path, ok := strings.CutPrefix(strings.TrimSpace(spec), "@"); ok {
-		_, err := LoadFile(path)
+	if _, ok := strings.CutPrefix(strings.TrimSpace(spec), "@"); ok {
+		_, err := Get(spec)
 		return err
 	}
 	name, _, err := ParseName(spec)

@@ -132,8 +132,9 @@ func runList(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	case "models":
 		var ms []*models.Model
 		if *file != "" {
-			// As model=@FILE reads it: Keras JSON or a .keras archive, at most models' bound.
-			m, err := models.LoadFile(*file)
+			// As model=@FILE reads it: Keras JSON or a .keras archive, at most models' bound,
+			// its sidecar of custom layers, and FILE:image=N.
+			m, err := models.Get("@" + *file)
 			if err != nil {
 				return asUsage(fmt.Errorf("list models: %w", err))
 			}
