@@ -4,13 +4,15 @@ package models
 
 import (
 	"fmt"
+	"strings"
 )
 
 func init() {
 	register(buildConv, "Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D", "DepthwiseConv1D", "SeparableConv1D", "Conv1DTranspose", "Conv2DTranspose")
 	register(buildPooling, "MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D")
 	register(buildGlobalPooling, "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D")
-	register(buildZeroPadding, "ZeroPadding1D", "ZeroPadding2D")
+	register(buildZeroPadding, "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D")
+	register(buildCropping, "Cropping1D", "Cropping2D", "Cropping3D")
 	register(buildUpSampling, "UpSampling1D", "UpSampling2D")
 }
 
@@ -149,4 +151,34 @@ func buildUpSampling(g *graph, l *layerCall) (int, error) {
 		fl = 4 * e
 	}
 	return g.addNode(node{name: name + "/Resize", kind: Elementwise, in: []int{x}, shape: out, flops: fl, dxFLOPs: fl}), nil
+}
+
+// buildCropping applies Cropping1D, Cropping2D, Cropping3D: a slice of the spatial axes
+// ("cropping" as ZeroPadding's "padding": an int, (a, b) per axis, or one pair per axis;
+// keras/src/layers/reshaping/cropping2d.py). TF runs it as a StridedSlice; its gradient pads
+// dy back.
+func buildCropping(g *graph, l *layerCall) (int, error) {
+	if err := l.need(1); err != nil {
+		return 0, err
+	}
+	rank := int(l.class[len(l.class)-2] - '0')
+	if len(l.s) != rank+1 {
+		return 0, fmt.Errorf("input shape %v: want rank %d", l.s, rank+2)
+	}
+	c := cfg{"padding": l.c["cropping"]}
+	if _, ok := l.c.get("cropping"); !ok {
+		c["padding"] = 1 // Keras's default: (1, 1) per axis
+	}
+	crop, err := readPadding(c, rank)
+	if err != nil {
+		return 0, fmt.Errorf("%s", strings.ReplaceAll(err.Error(), "padding", "cropping"))
+	}
+	out := clone(l.s)
+	for i := 0; i < rank; i++ {
+		out[i] -= crop[2*i] + crop[2*i+1]
+		if out[i] <= 0 {
+			return 0, fmt.Errorf("cropping %v leaves nothing of input %v", crop, l.s)
+		}
+	}
+	return g.addNode(node{name: l.name + "/StridedSlice", kind: Copy, in: []int{l.x}, shape: out}), nil
 }
