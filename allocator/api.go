@@ -44,4 +44,24 @@ type OOM struct {
 	Wait time.Duration
 	// Allocator and Device name where it happened.
 	Allocator, Device string
+	// Regions is the pool at the failure, region by region in the dump's order, with what
+	// each chunk in use was asked for (the dump prints chunk sizes only; TF keeps the
+	// requested size per chunk, bfc_allocator.h Chunk::requested_size, and RenderOccupancy
+	// draws the difference as 'x'). Nil where Log is not built (BFCOptions.NoOOMLog).
+	Regions []RegionDump
+}
+
+// RegionDump is one region of a BFC pool (one cudaMalloc) and its chunks in address order.
+type RegionDump struct {
+	Size   int64
+	Chunks []ChunkDump
+}
+
+// ChunkDump is one chunk of a region. Requested is what the client asked for while the chunk
+// is in use (0 when free): the rest of Size is rounding and the unsplit tail of the free
+// chunk it was cut from (BFCAllocator::FindChunkPtr splits only when the remainder is at least
+// the request or kMaxInternalFragmentation), memory that serves nobody until it is freed.
+type ChunkDump struct {
+	Size, Requested int64
+	InUse           bool
 }

@@ -3,6 +3,7 @@ package allocator
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -397,5 +398,37 @@ func TestRandomInvariants(t *testing.T) {
 				t.Fatalf("%+v: op %d: %v", cfg, i, err)
 			}
 		}
+	}
+}
+
+// TestOOMRegionDump checks the pool layout an OOM carries: the dump's regions and chunks in
+// its order, and the requested size of a chunk that was not split (a 1.5 MiB request served
+// by a 2 MiB free chunk, which FindChunkPtr does not split below twice the request) so that
+// the waste inside it shows.
+func TestOOMRegionDump(t *testing.T) {
+	a := NewBFC("GPU_0_bfc", 4<<20, DefaultBFCOptions(), nil)
+	h1, _ := a.Allocate(2 << 20)
+	h2, _ := a.Allocate(1 << 20)
+	a.Free(h1)
+	if _, ok := a.Allocate(3 << 19); !ok { // 1.5 MiB into the freed 2 MiB chunk, unsplit
+		t.Fatal("Allocate(1.5MiB) failed")
+	}
+	a.Free(h2)
+	if _, ok := a.Allocate(3 << 20); ok {
+		t.Fatal("Allocate(3MiB) succeeded with 2 MiB free")
+	}
+	o := a.LastOOM()
+	want := []RegionDump{{Size: 4 << 20, Chunks: []ChunkDump{
+		{Size: 2 << 20, Requested: 3 << 19, InUse: true}, {Size: 2 << 20}}}}
+	if !reflect.DeepEqual(o.Regions, want) {
+		t.Errorf("OOM.Regions = %+v, want %+v", o.Regions, want)
+	}
+	for _, line := range []string{"Next region of size 4194304", "InUse at ", " of size 2097152 next 1", "Free  at "} {
+		if !strings.Contains(o.Log, line) {
+			t.Errorf("OOM log lacks %q", line)
+		}
+	}
+	if got, want := a.RenderOccupancy(), strings.Repeat("*", 38)+strings.Repeat("x", 12)+strings.Repeat("_", 50); got != want {
+		t.Errorf("RenderOccupancy() = %q, want %q", got, want)
 	}
 }

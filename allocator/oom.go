@@ -74,7 +74,26 @@ func (a *BFC) newOOM(size int64, wait time.Duration) *OOM {
 	b.WriteString(a.RenderOccupancy())
 	b.WriteString("\n")
 	o.Log = b.String()
+	o.Regions = a.regionDump()
 	return o
+}
+
+// regionDump is the pool's layout as dumpMemoryLog walks it, with each chunk's requested size.
+func (a *BFC) regionDump() []RegionDump {
+	out := make([]RegionDump, 0, len(a.regions))
+	for _, r := range a.regions {
+		d := RegionDump{Size: r.size}
+		for h := r.first; h != noChunk; h = a.chunks[h].next {
+			c := &a.chunks[h]
+			ch := ChunkDump{Size: c.size, InUse: c.inUse}
+			if c.inUse {
+				ch.Requested = c.requested
+			}
+			d.Chunks = append(d.Chunks, ch)
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 type binDebugInfo struct {

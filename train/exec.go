@@ -620,6 +620,7 @@ func (r *runner) fail(rep *replica, t models.Tensor, op string) {
 	if o != nil {
 		res.Log = o.Log
 		res.Fragmentation = o.Fragmentation
+		res.Regions = o.Regions
 		res.Time += o.Wait.Seconds()
 		res.Wait = o.Wait.Seconds()
 	}

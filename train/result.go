@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/train/visibility"
 )
 
@@ -217,6 +218,9 @@ type OOM struct {
 	Wait float64
 	// Fragmentation is (free - largest free chunk) / free in the pool at the failure.
 	Fragmentation float64
+	// Regions is the BFC pool at the failure with each chunk's requested size (nil for the
+	// other allocators, which keep no regions).
+	Regions []allocator.RegionDump
 }
 
 // Device is one logical GPU of the training process.
