@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"strconv"
 	"strings"
+
+	"github.com/gpusim/gpusim/train"
 )
 
 // Regions is the BFC allocator's memory at an OOM, region by region, as the page draws it. It
@@ -18,6 +20,9 @@ type Regions struct {
 	InUse       int64 `json:"in_use"`
 	Free        int64 `json:"free"`
 	LargestFree int64 `json:"largest_free"`
+	// Waste is the part of InUse that no request asked for: rounding, and the tail of a free
+	// chunk too small to split off (0 when the sizes asked for are not known).
+	Waste int64 `json:"waste"`
 	// Occupancy is RenderOccupancy's map: '*' requested bytes in use, 'x' rounding waste, '_'
 	// free, over all regions in order.
 	Occupancy string `json:"occupancy,omitempty"`
@@ -29,10 +34,41 @@ type Region struct {
 	Chunks []Chunk `json:"chunks"`
 }
 
-// Chunk is one chunk of a region.
+// Chunk is one chunk of a region. Requested is what the chunk in use was asked for (0 when
+// free, or when a log alone gives the layout: TF's dump prints chunk sizes only).
 type Chunk struct {
-	Size  int64 `json:"size"`
-	InUse bool  `json:"in_use"`
+	Size      int64 `json:"size"`
+	InUse     bool  `json:"in_use"`
+	Requested int64 `json:"requested,omitempty"`
+}
+
+// NewRegions is the pool at OOM o: the allocator's own layout, with each chunk's requested
+// size, when it has one (train.OOM.Regions), else what ParseRegions reads from the log. The
+// occupancy map comes from the log either way. Nil without a BFC pool.
+func NewRegions(o *train.OOM) *Regions {
+	parsed := ParseRegions(o.Log)
+	if len(o.Regions) == 0 {
+		return parsed
+	}
+	var out Regions
+	if parsed != nil {
+		out.Occupancy = parsed.Occupancy
+	}
+	for _, r := range o.Regions {
+		reg := Region{Size: r.Size}
+		for _, c := range r.Chunks {
+			reg.Chunks = append(reg.Chunks, Chunk{Size: c.Size, InUse: c.InUse, Requested: c.Requested})
+			if c.InUse {
+				out.InUse += c.Size
+				out.Waste += c.Size - c.Requested
+			} else {
+				out.Free += c.Size
+				out.LargestFree = max(out.LargestFree, c.Size)
+			}
+		}
+		out.Regions = append(out.Regions, reg)
+	}
+	return &out
 }
 
 // ParseRegions reads the regions out of a BFC allocator's OOM log; nil when the log has no

@@ -140,8 +140,8 @@ type runResponse struct {
 	// Settings are the controls' values in the effective configuration.
 	Settings map[string]string `json:"settings"`
 	Result   report.ResultJSON `json:"result"`
-	// Regions is the allocator's memory at an OOM (nil without one, or without a BFC dump).
-	Regions *Regions `json:"regions,omitempty"`
+	// The figures the page draws beyond gpusim run -o json (page.go).
+	pageData
 }
 
 // builtinOnly holds the keys whose @FILE values the page refuses: what it runs instead, and what
@@ -253,9 +253,7 @@ func (s *Server) run(ctx context.Context, name string, sets []string) (*runRespo
 	if out.Sets == nil {
 		out.Sets = []string{}
 	}
-	if res.OOM != nil {
-		out.Regions = ParseRegions(res.OOM.Log)
-	}
+	out.pageData = newPageData(&sc.Config, res.Result)
 	return out, nil
 }
 
