@@ -12,12 +12,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -415,5 +417,270 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(d.text("#side-a .tf-code pre"), "import tensorflow as tf") {
 			t.Errorf("%s: no TF program", name)
 		}
+	}
+}
+
+// resize sets the page's viewport to w x h CSS pixels (the window's size less what its frame
+// takes, measured) and returns the viewport it got.
+func (d *webDriver) resize(w, h int) (int, int) {
+	d.t.Helper()
+	d.call("POST", "/window/rect", map[string]int{"width": w, "height": h})
+	var v struct{ W, H, OW, OH int }
+	json.Unmarshal(d.exec(`return {W: innerWidth, H: innerHeight, OW: outerWidth, OH: outerHeight};`), &v)
+	if v.W != w || v.H != h {
+		d.call("POST", "/window/rect", map[string]int{"width": w + v.OW - v.W, "height": h + v.OH - v.H})
+		json.Unmarshal(d.exec(`return {W: innerWidth, H: innerHeight, OW: outerWidth, OH: outerHeight};`), &v)
+	}
+	return v.W, v.H
+}
+
+// open loads the page with query q and waits for the sides it runs.
+func (d *webDriver) open(base, q string, sides ...string) {
+	d.t.Helper()
+	d.call("POST", "/url", map[string]string{"url": base + "/?" + q})
+	for _, s := range sides {
+		if st := d.waitDone(s, ""); st != "done" {
+			d.t.Fatalf("%s: side %s: %s", q, s, d.text("#side-"+s+" .error"))
+		}
+	}
+}
+
+// jsValue runs script and decodes what it returns into v.
+func (d *webDriver) jsValue(v any, script string, args ...any) {
+	d.t.Helper()
+	if err := json.Unmarshal(d.exec(script, args...), v); err != nil {
+		d.t.Fatalf("script result: %v", err)
+	}
+}
+
+// TestBrowserWorkshop checks, at a projector's 1024x768 and at 1400x1000, what the page draws
+// for the lessons it tells in pictures: the Jupyter kernel's share of the card on the memory
+// chart with the OOM on the curve; the allocator's regions to scale with the waste inside
+// chunks; the XLA lesson's run throughput and compile time; compare mode's shared axes,
+// change row and usable remedies; the optimizer, strategy and processes controls; and that a
+// result is above the fold. GPUSIM_SCREENSHOTS=DIR keeps the screenshots (workshop-WxH-*.png).
+func TestBrowserWorkshop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	d := startBrowser(t)
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	shots := os.Getenv("GPUSIM_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range [][2]int{{1024, 768}, {1400, 1000}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			d.t = t
+			w, h := d.resize(size[0], size[1])
+			if w != size[0] || h != size[1] {
+				t.Fatalf("viewport %dx%d, want %dx%d", w, h, size[0], size[1])
+			}
+			shot := func(name string) {
+				d.exec(`window.scrollTo(0, 0);`)
+				d.screenshot(filepath.Join(shots, fmt.Sprintf("workshop-%dx%d-%s.png", w, h, name)))
+			}
+			checkJupyter(t, d, ts.URL, h)
+			shot("jupyter")
+			checkRegions(t, d, ts.URL)
+			checkXLA(t, d, ts.URL, h)
+			shot("xla-compare")
+			checkRemedies(t, d, ts.URL, w, h)
+			shot("input-bound-compare")
+			checkControls(t, d, ts.URL)
+		})
+	}
+	d.t = t
+}
+
+// aboveFold checks that css's element has its top and bottom within the first screen.
+func aboveFold(t *testing.T, d *webDriver, css string, h int) {
+	t.Helper()
+	var r struct{ Top, Bottom float64 }
+	d.exec(`window.scrollTo(0, 0);`)
+	d.jsValue(&r, `const b = document.querySelector(arguments[0]).getBoundingClientRect(); return {Top: b.top, Bottom: b.bottom};`, css)
+	if r.Top < 0 || r.Bottom > float64(h) || r.Bottom <= r.Top {
+		t.Errorf("%s spans y %.0f..%.0f: not above the fold of a %d-pixel screen", css, r.Top, r.Bottom, h)
+	}
+}
+
+// checkJupyter opens the Jupyter lesson: its kernel's pool is a band on the memory chart, as
+// tall as its share of the card, and the OOM cross sits on the end of the in-use curve.
+func checkJupyter(t *testing.T, d *webDriver, base string, h int) {
+	d.open(base, "scenario=jupyter-second-process", "a")
+	aboveFold(t, d, "#side-a .headline .h-result", h)
+	if got := d.text("#side-a .h-result b"); got != "OOM in step 1" {
+		t.Errorf("jupyter: headline result %q, want OOM in step 1", got)
+	}
+	var c struct {
+		Band, Card, YMax, PlotH, BandH, MarkX, MarkY, EndX, EndY float64
+		Name                                                     string
+	}
+	d.jsValue(&c, `const svg = document.querySelector("#side-a .chart-memory-run svg");
+		const band = svg.querySelector("rect.band"), mark = svg.querySelector("path.mark");
+		const line = svg.querySelector("path[fill=none]"), end = line.getPointAtLength(line.getTotalLength());
+		const grid = [...svg.querySelectorAll("line.axis")][1];
+		const body = document.querySelector("#side-a").dataset;
+		return {Name: band ? band.querySelector("title").textContent : "", BandH: band ? +band.getAttribute("height") : 0,
+			YMax: +svg.dataset.yMax, PlotH: +grid.getAttribute("y2") - +grid.getAttribute("y1"),
+			MarkX: +mark.dataset.x, MarkY: +mark.dataset.y, EndX: end.x, EndY: end.y};`)
+	r := fetchRun(t, base, "jupyter-second-process")
+	share := float64(r.Shares[0].Bytes)
+	if !strings.HasPrefix(c.Name, "jupyter's pool") {
+		t.Errorf("jupyter: the memory chart's band is %q, want the kernel's pool", c.Name)
+	}
+	if want := share / c.YMax * c.PlotH; math.Abs(c.BandH-want) > 1 {
+		t.Errorf("jupyter: band %.1f units tall, want %.1f (%.0f of %.0f bytes on a %.0f-unit axis)", c.BandH, want, share, c.YMax, c.PlotH)
+	}
+	if math.Abs(c.MarkX-c.EndX) > 0.5 || math.Abs(c.MarkY-c.EndY) > 0.5 {
+		t.Errorf("jupyter: OOM mark at (%.1f, %.1f), the in-use curve ends at (%.1f, %.1f)", c.MarkX, c.MarkY, c.EndX, c.EndY)
+	}
+	var notes string
+	d.jsValue(&notes, `return [...document.querySelectorAll("#side-a .notes li")].map(l => l.textContent).join("\n");`)
+	if strings.Contains(notes, "jupyter holds") {
+		t.Errorf("jupyter: the kernel's share is still a note: %s", notes)
+	}
+}
+
+// checkRegions opens growth-fragmentation: each region's bar is as long as the region against
+// the largest, its parts add up to it, and the waste inside chunks is drawn.
+func checkRegions(t *testing.T, d *webDriver, base string) {
+	d.open(base, "scenario=growth-fragmentation", "a")
+	var g struct {
+		Sizes, Widths, Parts []float64
+		Waste                int
+	}
+	d.jsValue(&g, `const gs = [...document.querySelectorAll("#side-a .chart-regions g.region")];
+		return {Sizes: gs.map(x => +x.dataset.size), Widths: gs.map(x => +x.dataset.width),
+			Parts: gs.map(x => [...x.querySelectorAll("rect")].reduce((a, r) => a + +r.getAttribute("width"), 0)),
+			Waste: document.querySelectorAll("#side-a .chart-regions rect.waste").length};`)
+	if len(g.Sizes) < 2 {
+		t.Fatalf("growth-fragmentation: %d region bars", len(g.Sizes))
+	}
+	big, wide := 0.0, 0.0
+	for i := range g.Sizes {
+		big, wide = math.Max(big, g.Sizes[i]), math.Max(wide, g.Widths[i])
+	}
+	for i := range g.Sizes {
+		if want := g.Sizes[i] / big * wide; math.Abs(g.Widths[i]-want) > 0.01 {
+			t.Errorf("region %d (%.0f bytes) is %.2f units long, want %.2f", i, g.Sizes[i], g.Widths[i], want)
+		}
+		// Chunks narrower than a pixel are drawn a pixel wide: allow that much per region.
+		if math.Abs(g.Parts[i]-g.Widths[i]) > 0.05*wide {
+			t.Errorf("region %d: its chunks add up to %.1f units, the region is %.1f", i, g.Parts[i], g.Widths[i])
+		}
+	}
+	if g.Waste == 0 {
+		t.Error("growth-fragmentation: no waste inside chunks drawn")
+	}
+}
+
+// checkXLA opens the XLA lesson with its fix as B: the run's throughput (as gpusim run prints
+// it) heads each side, the compile time is drawn, the two sides share their time axis and
+// the change row says what B changed.
+func checkXLA(t *testing.T, d *webDriver, base string, h int) {
+	d.open(base, "scenario=xla-recompile", "a")
+	d.click("#lesson .show-fix")
+	d.waitDone("b", "xla_distinct_shapes=1")
+	r := fetchRun(t, base, "xla-recompile")
+	want := fmt.Sprintf("%.4g samples/s", r.RunThroughputSamplesPerS)
+	if got := d.text("#side-a .h-throughput b"); got != want {
+		t.Errorf("xla-recompile: headline throughput %q, want the run's %q (median step: %.4g/s)", got, want, r.Result.ThroughputSamplesPerS)
+	}
+	if got := d.text("#side-a .metric-run-throughput td"); !strings.HasPrefix(got, want) {
+		t.Errorf("xla-recompile: run throughput row %q, want %q first", got, want)
+	}
+	var f struct {
+		Compile, Steps int
+		XA, XB         float64
+		Change         string
+	}
+	d.jsValue(&f, `const q = s => document.querySelectorAll(s).length, x = s => +document.querySelector(s).dataset.xMax;
+		return {Compile: q("#side-a .chart-compile svg rect"), Steps: q("#side-a .chart-steps svg path"),
+			XA: x("#side-a .chart-memory-run svg"), XB: x("#side-b .chart-memory-run svg"),
+			Change: document.querySelector("#change-row").textContent};`)
+	if f.Compile == 0 || f.Steps == 0 {
+		t.Errorf("xla-recompile: compile chart %d rects, step chart %d paths: want the compile time drawn", f.Compile, f.Steps)
+	}
+	// B's run (one compile) is a seventh of A's: on one axis both end where A's ends.
+	if f.XA != f.XB || f.XB < 0.9*r.Result.SimulatedTimeS {
+		t.Errorf("xla-recompile: memory charts end at %.2f s (A) and %.2f s (B), want one axis over A's %.2f s run", f.XA, f.XB, r.Result.SimulatedTimeS)
+	}
+	for _, w := range []string{"B against A:", "throughput (run) " + fmt.Sprintf("%.4g/s", r.RunThroughputSamplesPerS) + " → ", "XLA compile"} {
+		if !strings.Contains(f.Change, w) {
+			t.Errorf("change row %q lacks %q", f.Change, w)
+		}
+	}
+	aboveFold(t, d, "#change-row", h)
+	aboveFold(t, d, "#side-b .headline", h)
+}
+
+// checkRemedies opens input-bound in compare mode: the remedies table fits its side, every
+// "try as B" button is on the screen's width, and one runs its change as B.
+func checkRemedies(t *testing.T, d *webDriver, base string, w, h int) {
+	d.open(base, "scenario=input-bound&compare=1", "a", "b")
+	var tb struct {
+		Buttons                     int
+		SideRight, TableRight, MaxR float64
+		Hidden                      int
+	}
+	d.jsValue(&tb, `const side = document.querySelector("#side-a"), t = side.querySelector("table.remedies");
+		const bs = [...t.querySelectorAll("button.apply-remedy")];
+		return {Buttons: bs.length, SideRight: side.getBoundingClientRect().right, TableRight: t.getBoundingClientRect().right,
+			MaxR: Math.max(...bs.map(b => b.getBoundingClientRect().right)),
+			Hidden: bs.filter(b => { const r = b.getBoundingClientRect(); return r.width === 0 || document.elementFromPoint(r.left + r.width / 2, Math.min(r.top + r.height / 2, innerHeight - 1)) === null; }).length};`)
+	if tb.Buttons < 2 {
+		t.Fatalf("input-bound: %d remedy buttons", tb.Buttons)
+	}
+	if tb.TableRight > tb.SideRight+0.5 || tb.MaxR > tb.SideRight || tb.MaxR > float64(w) {
+		t.Errorf("input-bound: remedies table ends at x %.0f, buttons at %.0f, side A at %.0f, screen %d: cut off", tb.TableRight, tb.MaxR, tb.SideRight, w)
+	}
+	if got := d.text("#side-a .apply-remedy"); got != "try as B" {
+		t.Errorf("remedy button says %q", got)
+	}
+	r := fetchRun(t, base, "input-bound")
+	best := r.Result.Diagnosis.Remedies[0].Set
+	d.click("#side-a .apply-remedy")
+	d.waitDone("b", best[len(best)-1])
+	var sets []string
+	d.jsValue(&sets, `return new URLSearchParams(location.search).getAll("b").sort();`)
+	best = append([]string(nil), best...)
+	sort.Strings(best)
+	if strings.Join(sets, " ") != strings.Join(best, " ") {
+		t.Errorf("try as B: B runs %v, want the best remedy %v", sets, best)
+	}
+	aboveFold(t, d, "#change-row .chg-throughput", h)
+}
+
+// checkControls changes the optimizer, the strategy and the other processes from the page.
+func checkControls(t *testing.T, d *webDriver, base string) {
+	d.open(base, "scenario=default", "a")
+	peak := func() string { return d.text("#side-a .metric-peak td") }
+	sgd := peak()
+	d.click(`#side-a [name="optimizer"] option[value="adam"]`)
+	d.waitDone("a", "optimizer=adam")
+	if adam := peak(); adam == sgd {
+		t.Errorf("optimizer adam: peak memory %q, as with sgd: its two slots per weight are not counted", adam)
+	}
+	d.typeInto(`#side-a [name="hardware.count"]`, "2")
+	d.waitDone("a", "hardware.count=2")
+	d.click(`#side-a [name="strategy.name"] option[value="mirrored"]`)
+	d.waitDone("a", "strategy.name=mirrored")
+	if got := d.text("#side-a .summary tr:nth-child(3) td"); !strings.Contains(got, "on 2 x") {
+		t.Errorf("strategy mirrored on 2 GPUs: %q, want 2 replicas", got)
+	}
+	d.click(`#side-a [name="processes"] option[value="` + processPresets[1][0] + `"]`)
+	d.waitDone("a", "processes=")
+	var band string
+	d.jsValue(&band, `const b = document.querySelector("#side-a .chart-memory-run rect.band title"); return b ? b.textContent : "";`)
+	if !strings.HasPrefix(band, "jupyter's pool") {
+		t.Errorf("processes: Jupyter kernel chosen, memory chart band %q", band)
 	}
 }

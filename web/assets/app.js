@@ -96,6 +96,13 @@ function fallbackCopy(text) {
 function renderLessons() {
   const pl = $("#pitfall-list"), ol = $("#other-list");
   pl.innerHTML = ""; ol.innerHTML = "";
+  // The same list as a select in the header, for a screen too narrow for the list beside
+  // the page (a 1024-pixel projector).
+  const sel = $("#lesson-select");
+  sel.innerHTML = "";
+  const groups = { true: el("optgroup", { label: "The guide's pitfalls" }), false: el("optgroup", { label: "Other scenarios" }) };
+  sel.append(groups.true, groups.false);
+  state.lessons.forEach(l => groups[l.is_pitfall].append(el("option", { value: l.name, text: l.is_pitfall ? `§${l.guide} ${l.pitfall}` : l.name })));
   state.lessons.forEach(l => {
     const a = el("a", { href: "?scenario=" + encodeURIComponent(l.name), class: "lesson-link", "data-scenario": l.name,
       onclick: ev => { ev.preventDefault(); pickScenario(l.name); } });
@@ -114,12 +121,15 @@ function renderLesson() {
   const sec = $("#lesson");
   sec.innerHTML = "";
   document.querySelectorAll(".lesson-link").forEach(a => a.classList.toggle("current", a.dataset.scenario === state.scenario));
+  $("#lesson-select").value = state.scenario;
   if (!l) return;
   sec.append(el("h2", {}, l.is_pitfall ? `Guide §${l.guide}: ${l.pitfall}` : l.name,
     el("code", { class: "scenario-name", text: l.name })));
   sec.append(el("p", { class: "description", text: l.description }));
   if (l.is_pitfall) sec.append(el("p", { class: "shows" }, el("b", { text: "What gpusim shows: " }), l.shows));
-  sec.append(el("details", { class: "explanation", open: "" }, el("summary", { text: "The case (from the scenario file)" }),
+  // The case is open where the screen has room for it and a result below it.
+  const open = window.innerHeight >= 900 ? { open: "" } : {};
+  sec.append(el("details", Object.assign({ class: "explanation" }, open), el("summary", { text: "The case (from the scenario file)" }),
     el("p", { class: "explain", text: l.explanation })));
   if (l.fix && l.fix.length) {
     sec.append(el("button", { type: "button", class: "show-fix", onclick: () => showFix(l) },
@@ -151,6 +161,9 @@ function setCompare(on) {
   $("#compare").checked = on;
   $("#side-b").hidden = !on;
   $("#sides").classList.toggle("two", on);
+  document.body.classList.toggle("comparing", on);
+  renderFigures("a");
+  renderChange();
 }
 
 // --- a side: controls and results ---------------------------------------------------------
@@ -163,13 +176,14 @@ function baseValue(key) {
 function buildSide(side) {
   const root = $("#side-" + side);
   root.innerHTML = "";
-  root.append(el("h2", { class: "side-title", text: side === "a" ? "Setting A" : "Setting B" }));
+  root.append(el("div", { class: "side-head" }, el("h2", { class: "side-title", text: side === "a" ? "Setting A" : "Setting B" }),
+    el("div", { class: "headline-slot" })));
   const form = el("form", { class: "controls", onsubmit: ev => ev.preventDefault() });
   state.controls.forEach(c => {
     let input;
     if (c.kind === "select") {
       input = el("select", { name: c.key });
-      c.options.forEach(o => input.append(el("option", { value: o, text: o === "" ? "(unset)" : o })));
+      c.options.forEach((o, i) => input.append(el("option", { value: o, text: c.labels ? c.labels[i] : o === "" ? "(unset)" : o })));
     } else if (c.kind === "bool") {
       input = el("input", { type: "checkbox", name: c.key });
     } else if (c.kind === "number") {
@@ -183,22 +197,30 @@ function buildSide(side) {
       if (v === baseValue(c.key)) delete state.sets[side][c.key];
       else state.sets[side][c.key] = v;
       writeURL();
+      countChanged(side);
       runSide(side, false);
     };
     input.addEventListener("input", onChange);
     input.addEventListener("change", onChange);
     form.append(el("label", { class: "control", "data-key": c.key, title: c.help }, el("span", { text: c.label }), input));
   });
-  root.append(form);
+  root.append(el("details", { class: "settings", open: "" }, el("summary", {}, "settings ", el("span", { class: "changed" })), form));
   root.append(el("div", { class: "buttons" },
     el("button", { type: "button", class: "copy-yaml", onclick: () => state.last[side] && copyText(state.last[side].yaml, "the scenario as YAML") }, "copy as YAML"),
     el("button", { type: "button", class: "copy-command", onclick: () => state.last[side] && copyText(state.last[side].command, "the gpusim command") }, "copy as gpusim command"),
-    el("button", { type: "button", class: "reset", onclick: () => { state.sets[side] = {}; writeURL(); fillControls(side, null); runSide(side, true); } }, "reset to the scenario")));
+    el("button", { type: "button", class: "reset", onclick: () => { state.sets[side] = {}; writeURL(); fillControls(side, null); countChanged(side); runSide(side, true); } }, "reset to the scenario")));
   root.append(el("pre", { class: "command" }));
   root.append(el("div", { class: "status", role: "status" }));
   root.append(el("div", { class: "error", role: "alert", hidden: "" }));
   root.append(el("div", { class: "results" }));
   fillControls(side, null);
+  countChanged(side);
+}
+
+// countChanged says on the settings' fold how many settings differ from the scenario's.
+function countChanged(side) {
+  const n = Object.keys(state.sets[side]).length;
+  $("#side-" + side + " .settings .changed").textContent = n ? `(${n} changed from the scenario: ${setList(side).join(" ")})` : "(as the scenario has them)";
 }
 
 // fillControls shows the effective values (from the last answer, else the scenario's).
@@ -223,6 +245,7 @@ function runSide(side, now) {
   const root = $("#side-" + side);
   root.dataset.state = "waiting";
   $(".status", root).textContent = "simulating…";
+  renderChange();
   state.timers[side] = setTimeout(() => fetchRun(side), now ? 0 : DEBOUNCE_MS);
 }
 
@@ -261,6 +284,10 @@ async function fetchRun(side) {
   renderResults(side, body);
   root.dataset.state = "done";
   root.dataset.sets = JSON.stringify(body.sets);
+  // Both sides' charts share their axes: a new answer can rescale the other side's.
+  renderFigures("a");
+  if (state.compare) renderFigures("b");
+  renderChange();
 }
 
 function showError(side, msg) {
@@ -271,133 +298,7 @@ function showError(side, msg) {
   $(".status", root).textContent = "";
   $(".results", root).classList.add("stale");
   root.dataset.state = "error";
-}
-
-function row(name, value, cls) {
-  return el("tr", { class: cls || "" }, el("th", { text: name }), el("td", { text: value }));
-}
-
-function renderResults(side, body) {
-  const r = body.result;
-  const out = $(".results", $("#side-" + side));
-  out.classList.remove("stale");
-  out.innerHTML = "";
-  const trained = r.steps_completed > 0;
-  const d0 = r.devices.find(d => !d.idle) || r.devices[0];
-  const t = el("table", { class: "summary" });
-  t.append(row("result", r.oom ? "OOM" : "ok", r.oom ? "metric-result bad" : "metric-result good"));
-  t.append(row("steps", `${r.steps_completed} of ${r.steps}`));
-  t.append(row("model, GPU", `${r.model} batch ${r.global_batch} on ${r.replicas} x ${r.gpu}, ${r.precision}`));
-  t.append(row("median step", trained ? fmtSeconds(r.step_time_s) : "-", "metric-step"));
-  t.append(row("throughput", trained ? r.throughput_samples_per_s.toPrecision(4) + " samples/s" : "-", "metric-throughput"));
-  t.append(row("GPU utilization", trained ? fmtPct(r.gpu_utilization) : "- (no step completed)", "metric-util"));
-  t.append(row("input stall", trained ? fmtPct(r.input_stall_fraction) : "-", "metric-stall"));
-  if (d0) {
-    t.append(row("peak memory in use", `${fmtBytes(d0.peak_bytes_in_use)} of ${fmtBytes(d0.bytes_limit)} limit (${d0.name})`, "metric-peak"));
-    t.append(row("pool (reserved)", `${fmtBytes(d0.peak_pool_bytes)} in ${d0.pool_growth.length} region(s)`));
-  }
-  if (r.replicas > 1) {
-    t.append(row("all-reduce", fmtSeconds(r.allreduce_time_s)));
-    t.append(row("scaling efficiency", fmtPct(r.scaling_efficiency)));
-  }
-  if (r.xla_compiles) t.append(row("XLA compiles", `${r.xla_compiles} taking ${fmtSeconds(r.xla_compile_time_s)}`));
-  if (r.skipped_steps) t.append(row("skipped steps (loss scale)", String(r.skipped_steps)));
-  out.append(t);
-
-  if (r.oom) {
-    const o = r.oom_detail || {};
-    out.append(el("div", { class: "oom" },
-      el("h3", { text: `Out of memory in step ${o.step}${o.op ? " at " + o.op : ""}` }),
-      el("pre", { class: "oom-message", text: r.oom_message }),
-      el("p", { text: `requested ${fmtBytes(o.request_bytes)} on ${o.device} (${o.allocator}); fragmentation at the OOM ${fmtPct(o.fragmentation || 0)} (free bytes outside the largest free chunk)` })));
-  }
-  const msgs = [...(r.warnings || []).map(w => ["warning", w]), ...(r.notes || []).map(n => ["note", n])];
-  (r.processes || []).forEach(p => msgs.push(["note", `process ${p.name} holds ${p.pool_bytes.map(fmtBytes).join(", ")}${p.error ? ": " + p.error : ""}`]));
-  if (msgs.length) out.append(el("ul", { class: "notes" }, msgs.map(([k, m]) => el("li", { class: k, text: `${k}: ${m}` }))));
-
-  const figs = el("div", { class: "figures" });
-  out.append(figs);
-  const fig = (cls, svg, caption) => figs.append(el("figure", { class: cls, html: svg }, caption ? el("figcaption", { text: caption }) : null));
-
-  // Memory over the run, every GPU that runs a replica (the first four).
-  const devs = r.devices.filter(d => !d.idle).slice(0, 4);
-  if (devs.length && devs[0].memory_timeline.length) {
-    const series = [];
-    devs.forEach((d, i) => {
-      const n = devs.length > 1 ? " " + d.name.replace(/^.*\/(device:)?/, "") : "";
-      series.push({ name: "in use (max)" + n, points: d.memory_timeline.map(p => [p.time_s, p.max_bytes_in_use]), step: true, color: PALETTE[(2 * i) % 8] });
-      if (i === 0) series.push({ name: "pool", points: d.memory_timeline.map(p => [p.time_s, p.pool_bytes]), step: true, dash: "5 3", color: PALETTE[1] });
-    });
-    const marks = [];
-    if (r.oom && r.oom_detail) {
-      const last = devs[0].memory_timeline[devs[0].memory_timeline.length - 1];
-      marks.push({ x: r.oom_detail.time_s, y: last.bytes_in_use + r.oom_detail.request_bytes, name: "OOM" });
-    }
-    fig("chart-memory-run", lineChart({ title: "Memory over the run", xLabel: "time (s)", yLabel: "bytes", bytes: true, yFmt: fmtBytes,
-      series, hlines: [{ y: devs[0].bytes_limit, name: "limit", soft: true, offName: `limit ${fmtBytes(devs[0].bytes_limit)} (above the scale)` }], marks }),
-      r.oom ? "The OOM comes after TF's BFC allocator has waited for frees (up to 10 s, kMaxMillisToWait in bfc_allocator.cc)." : "");
-  }
-  if (d0 && d0.step_memory_profile.length) {
-    fig("chart-memory-step", lineChart({ title: `Memory within step ${d0.step_memory_profile_step}`, xLabel: "time in the step (ms)", yLabel: "bytes", bytes: true, yFmt: fmtBytes,
-      xFmt: v => String(+(v * 1e3).toPrecision(3)),
-      series: [{ name: "in use (max)", points: d0.step_memory_profile.map(p => [p.time_s, p.max_bytes_in_use]), step: true },
-        { name: "pool", points: d0.step_memory_profile.map(p => [p.time_s, p.pool_bytes]), step: true, dash: "5 3" }],
-      hlines: [{ y: d0.bytes_limit, name: "limit", soft: true, offName: `limit ${fmtBytes(d0.bytes_limit)} (above the scale)` }] }));
-  }
-  if (d0 && d0.pool_growth.length > 1) {
-    const g = d0.pool_growth;
-    fig("chart-pool", lineChart({ title: `Pool growth: ${g.length} regions${d0.pool_growth_dropped ? ` (+${d0.pool_growth_dropped} not shown)` : ""}`,
-      xLabel: "growth of the pool (n-th region taken from the GPU)", yLabel: "bytes", bytes: true, xFmt: v => String(v), xInt: true,
-      series: [{ name: "pool size", points: g.map((c, i) => [i + 1, c.pool_bytes]) },
-        { name: "region added", points: g.map((c, i) => [i + 1, c.region_bytes]), color: PALETTE[1] }],
-      hlines: [{ y: d0.bytes_limit, name: "limit", soft: true, offName: `limit ${fmtBytes(d0.bytes_limit)} (above the scale)` }] }),
-      "regions: " + g.slice(0, 16).map(c => fmtBytes(c.region_bytes)).join(", ") + (g.length > 16 ? ", …" : ""));
-  }
-  if (body.regions) {
-    fig("chart-regions", regionsChart(body.regions), "occupancy (TF's RenderOccupancy: * in use, x rounding waste, _ free): " + (body.regions.occupancy || ""));
-  }
-  // Utilization over time as nvidia-smi samples it (200 ms windows).
-  const us = (r.gpu_utilization_samples || []).filter(u => u.samples.length >= 2);
-  if (trained && us.length) {
-    fig("chart-util", lineChart({ title: "GPU utilization over time (nvidia-smi samples)", xLabel: "time (s)", yLabel: "utilization (%)", yMax: 100,
-      series: us.slice(0, 4).map((u, i) => ({ name: "GPU:" + u.device, points: u.samples.map((v, k) => [k * u.period_s, 100 * v]), color: PALETTE[(2 * i) % 8] })),
-      hlines: [{ y: 100 * r.gpu_utilization, name: `mean ${fmtPct(r.gpu_utilization)}`, color: PALETTE[3] }] }));
-  }
-  const parts = (r.breakdown || []).filter(p => p.seconds > 0).map(p => ({ name: p.category, value: p.seconds }));
-  if (parts.length) fig("chart-breakdown", stackedBar(`The median step (${fmtSeconds(r.step_time_s)}) by category`, parts, fmtSeconds));
-  const kinds = (r.breakdown_by_kind || []).filter(p => p.seconds > 0).map(p => ({ name: p.category, value: p.seconds }));
-  if (kinds.length) fig("chart-kinds", stackedBar("The same step by op kind", kinds, fmtSeconds));
-
-  if (r.diagnosis) {
-    const dg = r.diagnosis;
-    const box = el("div", { class: "diagnosis" }, el("h3", { text: "Diagnosis: " + dg.bound }),
-      el("ul", {}, (dg.evidence || []).map(e => el("li", { text: e }))));
-    if (dg.remedies && dg.remedies.length) {
-      const tb = el("table", { class: "remedies" }, el("tr", {}, ["#", "change (re-simulated)", "throughput", "gain", "GPU utilization", ""].map(h => el("th", { text: h }))));
-      dg.remedies.forEach((m, i) => {
-        tb.append(el("tr", { class: i === 0 ? "best" : "" },
-          el("td", { text: String(i + 1) }), el("td", {}, m.change, el("br"), el("code", { text: m.set.map(s => "--set " + s).join(" ") })),
-          el("td", { text: m.oom ? "OOM" : m.throughput_samples_per_s.toPrecision(4) + "/s" }),
-          el("td", { text: m.oom ? "-" : (m.gain >= 0 ? "+" : "") + fmtPct(m.gain) }),
-          el("td", { text: m.oom ? "-" : fmtPct(m.gpu_utilization) }),
-          el("td", {}, el("button", { type: "button", class: "apply-remedy", onclick: () => applyRemedy(side, m.set) }, side === "a" ? "try it as B" : "apply"))));
-      });
-      box.append(el("p", { text: "Remedies, best first:" }), tb);
-    }
-    out.append(box);
-  }
-  if (r.device_table && r.device_table.length) {
-    const tb = el("table", { class: "devices" }, el("tr", {}, ["nvidia-smi", "CUDA", "TF device", "status", "used (nvidia-smi)"].map(h => el("th", { text: h }))));
-    r.device_table.forEach(d => {
-      const ph = (r.physical_gpus || []).find(p => p.index === d.nvidia_smi);
-      tb.append(el("tr", {}, el("td", { text: "GPU " + d.nvidia_smi }), el("td", { text: d.cuda_ordinal >= 0 ? String(d.cuda_ordinal) : "-" }),
-        el("td", { text: d.tf_device || "-" }), el("td", { text: d.status }),
-        el("td", { text: ph ? `${fmtBytes(ph.used_bytes)} of ${fmtBytes(ph.total_bytes)}` : "" })));
-    });
-    out.append(el("h3", { text: "Devices (nvidia-smi numbering vs TF's)" }), tb);
-  }
-  out.append(el("details", { class: "tf-code", open: "" }, el("summary", { text: "The TensorFlow program this simulates" }), el("pre", { text: body.tf_code })));
-  out.append(el("details", { class: "yaml" }, el("summary", { text: "The scenario as YAML" }), el("pre", { text: body.yaml })));
+  renderChange();
 }
 
 function applyRemedy(side, sets) {
@@ -427,6 +328,7 @@ async function main() {
     if (state.compare) runSide("b", true);
   });
   $("#copy-link").addEventListener("click", () => copyText(location.href, "the link"));
+  $("#lesson-select").addEventListener("change", ev => pickScenario(ev.target.value));
   buildSide("a"); buildSide("b");
   setCompare(state.compare);
   runSide("a", true);
