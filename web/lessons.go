@@ -18,11 +18,12 @@ type lesson struct {
 	FixLabel string   `json:"fix_label,omitempty"`
 }
 
-// lessons follow docs/pitfalls.md's table row by row (TestLessonsFollowPitfalls checks it); the
-// fixes are the commands that page gives for each case.
+// lessons follow docs/pitfalls.md's table row by row, in its words (TestLessonsFollowPitfalls
+// and TestLessonsQuotePitfalls check it); the fixes are the commands that page gives for each
+// case.
 var lessons = []lesson{
 	{Scenario: "cuda-visible-devices", Guide: "2.1, 5.1", Pitfall: "CUDA_VISIBLE_DEVICES=2,3 renumbers the cards",
-		Shows: "TF's GPU:0 is nvidia-smi GPU 2, GPU:1 is GPU 3 (the devices table)",
+		Shows: "TF's GPU:0 is nvidia-smi GPU 2, GPU:1 is GPU 3 (the \"Devices\" table)",
 		Fix:   []string{"cuda_visible_devices=0,1,2,3"}, FixLabel: "every card visible"},
 	{Scenario: "hardcoded-gpu", Guide: "5.1", Pitfall: "a hard-coded tf.device('/GPU:1')",
 		Shows: "the model runs on card 3, card 2 idles with its memory taken",
@@ -37,7 +38,7 @@ var lessons = []lesson{
 		Shows: "OOM at the 8 GiB cap on a 40 GB card",
 		Fix:   []string{"memory.limit_mib=12288"}, FixLabel: "memory_limit=12288"},
 	{Scenario: "growth-and-limit", Guide: "3.4", Pitfall: "growth and a limit \"combined\"",
-		Shows: "growth is silently dropped (a note says so): one 6 GiB region",
+		Shows: "growth is silently dropped (a note says so): one 6 GiB region; memory.growth_after_limit: true is TF's ValueError",
 		Fix:   []string{"memory.mode=growth"}, FixLabel: "growth alone"},
 	{Scenario: "accumulation", Guide: "4.3", Pitfall: "gradient accumulation",
 		Shows: "memory of the micro-batch, BatchNorm warning",
@@ -46,13 +47,13 @@ var lessons = []lesson{
 		Shows: "memory of the micro-batch, BatchNorm warning",
 		Fix:   []string{"accumulation_steps=1"}, FixLabel: "no accumulation"},
 	{Scenario: "mixed-precision-old-card", Guide: "4.4", Pitfall: "mixed precision on an old card",
-		Shows: "GTX 1080 Ti: less memory, slower step, Keras' compute-capability warning",
+		Shows: "GTX 1080 Ti: less memory, FP32-rate math (pseudo-half), a small speedup instead of a Tensor Core one, Keras' compute-capability warning",
 		Fix:   []string{"precision=float32"}, FixLabel: "float32"},
 	{Scenario: "input-bound", Guide: "6.1", Pitfall: "GPU near 10% busy waiting for input",
-		Shows: "11% utilization, diagnosis and the fix re-simulated",
+		Shows: "10% utilization, diagnosis and the fix re-simulated",
 		Fix:   []string{"input.map.parallel_calls=autotune", "input.prefetch=autotune"}, FixLabel: "parallel map and prefetch"},
 	{Scenario: "xla-recompile", Guide: "6.2", Pitfall: "XLA recompiles for each new shape",
-		Shows: "8 compiles take most of the run: compile-bound",
+		Shows: "8 compiles take 98% of the run: compile-bound",
 		Fix:   []string{"xla_distinct_shapes=1"}, FixLabel: "one input shape"},
 }
 

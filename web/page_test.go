@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -145,5 +146,38 @@ func TestProcessesValueRoundTrips(t *testing.T) {
 	sc, _ := scenarios.Builtin("jupyter-second-process")
 	if got, want := processesValue(sc.Config.Processes), processPresets[1][0]; got != want {
 		t.Errorf("jupyter-second-process's processes %s, want the preset %s", got, want)
+	}
+}
+
+// TestLessonsQuotePitfalls checks that each lesson's pitfall and "what gpusim shows" read as
+// docs/pitfalls.md's table has them (code spans as plain text): the handout and the screen
+// say the same, and a figure the table is made to agree with the tool (cmd/gpusim's doc
+// test) is the page's too.
+func TestLessonsQuotePitfalls(t *testing.T) {
+	data, err := os.ReadFile("../docs/pitfalls.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][2]string{}
+	tick := regexp.MustCompile("`([a-z0-9-]+)`")
+	for _, line := range strings.Split(string(data), "\n") {
+		cols := strings.Split(line, " | ")
+		if len(cols) != 4 || !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		plain := func(s string) string { return strings.TrimSpace(strings.ReplaceAll(strings.Trim(s, "| "), "`", "")) }
+		for _, m := range tick.FindAllStringSubmatch(cols[2], -1) {
+			rows[m[1]] = [2]string{plain(cols[1]), plain(cols[3])}
+		}
+	}
+	for _, l := range lessons {
+		row, ok := rows[l.Scenario]
+		if !ok {
+			t.Errorf("lesson %s: no row in docs/pitfalls.md's table", l.Scenario)
+			continue
+		}
+		if l.Pitfall != row[0] || l.Shows != row[1] {
+			t.Errorf("lesson %s:\n  pitfall %q\n  shows   %q\ndocs/pitfalls.md:\n  pitfall %q\n  shows   %q", l.Scenario, l.Pitfall, l.Shows, row[0], row[1])
+		}
 	}
 }
