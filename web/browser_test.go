@@ -424,12 +424,17 @@ func TestBrowser(t *testing.T) {
 // takes, measured) and returns the viewport it got.
 func (d *webDriver) resize(w, h int) (int, int) {
 	d.t.Helper()
-	d.call("POST", "/window/rect", map[string]int{"width": w, "height": h})
 	var v struct{ W, H, OW, OH int }
-	json.Unmarshal(d.exec(`return {W: innerWidth, H: innerHeight, OW: outerWidth, OH: outerHeight};`), &v)
-	if v.W != w || v.H != h {
-		d.call("POST", "/window/rect", map[string]int{"width": w + v.OW - v.W, "height": h + v.OH - v.H})
+	ow, oh := w, h
+	// The window takes its new size asynchronously: ask, then read until it has it.
+	for try := 0; try < 20; try++ {
+		d.call("POST", "/window/rect", map[string]int{"width": ow, "height": oh})
+		time.Sleep(100 * time.Millisecond)
 		json.Unmarshal(d.exec(`return {W: innerWidth, H: innerHeight, OW: outerWidth, OH: outerHeight};`), &v)
+		if v.W == w && v.H == h {
+			break
+		}
+		ow, oh = w+v.OW-v.W, h+v.OH-v.H
 	}
 	return v.W, v.H
 }

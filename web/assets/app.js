@@ -127,8 +127,9 @@ function renderLesson() {
     el("code", { class: "scenario-name", text: l.name })));
   sec.append(el("p", { class: "description", text: l.description }));
   if (l.is_pitfall) sec.append(el("p", { class: "shows" }, el("b", { text: "What gpusim shows: " }), l.shows));
-  // The case is open where the screen has room for it and a result below it.
-  const open = window.innerHeight >= 900 ? { open: "" } : {};
+  // The case is open where the screen has room for it and a result below it; comparing, the
+  // class has read it.
+  const open = window.innerHeight >= 900 && !state.compare ? { open: "" } : {};
   sec.append(el("details", Object.assign({ class: "explanation" }, open), el("summary", { text: "The case (from the scenario file)" }),
     el("p", { class: "explain", text: l.explanation })));
   if (l.fix && l.fix.length) {
@@ -162,8 +163,20 @@ function setCompare(on) {
   $("#side-b").hidden = !on;
   $("#sides").classList.toggle("two", on);
   document.body.classList.toggle("comparing", on);
+  foldSettings();
   renderFigures("a");
   renderChange();
+}
+
+// roomy says whether the screen has room for both sides' settings and their results.
+function roomy() { return !state.compare || window.innerHeight >= 1100; }
+
+// foldSettings folds the settings away when comparing on a short screen, so that both sides'
+// results show (the fold's line says what each side changed), and the case with them.
+function foldSettings() {
+  document.querySelectorAll("details.settings").forEach(d => { d.open = roomy(); });
+  const ex = $("#lesson details.explanation");
+  if (ex && state.compare) ex.open = false;
 }
 
 // --- a side: controls and results ---------------------------------------------------------
@@ -204,7 +217,7 @@ function buildSide(side) {
     input.addEventListener("change", onChange);
     form.append(el("label", { class: "control", "data-key": c.key, title: c.help }, el("span", { text: c.label }), input));
   });
-  root.append(el("details", { class: "settings", open: "" }, el("summary", {}, "settings ", el("span", { class: "changed" })), form));
+  root.append(el("details", Object.assign({ class: "settings" }, roomy() ? { open: "" } : {}), el("summary", {}, "settings ", el("span", { class: "changed" })), form));
   root.append(el("div", { class: "buttons" },
     el("button", { type: "button", class: "copy-yaml", onclick: () => state.last[side] && copyText(state.last[side].yaml, "the scenario as YAML") }, "copy as YAML"),
     el("button", { type: "button", class: "copy-command", onclick: () => state.last[side] && copyText(state.last[side].command, "the gpusim command") }, "copy as gpusim command"),

@@ -45,7 +45,7 @@ function summaryTable(body) {
   t.append(row("GPU utilization", trained ? fmtPct(r.gpu_utilization) : "- (no step completed)", "metric-util"));
   t.append(row("input stall", trained ? fmtPct(r.input_stall_fraction) : "-", "metric-stall"));
   if (d0) {
-    t.append(row("peak memory in use", `${fmtBytes(d0.peak_bytes_in_use)} of ${fmtBytes(d0.bytes_limit)} limit (${d0.name})`, "metric-peak"));
+    t.append(row("peak memory in use", `${fmtBytes(d0.peak_bytes_in_use)} of ${fmtBytes(d0.bytes_limit)} limit (${d0.name.replace(/^.*\/(device:)?/, "")})`, "metric-peak"));
     t.append(row("pool (reserved)", `${fmtBytes(d0.peak_pool_bytes)} in ${d0.pool_growth.length} region(s)`));
   }
   if (r.replicas > 1) {
@@ -160,7 +160,17 @@ function figureSpecs(body) {
   if (parts.length) specs.push({ cls: "chart-breakdown", bar: { title: `The median step (${fmtSeconds(r.step_time_s)}) by category`, parts, fmt: fmtSeconds }, scaleKey: "step" });
   const kinds = (r.breakdown_by_kind || []).filter(p => p.seconds > 0).map(p => ({ name: p.category, value: p.seconds }));
   if (kinds.length) specs.push({ cls: "chart-kinds", bar: { title: "The same step by op kind", parts: kinds, fmt: fmtSeconds }, scaleKey: "step" });
-  return specs;
+  // The figure that tells the run's story comes first: memory at an OOM, the compile time
+  // where XLA recompiles, utilization where the GPU waits.
+  // Comparing, both sides take the order either side's story asks for, so that the same
+  // figures stand side by side.
+  const told = state.compare ? [state.last.a, state.last.b].filter(Boolean).map(x => x.result) : [r];
+  let first = [];
+  if (told.some(x => x.oom)) first = ["chart-memory-run", "chart-regions"];
+  else if (told.some(x => x.xla_compiles > 0)) first = ["chart-compile", "chart-steps"];
+  else if (told.some(x => x.diagnosis && x.diagnosis.low_utilization)) first = ["chart-util"];
+  const rank = sp => { const i = first.indexOf(sp.cls); return i < 0 ? first.length : i; };
+  return specs.map((sp, i) => [sp, i]).sort((x, y) => rank(x[0]) - rank(y[0]) || x[1] - y[1]).map(x => x[0]);
 }
 
 // runTimeSpecs picture where a run's time went when the median step does not tell it (XLA
@@ -199,7 +209,6 @@ function memoryRunSpec(body) {
     const n = devs.length > 1 ? " " + d.name.replace(/^.*\/(device:)?/, "") : "";
     const tl = d.memory_timeline, last = tl[tl.length - 1];
     const inUse = tl.map(p => [p.time_s, p.max_bytes_in_use]), pool = tl.map(p => [p.time_s, p.pool_bytes]);
-    let ends = false;
     if (d === oomDev && tReq >= last.time_s) {
       // The curve ends where the failed request was made: in use at that moment (the dump's
       // chunks in use), the request drawn on top of it.
@@ -207,10 +216,10 @@ function memoryRunSpec(body) {
       inUse.push([tReq, at]);
       pool.push([tReq, last.pool_bytes]);
       marks.push({ x: tReq, y: at, up: o.request_bytes, name: `OOM: ${fmtBytes(o.request_bytes)} asked for at ${fmtBytes(at)} in use` });
-      ends = true;
     }
-    series.push({ name: "in use (max)" + n, points: inUse, step: true, ends, color: PALETTE[(2 * i) % 8] });
-    if (i === 0) series.push({ name: "pool" + n, points: pool, step: true, ends, dash: "5 3", color: PALETTE[1] });
+    // A line ends with its run: on an axis shared with a longer run it does not go on.
+    series.push({ name: "in use (max)" + n, points: inUse, step: true, ends: true, color: PALETTE[(2 * i) % 8] });
+    if (i === 0) series.push({ name: "pool" + n, points: pool, step: true, ends: true, dash: "5 3", color: PALETTE[1] });
   });
   const d0 = devs[0];
   const hlines = [{ y: d0.bytes_limit, name: `limit ${fmtBytes(d0.bytes_limit)}`, soft: true, offName: `limit ${fmtBytes(d0.bytes_limit)} (above the scale)` }];
