@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/gpusim/gpusim/internal/suggest"
 )
 
 // Units used throughout this package: bytes, bytes per second, FLOP per second, seconds.
@@ -350,5 +352,5 @@ func LookupGPU(name string) (GPU, error) {
 			return g, nil
 		}
 	}
-	return GPU{}, fmt.Errorf("unknown GPU %q (known: %s, or @file)", name, strings.Join(GPUNames(), ", "))
+	return GPU{}, fmt.Errorf("unknown GPU %q (%s, or @file)", name, suggest.Hint(name, GPUNames(), "gpusim list devices"))
 }

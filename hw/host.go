@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpusim/gpusim/internal/limitread"
+	"github.com/gpusim/gpusim/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -224,7 +225,7 @@ func LookupHost(name string) (Host, error) {
 			return h, nil
 		}
 	}
-	return Host{}, fmt.Errorf("unknown host %q (known: %s, or @file)", name, strings.Join(HostNames(), ", "))
+	return Host{}, fmt.Errorf("unknown host %q (%s, or @file)", name, suggest.Hint(name, HostNames(), "gpusim list hosts"))
 }
 
 // DefaultHost returns the host of the H200 machine the defaults were measured on.

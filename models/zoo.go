@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpusim/gpusim/internal/suggest"
 )
 
 // ModelOptions are the zoo's knobs. Zero values take the model's defaults.
@@ -155,7 +157,7 @@ func New(name string, o ModelOptions) (*Model, error) {
 	}
 	e, ok := zoo[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("unknown model %q (%s)", name, suggest.Hint(name, Names(), "gpusim list models"))
 	}
 	return memoNew(name, o, func() (*Model, error) {
 		g, err := e.build(name, o)
@@ -182,7 +184,7 @@ func Known(spec string) error {
 		return err
 	}
 	if _, ok := zoo[name]; !ok {
-		return fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(Names(), ", "))
+		return fmt.Errorf("unknown model %q (%s)", name, suggest.Hint(name, Names(), "gpusim list models"))
 	}
 	return nil
 }

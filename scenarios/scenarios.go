@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gpusim/gpusim/internal/limitread"
+	"github.com/gpusim/gpusim/internal/suggest"
 	"github.com/gpusim/gpusim/internal/yamldoc"
 	"github.com/gpusim/gpusim/train"
 	"go.yaml.in/yaml/v3"
@@ -87,7 +88,7 @@ func Names() []string {
 func Builtin(name string) (*Scenario, error) {
 	data, err := builtinFS.ReadFile(path.Join("builtin", name+".yaml"))
 	if err != nil {
-		return nil, fmt.Errorf("unknown scenario %q (built-ins: %s)", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("unknown scenario %q (%s)", name, suggest.Hint(name, Names(), "gpusim list scenarios"))
 	}
 	return Parse("builtin:"+name, data)
 }

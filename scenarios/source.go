@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpusim/gpusim/internal/suggest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -15,7 +16,7 @@ import (
 func BuiltinYAML(name string) ([]byte, error) {
 	data, err := builtinFS.ReadFile(path.Join("builtin", name+".yaml"))
 	if err != nil {
-		return nil, fmt.Errorf("unknown scenario %q (built-ins: %s)", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("unknown scenario %q (%s)", name, suggest.Hint(name, Names(), "gpusim list scenarios"))
 	}
 	return data, nil
 }
