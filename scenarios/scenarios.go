@@ -31,6 +31,10 @@ type Scenario struct {
 	// Config is the run configuration: DefaultConfig overlaid with the file and the --set
 	// overrides.
 	Config train.Config
+	// NoFiles refuses every value that names a file ("@path", FileRefs) before anything reads
+	// it: Set and Check fail with ErrFileRef instead. gpusim serve sets it, so that nothing a
+	// request sends can make the server open a path.
+	NoFiles bool
 
 	origin map[string]string // scenario key -> "file:line" or "--set k=v" that set it last
 }
@@ -316,6 +320,10 @@ func (s *Scenario) Set(kv string) error {
 		}
 		return &Error{Place: place, Field: k, Err: err}
 	}
+	// Before the catalog check below, which reads the files that values name.
+	if err := s.checkNoFiles(func(string) string { return place }); err != nil {
+		return err
+	}
 	s.origin[k] = place
 	s.recordNested(k, n, func(*yaml.Node) string { return place })
 	switch k {
@@ -367,6 +375,9 @@ func (s *Scenario) recordNested(prefix string, n *yaml.Node, place func(*yaml.No
 
 // check validates the configuration and names the place that set the offending key.
 func (s *Scenario) check(file string) error {
+	if err := s.checkNoFiles(func(key string) string { return s.place(key, file) }); err != nil {
+		return err
+	}
 	err := s.Config.Validate()
 	if err == nil {
 		err = train.CheckCatalog(&s.Config)

@@ -144,8 +144,8 @@ type runResponse struct {
 	pageData
 }
 
-// builtinOnly holds the keys whose @FILE values the page refuses: what it runs instead, and what
-// the file would have been.
+// builtinOnly holds the keys whose @FILE values the page refuses (scenarios.FileRefs): what it
+// runs instead, and what the file would have been.
 var builtinOnly = map[string][2]string{
 	"hardware.gpu":          {"built-in GPU profiles only (gpusim list devices)", "profile"},
 	"hardware.host.profile": {"built-in host profiles only (gpusim list hosts)", "profile"},
@@ -212,18 +212,9 @@ func (s *Server) run(ctx context.Context, name string, sets []string) (*runRespo
 	if !isBuiltin(name) {
 		return nil, badRequest{fmt.Errorf("unknown scenario %q (built-ins: %s)", name, strings.Join(scenarios.Names(), ", "))}
 	}
-	for _, kv := range sets {
-		// A GPU or host profile file (hardware.gpu=@FILE, hardware.host.profile=@FILE) or a
-		// model file (model=@FILE) would be read from this machine's disk; the page serves and
-		// reads nothing but what is built in.
-		k, v, _ := strings.Cut(kv, "=")
-		if only, ok := builtinOnly[strings.TrimSpace(k)]; ok && strings.Contains(v, "@") {
-			return nil, badRequest{fmt.Errorf("--set %s: %s: the page runs %s; a %s file needs gpusim run", kv, strings.TrimSpace(k), only[0], only[1])}
-		}
-	}
 	sc, err := scenario(name, sets)
 	if err != nil {
-		return nil, badRequest{err}
+		return nil, badRequest{explainFileRef(err)}
 	}
 	// One session per request: the run, its baselines (one GPU, float32) and the remedies
 	// share simulations, each in a slot and within the request's deadline.
@@ -257,16 +248,33 @@ func (s *Server) run(ctx context.Context, name string, sets []string) (*runRespo
 	return out, nil
 }
 
-// scenario is the built-in name with the overrides, checked (scenarios' --set path).
+// scenario is the built-in name with the overrides, checked (scenarios' --set path). The page
+// reads no file of the serving machine: a value that names one (however the YAML spells it) is
+// refused as parsed, before anything opens it (Scenario.NoFiles).
 func scenario(name string, sets []string) (*scenarios.Scenario, error) {
 	sc, err := scenarios.Builtin(name)
 	if err != nil {
 		return nil, err
 	}
+	sc.NoFiles = true
 	if err := sc.SetAll(sets); err != nil {
 		return nil, err
 	}
 	return sc, nil
+}
+
+// explainFileRef rewords a scenarios.ErrFileRef refusal as the page's rule: what it runs instead
+// of a file, and that gpusim run reads such files. Other errors are returned as they are.
+func explainFileRef(err error) error {
+	var se *scenarios.Error
+	if !errors.Is(err, scenarios.ErrFileRef) || !errors.As(err, &se) {
+		return err
+	}
+	only, ok := builtinOnly[se.Field]
+	if !ok {
+		only = [2]string{"built-in names only", "file"}
+	}
+	return fmt.Errorf("%s: %s: the page runs %s; a %s file needs gpusim run", se.Place, se.Field, only[0], only[1])
 }
 
 // simulate runs cfg in a slot (an analysis.RunFunc). Waiting for the slot and the run itself
