@@ -72,6 +72,7 @@ var configKeys = map[string]string{
 	"Input.Pipeline.Repeat":           "input.repeat",
 	"Input.Pipeline.Pinned":           "input.pinned",
 	"Input.Pipeline.PrefetchToDevice": "input.prefetch_to_device",
+	"Input.Pipeline.DropRemainder":    "input.drop_remainder",
 	"Input.Pipeline.Host.Cores":       "input.host.cores",
 	"Input.Pipeline.Host.BusyCores":   "input.host.busy_cores",
 	"Input.Pipeline.Host.MemoryBytes": "input.host.memory_gib",

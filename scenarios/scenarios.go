@@ -122,6 +122,14 @@ func Resolve(arg string) (*Scenario, error) {
 	return Builtin(arg)
 }
 
+// New is a scenario that sets nothing yet: train.DefaultConfig, named source, for Set to
+// build on (a measurement's overrides). Errors of Check name source for keys not set.
+func New(source string) *Scenario {
+	s := &Scenario{Source: source, Name: source, Config: train.DefaultConfig(), origin: map[string]string{}}
+	s.Config.Name = source
+	return s
+}
+
 // Parse reads a scenario from YAML. source names it in errors ("file.yaml", "builtin:x").
 // Keys not in the file keep train.DefaultConfig's values.
 func Parse(source string, data []byte) (*Scenario, error) {
@@ -221,8 +229,20 @@ func (s *Scenario) walk(file, prefix string, m *yaml.Node) error {
 }
 
 func unknownKey(p string) error {
-	// Suggest the keys closest in spelling (edit distance up to 2, or one a prefix of the
-	// other: "batchsize" -> batch), else the keys under the same parent.
+	near := NearKeys(p)
+	if len(near) > 0 && len(near) <= 8 {
+		return fmt.Errorf("unknown key (did you mean %s?)", strings.Join(near, ", "))
+	}
+	return fmt.Errorf("unknown key (gpusim run --help lists the keys)")
+}
+
+// IsKey reports whether k is a scenario key (a leaf: "batch", "memory.mode").
+func IsKey(k string) bool { return lookup(k) != nil }
+
+// NearKeys returns the scenario keys that a name not among them may have meant: those closest
+// in spelling (edit distance up to 2, or one a prefix of the other: "batchsize" -> batch),
+// else the keys under the same parent.
+func NearKeys(p string) []string {
 	var near []string
 	for _, f := range schema {
 		if d := editDistance(p, f.path); d <= 2 || strings.HasPrefix(p, f.path) || strings.HasPrefix(f.path, p+"_") {
@@ -238,10 +258,7 @@ func unknownKey(p string) error {
 			}
 		}
 	}
-	if len(near) > 0 && len(near) <= 8 {
-		return fmt.Errorf("unknown key (did you mean %s?)", strings.Join(near, ", "))
-	}
-	return fmt.Errorf("unknown key (gpusim run --help lists the keys)")
+	return near
 }
 
 // editDistance is the Levenshtein distance between a and b.

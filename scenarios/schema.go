@@ -114,6 +114,7 @@ var schema = []field{
 	{"input.shuffle_buffer", "int", "shuffle(buffer_size)", func(c *train.Config, n *yaml.Node) error { return intVal(n, &input(c).Pipeline.ShuffleBuffer) }},
 	{"input.repeat", "bool", "dataset.repeat(): one iterator across epochs", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.Repeat) }},
 	{"input.pinned", "bool", "batches copied from pinned host memory", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.Pinned) }},
+	{"input.drop_remainder", "bool", "batch(drop_remainder=True): an epoch's last partial batch is dropped, not fed", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.DropRemainder) }},
 	{"input.prefetch_to_device", "bool", "tf.data.experimental.prefetch_to_device", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.PrefetchToDevice) }},
 	{"input.host.cores", "int", "host CPU cores for tf.data", func(c *train.Config, n *yaml.Node) error { return posInt(n, &input(c).Pipeline.Host.Cores) }},
 	{"input.host.busy_cores", "int", "cores taken by other host work", func(c *train.Config, n *yaml.Node) error { return intVal(n, &input(c).Pipeline.Host.BusyCores) }},
