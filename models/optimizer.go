@@ -94,8 +94,8 @@ var optimizers = map[string]OptimizerSpec{
 	// HasForwardedRefInput; the op-by-op price is what the TF 19.0x-container tables match.)
 	// Its three assigns are 24 of those bytes and 3 of those kernels (AssignBytesPerElement),
 	// which resource variables do without (run_squad.py and run_pretraining.py call
-	// tf.enable_resource_variables() under --use_xla --amp from DeepLearningExamples 96138d50
-	// on; analysis.Measurement.dleResourceVariables).
+	// tf.enable_resource_variables() under --use_xla --amp from NVIDIA's 20.06 tables on:
+	// tools/dle/select.py sets tf.resource_variables for those rows).
 	// With gradient accumulation (num_accumulation_steps > 1, NVIDIA's create_optimizer) every
 	// micro-step's gradients are clipped before they are added to the accumulators
 	// (tf.clip_by_global_norm: the l2 reduction and the mul, 12 bytes and 2 kernels per

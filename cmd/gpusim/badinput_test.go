@@ -80,7 +80,7 @@ func TestBadInputOneLine(t *testing.T) {
 		{"alloc trace /dev/zero", nil, nil,
 			[]string{"alloc", "replay", "/dev/zero", "--mode", "growth", "--limit", "1GiB", "-o", "DIR/r.csv"}, "/dev/zero: not a regular file (a character device)", "r.csv"},
 		{"validate data cut mid-row", map[string]string{"data/dle/dle_tf.csv": cutRow(dle, 3, 50)}, map[string]string{"data/h200": "testdata/h200"},
-			[]string{"validate", "--data", "DIR/data", "--set", "dle"}, "data/dle/dle_tf.csv:4: truncated row: 1 of the header's 24 fields", ""},
+			[]string{"validate", "--data", "DIR/data", "--set", "dle"}, "data/dle/dle_tf.csv:4: commit: truncated row: 1 of the header's 34 fields", ""},
 	}
 	for _, tc := range tests {
 		dir := t.TempDir()

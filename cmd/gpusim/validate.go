@@ -12,11 +12,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/gpusim/gpusim/analysis"
+	"github.com/gpusim/gpusim/validate"
 )
 
 func init() {
-	register(command{name: "validate", summary: "predicted vs measured for every real measurement the project ships", run: runValidate})
+	register(command{name: "validate", summary: "predicted vs measured: the real measurements the project ships, or your own", run: runValidate})
 }
 
 // validateExamples are the usage examples of gpusim validate; a test runs each of them.
@@ -24,13 +24,15 @@ var validateExamples = []string{
 	"gpusim validate",
 	"gpusim validate --set dle --rows",
 	"gpusim validate --set dle -o json",
+	"gpusim validate --data examples/my-fleet.csv --plot out/",
 }
 
 const validateUsage = `Usage:
-  gpusim validate [--data DIR] [--set NAME]... [--rows] [-o text|json]
+  gpusim validate [--data DIR|FILE] [--set NAME]... [--rows] [--plot DIR] [-o text|json]
 
-Runs every real measurement the project ships through gpusim, as a user would write it, and
-prints predicted against measured:
+Runs real measurements through gpusim, each as the scenario that reproduces it, and prints
+predicted against measured. Without --data (or with --data DIR, the repository's testdata),
+every measurement the project ships:
 
   dle 1-GPU      NVIDIA DeepLearningExamples README tables (real TensorFlow on DGX-1, DGX-2,
                  DGX A100), one GPU, throughput: the accuracy figures
@@ -40,18 +42,34 @@ prints predicted against measured:
   h200-jax       jitted pure-JAX training steps on the H200, step time
   h200-pytorch   PyTorch-eager training steps on the H200, step time (not TF: a proxy)
 
+With --data FILE, your own measurements: a CSV file, one measurement a row, with the columns
+  metric       throughput (samples/s over all GPUs), step_time (s), run_mean (a whole run's
+               mean throughput) or time_to_train (s); the last two need run_steps
+  value        what you measured
+  model, ...   any scenario key (gpusim run --help), one column each: hardware.gpu,
+               hardware.count, batch (global), precision, xla, optimizer, ...; empty = default
+  set          more overrides as --set text: "strategy.name=horovod; input.cache=memory"
+and, optionally, provenance (where the figure comes from), source (the set's name; default the
+file's name), label (your name for the precision) and any columns of your own. examples/
+my-fleet.csv is one (rows of NVIDIA's published tables); testdata/dle/dle_tf.csv, the shipped
+DLE set, is another and goes through the same path.
+
 For each set: the mean absolute relative error (MAE), the mean signed error (bias: + is a
 prediction too fast for a throughput, too slow for a step time) and the largest error, over all
 rows and by GPU, model, precision and XLA; the XLA on/off and AMP/TF32 (AMP/FP32) speedups of
 rows of one table that differ in that knob only; and leave-one-GPU-out / leave-one-model-out
-figures over the single-GPU DLE rows. testdata/dle/README.md says which DLE rows are kept and
-why the others are not.
+figures over a set file's single-GPU rows (nothing is fitted on them: each fold is the plain
+prediction). testdata/dle/README.md says which DLE rows are kept and why the others are not.
 
---data is the repository's testdata directory (run from the repository root, or point at it).
 --set keeps the sets whose name starts with NAME (repeatable). --rows lists every row; a
 "run mean" row is a table that gives a whole run's mean throughput, its startup included
 (the 2019 TF1 SQuAD tables), predicted as that run's steps plus the XLA compile gpusim
-simulates.
+simulates. --plot DIR writes predicted-vs-measured.png and .svg there: log-log, one panel per
+metric, the y = x line and the band within 10% of it, points coloured by GPU (by set when
+there are several).
+
+A file that cannot be read as measurements (a row cut short, a bad value, a column that looks
+like a misspelled scenario key) is one error naming its file, line and column, exit 2.
 
 Examples:
 `
@@ -59,7 +77,8 @@ Examples:
 func runValidate(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := pflag.NewFlagSet("validate", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	data := fs.String("data", "testdata", "the repository's testdata `DIR`")
+	data := fs.String("data", "testdata", "the repository's testdata `DIR`, or a measurement-set CSV FILE")
+	plotDir := fs.String("plot", "", "write predicted-vs-measured.png and .svg into `DIR`")
 	format := fs.StringP("output", "o", "text", "output format: text or json")
 	sets := fs.StringArray("set", nil, "keep only the sets whose name starts with `NAME` (repeatable)")
 	rows := fs.Bool("rows", false, "list every row, not only the summaries")
@@ -81,31 +100,37 @@ func runValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 	if *jobs < 1 {
 		return usagef("validate: --jobs %d: want at least 1", *jobs)
 	}
-	if st, err := os.Stat(*data); err != nil || !st.IsDir() {
-		return usagef("validate: --data %s: not a directory (run from the repository root or pass --data path/to/testdata)", *data)
-	}
-	ms, err := analysis.ReadMeasurements(*data)
+	ms, err := readMeasurements(*data)
 	if err != nil {
-		return asUsage(err)
+		return err
 	}
 	if len(*sets) > 0 {
-		var kept []analysis.Measurement
+		var kept []validate.Measurement
 		for _, m := range ms {
 			for _, s := range *sets {
-				if strings.HasPrefix(m.Set(), s) {
+				if strings.HasPrefix(m.Set, s) {
 					kept = append(kept, m)
 					break
 				}
 			}
 		}
 		if len(kept) == 0 {
-			return usagef("validate: --set %s: no measurement in such a set (dle 1-GPU, dle multi-GPU, h200-keras, h200-jax, h200-pytorch)", strings.Join(*sets, ","))
+			return usagef("validate: --set %s: no measurement in such a set (%s)", strings.Join(*sets, ","), strings.Join(setNames(ms), ", "))
 		}
 		ms = kept
 	}
-	v, err := analysis.Validate(ctx, ms, analysis.ValidateOptions{Jobs: *jobs})
+	v, err := validate.Score(ctx, ms, validate.Options{Jobs: *jobs})
 	if err != nil {
 		return err
+	}
+	if *plotDir != "" {
+		paths, err := validate.WritePlot(*plotDir, v)
+		if err != nil {
+			return err
+		}
+		for _, p := range paths {
+			fmt.Fprintf(stderr, "wrote %s\n", p)
+		}
 	}
 	if *format == "json" {
 		return writeValidateJSON(stdout, v)
@@ -113,9 +138,38 @@ func runValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 	return writeValidateText(stdout, v, *rows)
 }
 
+// readMeasurements reads --data: a directory is the repository's testdata (every shipped
+// set), a file one measurement set. A file that is not measurements exits 2.
+func readMeasurements(data string) ([]validate.Measurement, error) {
+	st, err := os.Stat(data)
+	if err != nil {
+		return nil, usagef("validate: --data %s: no such file or directory (run from the repository root, or pass --data path/to/testdata or a measurement file)", data)
+	}
+	var ms []validate.Measurement
+	if st.IsDir() {
+		ms, err = validate.ReadShipped(data)
+	} else {
+		ms, err = validate.ReadSet(data)
+	}
+	return ms, asUsage(err)
+}
+
+// setNames lists the sets of ms, in order of first appearance.
+func setNames(ms []validate.Measurement) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if !seen[m.Set] {
+			seen[m.Set] = true
+			out = append(out, m.Set)
+		}
+	}
+	return out
+}
+
 func pct(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
 
-func writeValidateText(w io.Writer, v *analysis.Validation, rows bool) error {
+func writeValidateText(w io.Writer, v *validate.Validation, rows bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SET\tBY\tGROUP\tN\tMAE\tBIAS\tMAX\tNOT RUN")
 	for _, g := range v.Groups {
@@ -157,10 +211,12 @@ func writeValidateText(w io.Writer, v *analysis.Validation, rows bool) error {
 		fmt.Fprintln(tw, "SET\tCONFIG\tMETRIC\tMEASURED\tPREDICTED\tERROR\tSOURCE")
 		for _, r := range v.Rows {
 			metric, unit := "throughput", 1.0
-			switch {
-			case r.StepTime:
+			switch r.Metric {
+			case validate.StepTime:
 				metric, unit = "step ms", 1e3
-			case r.RunSteps > 0:
+			case validate.TimeToTrain:
+				metric = "time to train s"
+			case validate.RunMean:
 				// The table gives the mean of a whole run of RunSteps updates.
 				metric = "run mean"
 			}
@@ -171,7 +227,7 @@ func writeValidateText(w io.Writer, v *analysis.Validation, rows bool) error {
 			case r.Error != "":
 				pred, e = "error", "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%s\t%s\t%s\n", r.Set(), r.Describe(), metric, unit*r.Value, pred, e, r.Ref)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%s\t%s\t%s\n", r.Set, r.Describe(), metric, unit*r.Value, pred, e, r.Ref)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -247,7 +303,7 @@ type rowJSON struct {
 	Note      string  `json:"note,omitempty"`
 }
 
-func toGroupJSON(gs []analysis.GroupError) []groupJSON {
+func toGroupJSON(gs []validate.GroupError) []groupJSON {
 	out := []groupJSON{}
 	for _, g := range gs {
 		out = append(out, groupJSON{g.Set, g.By, g.Key, g.N, g.MAE, g.Bias, g.Max, g.Failed})
@@ -255,7 +311,7 @@ func toGroupJSON(gs []analysis.GroupError) []groupJSON {
 	return out
 }
 
-func writeValidateJSON(w io.Writer, v *analysis.Validation) error {
+func writeValidateJSON(w io.Writer, v *validate.Validation) error {
 	doc := validateJSON{Groups: toGroupJSON(v.Groups), Ratios: toGroupJSON(v.RatioSets), HoldOut: toGroupJSON(v.HoldOutSum),
 		HoldOuts: []holdOutJSON{}, Rows: []rowJSON{}, Notes: append([]string{}, v.Notes...)}
 	for _, h := range v.HoldOuts {
@@ -263,11 +319,18 @@ func writeValidateJSON(w io.Writer, v *analysis.Validation) error {
 	}
 	for _, r := range v.Rows {
 		metric := "throughput_samples_per_s"
-		if r.StepTime {
+		switch r.Metric {
+		case validate.StepTime:
 			metric = "step_time_s"
+		case validate.TimeToTrain:
+			metric = "time_to_train_s"
 		}
-		doc.Rows = append(doc.Rows, rowJSON{Set: r.Set(), Source: r.Source, Ref: r.Ref, Framework: r.Framework, Model: r.Model,
-			GPU: r.GPU, GPUs: r.GPUs, Batch: r.Batch, Accum: r.Accumulation, Precision: r.Label, TF32: r.TF32, XLA: r.XLA, Optimizer: r.Optimizer,
+		accum := r.Accumulation()
+		if accum == 1 && !r.Table {
+			accum = 0
+		}
+		doc.Rows = append(doc.Rows, rowJSON{Set: r.Set, Source: r.Source, Ref: r.Ref, Framework: r.Framework, Model: r.Model(),
+			GPU: r.GPU(), GPUs: r.GPUs(), Batch: r.Batch(), Accum: accum, Precision: r.Label, TF32: r.Config.TF32, XLA: r.XLA(), Optimizer: r.Config.Optimizer,
 			Metric: metric, Measured: r.Value, Predicted: r.Predicted, Error: r.Err, OOM: r.OOM, RunError: r.Error, Note: r.Note})
 	}
 	enc := json.NewEncoder(w)

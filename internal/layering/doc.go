@@ -19,6 +19,7 @@ var Rows = map[string]int{
 	"calibrate":  3,
 	"scenarios":  4,
 	"report":     4,
+	"validate":   5,
 	"web":        5,
 	"cmd/gpusim": 6,
 }

@@ -148,9 +148,124 @@ TF1_AMP_ENV = "TF_ENABLE_AUTO_MIXED_PRECISION=1"
 GPUS = {"V100-16GB": "v100-16gb", "V100-32GB": "v100-32gb", "A100-40GB": "a100-40gb", "A100-80GB": "a100-80gb"}
 PRECISION = {"fp32": "float32", "tf32": "float32", "amp_fp16": "mixed_float16"}
 
+# The columns: the DLE table's own (provenance; its precision is the row's label, its metric
+# the unit), then the measurement-set columns gpusim reads (validate/set.go): provenance,
+# label, metric (throughput, or run_mean with run_steps), value, the scenario keys the row
+# runs with, and set: further scenario overrides as --set text, each with its reason in
+# set_reason.
 OUT = ["source_path", "commit", "commit_date", "framework_version", "system", "dle_gpu", "num_gpus",
-       "dle_model", "precision", "xla", "xla_source", "batch_per_gpu", "accumulation_steps", "metric", "value", "data",
-       "model", "gpu", "gpusim_precision", "optimizer", "env", "tf_version", "table_heading", "mapping_note"]
+       "dle_model", "label", "xla_source", "batch_per_gpu", "unit", "data", "table_heading", "mapping_note",
+       "source", "provenance", "note", "metric", "value", "run_steps",
+       "model", "hardware.gpu", "hardware.count", "hardware.host.profile", "batch", "accumulation_steps",
+       "precision", "xla", "optimizer", "tf_version", "env", "set", "set_reason"]
+
+
+# What each README version's scripts ran beyond the table's columns, as scenario overrides
+# (--set text) with the reason for each: the per-commit facts live here, where the commit is
+# data, not in gpusim's Go.
+CONVNETS = "TensorFlow/Classification/ConvNets/"
+BERT_TF1 = "TensorFlow/LanguageModeling/BERT/README.md"
+# TF1 BERT README commits whose optimization.py all-reduces uncompressed gradients under --amp
+# too (create_optimizer: hvd.DistributedOptimizer(optimizer, sparse_as_dense=True,
+# compression=Compression.none)); 8749cf39 and every later table's code passes
+# Compression.fp16 when use_fp16.
+BERT_UNCOMPRESSED = {"ec9eaf73", "fb55bd24"}
+# TF1 BERT README commits whose tables come after 96138d50 ("[BERT/TF] Updating for Ampere",
+# the commit that wrote the 20.06 tables): from there run_squad.py and run_pretraining.py call
+# tf.enable_resource_variables() when --use_xla and --amp are both set; 5b24223f had added it
+# for every XLA run a month before, and no table was written between the two. The earlier
+# tables (TF 19.03-19.08 containers) ran reference variables, as do the FP32 and TF32 rows of
+# the later ones.
+BERT_RESOURCE_VARIABLES = {"96138d50", "1113674c", "9de48bc9"}
+# ConvNets' runner.py thread counts were changed by b2e7f4a2 ("Performance fix"), which
+# re-measured only the DGX A100 table of 415a9aa3; the DGX-1 and DGX-2 figures of 415a9aa3
+# date from 4eaa4434 with the earlier runner (git log -S on their throughputs shows no later
+# change), as do e0f399de's and 5d36b4fd's.
+CONVNETS_THREADS_FIX = {("415a9aa3", "DGX A100")}
+# ConvNets README commits whose tables ran --use_tf_amp alone (the README's benchmark
+# commands): the graph rewrite's dynamic loss scaling, not training_perf.sh's static scale.
+CONVNETS_DYNAMIC_LOSS_SCALE = {"e0f399de"}
+# Logical CPUs of each box, cpu_count() in runner.py (the DGX datasheets: DGX-1 2x Xeon
+# E5-2698 v4, 80 threads; DGX-2 2x Xeon Platinum 8168, 96; DGX A100 2x EPYC 7742, 256).
+BOX_CPUS = {"DGX-1": 80, "DGX-2": 96, "DGX A100": 256}
+HOSTS = {"DGX-1": "dgx-1", "DGX-2": "dgx-2", "DGX A100": "dgx-a100"}
+# SQuAD v1.1's training questions (train-v1.1.json; DeepLearningExamples issue 51 quotes
+# run_squad.py's "Sentences processed = 175198" for two epochs) and scripts/run_squad.sh's
+# epochs=2.0 at the run-mean commits.
+SQUAD_V11_TRAIN_EXAMPLES = 87599
+SQUAD_EPOCHS = 2.0
+# The TF1 BERT README commits whose SQuAD tables give the whole training run's mean, not its
+# steady state: 8749cf39 (19.06) and 58a3ed6b (19.08) "Performance (in sentences per second)
+# is the mean throughput from 2 epochs" (run_squad.py's "Throughput Average (sentences/sec)
+# with overhead", num_train_steps * global_batch_size / the wall time of estimator.train);
+# ec9eaf73 (19.03) "averaged over an entire training epoch" (its run_squad.py divides by the
+# sum of every session.run's time, the first step's compile included). NVIDIA's next edit of
+# those tables (83fceae5, read at fb55bd24) re-measured them as steady state.
+RUN_MEAN_TABLES = {"ec9eaf73", "8749cf39", "58a3ed6b"}
+
+
+def run_steps(r, spec, gpus, batch):
+    """num_train_steps of the run whose mean a run-mean row gives (run_squad.py at those
+    commits: int(len(train_examples) / global_batch_size * num_train_epochs)); 0 otherwise."""
+    if r["source_path"] != BERT_TF1 or r["commit"] not in RUN_MEAN_TABLES or not spec.startswith("bert-large:seq=384,"):
+        return 0
+    return int(SQUAD_V11_TRAIN_EXAMPLES / (batch * gpus) * SQUAD_EPOCHS)
+
+
+def overrides(r, spec, xla, data, gpus, box):
+    """The row's scenario overrides beyond its key columns: [(key=value, reason)]."""
+    out = []
+    bert = spec.startswith("bert")
+    resnet = spec.startswith("resnet50")
+    amp = r["precision"] == "amp_fp16"
+    if gpus > 1:
+        out.append(("strategy.name=horovod", "one Horovod process per GPU (resnet50v1.5/training/training_perf.sh: "
+                    "mpiexec -np N python3 main.py; BERT's scripts/run_squad.sh and run_pretraining.sh: mpirun with --horovod)"))
+        if bert and amp and r["commit"] not in BERT_UNCOMPRESSED:
+            out.append(("strategy.compression=fp16", "BERT with --amp all-reduces float16 gradients: TF1 optimization.py "
+                        "hvd.DistributedOptimizer(compression=Compression.fp16 if use_fp16 ...), TF2 official/modeling/"
+                        "model_training_utils.py hvd.DistributedGradientTape(compression=Compression.fp16 if use_float16 ...)"))
+    if (r["source_path"] == BERT_TF1 and xla == "yes" and amp and r["commit"] in BERT_RESOURCE_VARIABLES
+            and tf_version(r["framework_version"]).startswith("1.")):
+        out.append(("tf.resource_variables=true", "run_squad.py / run_pretraining.py: tf.enable_resource_variables() "
+                    "when --use_xla and --amp (from 96138d50, the 20.06 tables)"))
+    if resnet and data == "real":
+        out += resnet_input(r, gpus, box)
+    if resnet and r["source_path"].startswith(CONVNETS):
+        out.append(("l2_decay=true", "model/resnet.py ResnetModel.__call__: tf.nn.l2_loss of every trainable variable "
+                    "but batch norm's, times weight_decay 1e-4, added to the cross entropy (not in MomentumOptimizer)"))
+        if amp and r["commit"] not in CONVNETS_DYNAMIC_LOSS_SCALE:
+            out.append(("static_loss_scale=128", "training_perf.sh passes --static_loss_scale 128 under --amp (from "
+                        "5d36b4fd: --use_static_loss_scaling --loss_scale=128): FixedLossScalerOptimizer, "
+                        "TF_ENABLE_AUTO_MIXED_PRECISION_LOSS_SCALING=0"))
+    return out
+
+
+def resnet_input(r, gpus, box):
+    """ConvNets' tf.data pipeline over ImageNet's TFRecords (training_perf.sh passes no
+    --use_dali): utils/data_utils.py get_tfrecords_input_fn, one pipeline per Horovod rank."""
+    out = [
+        ("input.prefetch=autotune", "get_tfrecords_input_fn: prefetch(AUTOTUNE)"),
+        ("input.map.parallel_calls=10", "map_and_batch(num_parallel_calls=num_threads) with runtime/runner.py's "
+         "num_preprocessing_threads = 10 (no DALI)"),
+        ("input.cache=none", "get_tfrecords_input_fn caches nothing"),
+        ("input.drop_remainder=true", "map_and_batch(..., drop_remainder=True)"),
+        ("input.element_bytes=%d" % (224 * 224 * 3 * 4), "utils/image_processing.py ends with tf.image.resize_images, "
+         "whose output is float32: a 224x224 RGB image of 4-byte floats; model/resnet.py casts on the GPU"),
+        ("input.prefetch_to_device=true", "model/resnet.py _stage: a CPU then a GPU StagingArea grouped into the train "
+         "op, filled by PrefillStagingAreasHook, so step k copies batch k+1"),
+    ]
+    cpus = BOX_CPUS.get(box)
+    if cpus:
+        if (r["commit"], box) in CONVNETS_THREADS_FIX:
+            n, why = max(2, cpus // max(gpus, 8) - 2), "max(2, cpu_count() // max(hvd.size(), 8) - 2) (b2e7f4a2)"
+        elif gpus > 1:
+            n, why = max(2, cpus // gpus - 2), "max(2, cpu_count() // hvd.size() - 2) under Horovod (before b2e7f4a2)"
+        else:
+            n, why = 4, "4 without Horovod (before b2e7f4a2)"
+        out.append(("input.map.threads=%d" % n, "runtime/runner.py _get_session_config: inter_op_parallelism_threads = "
+                    "%s, the pool TF 1.15 runs the map calls on; cpu_count() %d on a %s" % (why, cpus, box)))
+    return out
 
 
 def tf_version(framework):
@@ -251,18 +366,28 @@ def main(path):
                     env, note = TF2_AUTO_JIT_ENV, note + "; " + TF2_AUTO_JIT_NOTE
                 if opt == "adam":
                     opt, note = "model-garden-adamw", note + "; " + TF2_ADAMW_NOTE
+            box = system(r["table_heading"])
+            gpus, per_gpu, acc = int(r["num_gpus"]), int(r["batch_per_gpu"]), int(accumulation)
+            sets = overrides(r, spec, xla, data, gpus, box)
+            steps = run_steps(r, spec, gpus, per_gpu * acc)
             w.writerow({
                 "source_path": r["source_path"], "commit": r["commit"], "commit_date": r["commit_date"],
-                "framework_version": r["framework_version"], "system": system(r["table_heading"]),
+                "framework_version": r["framework_version"], "system": box,
                 "dle_gpu": r["gpu"], "num_gpus": r["num_gpus"], "dle_model": r["model"],
-                "precision": r["precision"], "xla": xla, "xla_source": src,
-                "batch_per_gpu": r["batch_per_gpu"], "accumulation_steps": accumulation,
-                "metric": r["metric"], "value": r["value"],
-                "data": data, "model": spec, "gpu": gpu_profile(r["gpu"], system(r["table_heading"])),
-                "gpusim_precision": PRECISION[r["precision"]], "optimizer": opt,
-                "env": env,
+                "label": r["precision"], "xla_source": src,
+                "batch_per_gpu": r["batch_per_gpu"], "unit": r["metric"],
+                "data": data, "table_heading": r["table_heading"], "mapping_note": note,
+                "source": "dle", "provenance": '%s@%s, "%s"' % (r["source_path"], r["commit"], r["table_heading"]),
+                "note": "" if src == "stated" else "XLA " + src,
+                "metric": "run_mean" if steps else "throughput", "value": r["value"], "run_steps": steps or "",
+                "model": spec, "hardware.gpu": gpu_profile(r["gpu"], box), "hardware.count": gpus,
+                "hardware.host.profile": HOSTS.get(box, ""), "batch": per_gpu * gpus * acc,
+                "accumulation_steps": accumulation,
+                "precision": PRECISION[r["precision"]], "xla": "true" if xla == "yes" else "false", "optimizer": opt,
+                "env": "{%s}" % env.replace("=", ": ", 1) if env else "",
                 "tf_version": tf_version(r["framework_version"]),
-                "table_heading": r["table_heading"], "mapping_note": note,
+                "set": "; ".join(kv for kv, _ in sets),
+                "set_reason": " | ".join("%s: %s" % (kv, why) for kv, why in sets),
             })
     for k, v in sorted(skipped.items()):
         print("skipped %4d: %s" % (v, k), file=sys.stderr)

@@ -47,7 +47,7 @@ STEP_COLS = ["model", "precision", "batch", "phase", "image", "params", "status"
              "host_dispatch_median_ms", "device_fed_ms", "device_fed_steps",
              "device_sync_median_ms", "device_sync_p10_ms", "device_sync_p90_ms",
              "wall_s", "error",
-             # The columns analysis.ReadMeasurements reads (as testdata/h200/jax/steps.csv):
+             # The columns validate.ReadShipped reads (as testdata/h200/jax/steps.csv):
              # phase A rows only (B and M rows are memory data; M's steps ran side by side).
              "prec", "size", "optimizer", "step_s", "pipelined_step_s", "fit_step_s"]
 PREC = {"float32": "tf32", "mixed_bfloat16": "bf16", "mixed_float16": "fp16"}

@@ -1,4 +1,4 @@
-package analysis
+package validate
 
 import (
 	"strings"
@@ -6,13 +6,13 @@ import (
 )
 
 // A measurement file whose rows do not all have the header's fields is bad input naming the
-// row: a file cut short mid-row would otherwise validate, its last row's missing columns read
-// as empty. A file cut anywhere else (mid-value, right after its header) or empty is refused
-// on the line where it stops: a header alone validated as a set with no rows, dropped from
-// the report without a word.
+// row and the first column it lacks: a file cut short mid-row would otherwise validate, its
+// last row's missing columns read as empty. A file cut anywhere else (mid-value, right after
+// its header) or empty is refused on the line where it stops: a header alone validated as a
+// set with no rows, dropped from the report without a word.
 func TestParseTableRejectsShortRows(t *testing.T) {
 	for _, tc := range []struct{ name, data, want string }{
-		{"cut mid-row", "model,prec,batch,step_s\nresnet50,fp32,64,0.1\nresnet50,fp3", "m.csv:3: truncated row: 2 of the header's 4 fields"},
+		{"cut mid-row", "model,prec,batch,step_s\nresnet50,fp32,64,0.1\nresnet50,fp3", "m.csv:3: batch: truncated row: 2 of the header's 4 fields"},
 		{"extra field", "model,prec,batch,step_s\nresnet50,fp32,64,0.1,9\n", "m.csv:2: 5 fields, more than the header's 4"},
 		{"empty", "", "m.csv:1: no header: the file is empty"},
 		{"cut after the header", "model,prec,batch,step_s\n", "m.csv:2: no rows after the header: the file is cut short"},
@@ -43,7 +43,7 @@ func TestKerasRowUnknownModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := kerasRow(tab, 0, "v"); err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+		if _, err := kerasRecording(tab, 0); err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: error %v, want one line starting %q", tc.row, err, tc.want)
 		}
 	}
@@ -51,7 +51,7 @@ func TestKerasRowUnknownModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, err := kerasRow(tab, 0, "v"); err != nil || m.Model != "resnet50" {
-		t.Errorf("a good row: %+v, %v", m.Model, err)
+	if r, err := kerasRecording(tab, 0); err != nil || r.model != "resnet50" {
+		t.Errorf("a good row: %+v, %v", r.model, err)
 	}
 }
