@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -92,7 +93,7 @@ func metrics(t *testing.T, pos, js string) string {
 	for _, k := range []string{"oom", "steps_completed", "step_time_s", "throughput_samples_per_s", "gpu_utilization",
 		"input_stall_fraction", "allreduce_time_s", "scaling_efficiency", "skipped_steps"} {
 		if v, ok := m[k]; ok {
-			fmt.Fprintf(&b, "%s: %v\n", k, v)
+			fmt.Fprintf(&b, "%s: %v\n", k, sig4(v))
 		}
 	}
 	if d, ok := m["diagnosis"].(map[string]any); ok {
@@ -104,9 +105,26 @@ func metrics(t *testing.T, pos, js string) string {
 		fmt.Fprintf(&b, "%v: peak %v, pool %v, limit %v\n", d["name"], d["peak_bytes_in_use"], d["peak_pool_bytes"], d["bytes_limit"])
 	}
 	if ps, ok := m["precision_memory_saving"].(map[string]any); ok {
-		fmt.Fprintf(&b, "precision saving: %v\n", ps["saving"])
+		fmt.Fprintf(&b, "precision saving: %v\n", sig4(ps["saving"]))
 	}
 	return b.String()
+}
+
+// sig4 writes a JSON number that is not an integer to 4 significant figures, so that a golden
+// diff reads as a change of meaning, not of the 17th digit; integers (steps, bytes: the
+// allocator is byte-exact) and other values stay as they are.
+func sig4(v any) any {
+	n, ok := v.(json.Number)
+	if !ok || !strings.ContainsAny(n.String(), ".eE") {
+		return v
+	}
+	f, err := n.Float64()
+	if err != nil {
+		return v
+	}
+	// Rounded in 'g' to 4 digits, then written without an exponent (16290, not 1.629e+04).
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 4, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // Every built-in scenario has its figures in testdata/scenarios/builtins.txt.
