@@ -3,6 +3,7 @@ package models
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -29,6 +30,12 @@ func LoadFile(path string) (*Model, error) {
 
 // LoadFileWith is LoadFile with import options (o.Layers is read from the sidecar when nil).
 func LoadFileWith(path string, o ImportOptions) (*Model, error) {
+	return LoadFileContext(context.Background(), path, o)
+}
+
+// LoadFileContext is LoadFileWith whose import stops when ctx is done (FromKerasJSONContext);
+// an import stopped so is not remembered, so the next call imports the file again.
+func LoadFileContext(ctx context.Context, path string, o ImportOptions) (*Model, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -59,7 +66,10 @@ func LoadFileWith(path string, o ImportOptions) (*Model, error) {
 			}
 			place = path + ":config.json"
 		}
-		m, err := FromKerasJSONWith(bytes.NewReader(data), o)
+		m, err := FromKerasJSONContext(ctx, bytes.NewReader(data), o)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if serr := jsonerr.Syntax(place, data, err, "keras json"); serr != nil {
 			return nil, serr // a syntax error or a truncated file, on its line
 		}

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,7 +34,16 @@ type ImportOptions struct {
 
 // FromKerasJSONWith is FromKerasJSON with options.
 func FromKerasJSONWith(r io.Reader, o ImportOptions) (*Model, error) {
-	dec := json.NewDecoder(r)
+	return FromKerasJSONContext(context.Background(), r, o)
+}
+
+// FromKerasJSONContext is FromKerasJSONWith stopped by ctx: the decode and every few hundred
+// layers look at it, so Ctrl-C during a large model's import returns ctx's error at once.
+func FromKerasJSONContext(ctx context.Context, r io.Reader, o ImportOptions) (*Model, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(ctxReader{ctx, r})
 	dec.UseNumber()
 	var top map[string]any
 	if err := dec.Decode(&top); err != nil {
@@ -64,11 +74,14 @@ func FromKerasJSONWith(r io.Reader, o ImportOptions) (*Model, error) {
 	if name == "" {
 		name = "model"
 	}
-	im := &importer{g: newGraph(name), image: o.ImageSize}
+	im := &importer{g: newGraph(name), image: o.ImageSize, ctx: ctx}
 	im.g.specs = o.Layers
 	im.mixed = hasMixedPolicy(c)
 	outs, err := im.model(class, name, c, nil, "", true)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("keras json: %w", err)
 	}
 	im.g.outputs = outs
@@ -80,6 +93,30 @@ type importer struct {
 	mixed bool
 	depth int
 	image int // ImportOptions.ImageSize
+	ctx   context.Context
+	seen  int // layers looked at, for tick
+}
+
+// tick counts a layer and, every 256, returns ctx's error if it is done.
+func (im *importer) tick() error {
+	im.seen++
+	if im.seen%256 == 0 {
+		return im.ctx.Err()
+	}
+	return nil
+}
+
+// ctxReader fails every read once ctx is done: json.Decoder stops mid-document.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // inputShape reads an input's shape (batchShape), filling an image's unset height and width
@@ -206,6 +243,9 @@ func (im *importer) sequential(name string, layers []any, c map[string]any, ins 
 		x = ins[0]
 	}
 	for i, l := range layers {
+		if err := im.tick(); err != nil {
+			return nil, err
+		}
 		class, lname, lc, err := layerFields(l)
 		if err != nil {
 			return nil, fmt.Errorf("model %q layer %d: %w", name, i, err)
@@ -436,6 +476,9 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 	for remaining > 0 {
 		progress := false
 		for i := range entries {
+			if err := im.tick(); err != nil {
+				return nil, err
+			}
 			e := &entries[i]
 			for done[i] < len(e.nodes) {
 				nc := e.nodes[done[i]]

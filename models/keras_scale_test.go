@@ -2,8 +2,13 @@ package models
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 // kerasChain is the Keras 3 model.to_json() of a Functional model of n Dense layers in a
@@ -55,5 +60,28 @@ func BenchmarkFromKerasJSONDeep(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "layers/s")
 		})
+	}
+}
+
+// An import stops when its context is done: before it starts, and while it builds a chain's
+// layers (Ctrl-C during a 100,000-layer import landed when the import ended); a stopped
+// import is not remembered, so the file imports whole next time.
+func TestFromKerasJSONContextStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := FromKerasJSONContext(ctx, bytes.NewReader(kerasChain(10)), ImportOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("import under a cancelled context: %v, want context.Canceled", err)
+	}
+	path := filepath.Join(t.TempDir(), "chain.json")
+	if err := os.WriteFile(path, kerasChain(20000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if _, err := LoadFileContext(ctx, path, ImportOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("20,000-layer import cancelled after 20 ms: %v, want context.Canceled", err)
+	}
+	if m, err := LoadFile(path); err != nil || len(m.Layers) != 20001 {
+		t.Errorf("the same file imported again: %v, want its 20,001 layers", err)
 	}
 }

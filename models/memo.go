@@ -1,6 +1,8 @@
 package models
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -34,9 +36,14 @@ func newZooKey(name string, o ModelOptions) zooKey {
 // memoNew returns the model build makes for (name, o), building it at the first call only.
 // Concurrent first calls wait for the one build.
 func memoNew(name string, o ModelOptions, build func() (*Model, error)) (*Model, error) {
-	v, _ := zooCache.LoadOrStore(newZooKey(name, o), &zooBuild{})
+	key := newZooKey(name, o)
+	v, _ := zooCache.LoadOrStore(key, &zooBuild{})
 	b := v.(*zooBuild)
 	b.once.Do(func() { b.m, b.err = build() })
+	if errors.Is(b.err, context.Canceled) || errors.Is(b.err, context.DeadlineExceeded) {
+		// An interrupted build says nothing of the model: forget it, so the next call builds.
+		zooCache.CompareAndDelete(key, b)
+	}
 	return b.m, b.err
 }
 

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -80,12 +81,17 @@ func Describe(name string) string { return zoo[name].doc }
 // "@path" is a model file instead (LoadFile: Keras JSON or a .keras archive), as
 // hardware.gpu takes "@profile.yaml"; "@path:image=224" fixes an image input's unset size.
 func Get(name string) (*Model, error) {
+	return GetContext(context.Background(), name)
+}
+
+// GetContext is Get whose import of a model file stops when ctx is done (LoadFileContext).
+func GetContext(ctx context.Context, name string) (*Model, error) {
 	if spec, ok := strings.CutPrefix(strings.TrimSpace(name), "@"); ok {
 		path, o, err := splitFileSpec(spec)
 		if err != nil {
 			return nil, err
 		}
-		return LoadFileWith(path, o)
+		return LoadFileContext(ctx, path, o)
 	}
 	base, o, err := ParseName(name)
 	if err != nil {

@@ -119,14 +119,14 @@ func runAllocReplay(ctx context.Context, stdout io.Writer, args []string) error 
 		return asUsage(fmt.Errorf("alloc replay: %w", err))
 	}
 	defer f.Close()
-	tr, err := allocator.ReadTrace(f, path)
+	tr, err := allocator.ReadTrace(ctxReader{ctx, f}, path)
 	if err != nil {
 		return asUsage(err)
 	}
 	if *output == "" {
 		err = allocator.WriteReplay(ctxWriter{ctx, stdout}, tr, cfg)
 	} else {
-		err = writeOutput(stdout, *output, func(w io.Writer) error { return allocator.WriteReplay(ctxWriter{ctx, w}, tr, cfg) })
+		err = writeOutput(ctx, stdout, *output, func(w io.Writer) error { return allocator.WriteReplay(w, tr, cfg) })
 		if err != nil {
 			err = fmt.Errorf("alloc replay: %w", err)
 		}

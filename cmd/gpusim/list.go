@@ -134,7 +134,7 @@ func runList(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		if *file != "" {
 			// As model=@FILE reads it: Keras JSON or a .keras archive, at most models' bound,
 			// its sidecar of custom layers, and FILE:image=N.
-			m, err := models.Get("@" + *file)
+			m, err := models.GetContext(ctx, "@"+*file)
 			if err != nil {
 				return asUsage(fmt.Errorf("list models: %w", err))
 			}

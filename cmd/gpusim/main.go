@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"time"
 
 	"github.com/gpusim/gpusim/internal/atomicfile"
 	"github.com/gpusim/gpusim/internal/limitread"
@@ -20,6 +21,7 @@ var version = ""
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	go exitIfStuck(ctx, stop)
 	stdout := &checkedWriter{w: os.Stdout, name: stdoutName()}
 	err := run(ctx, stdout, os.Stderr, os.Args[1:])
 	interrupted := ctx.Err() != nil // before stop, which cancels ctx too
@@ -38,6 +40,23 @@ func main() {
 		fmt.Fprintf(os.Stderr, "gpusim: %v\n", err)
 	}
 	os.Exit(exitCode(err))
+}
+
+// interruptGrace is how long a command has to stop after Ctrl-C before exitIfStuck ends it:
+// longer than serve's drain of its requests in flight (5 s), far longer than any loop that
+// checks its context takes.
+const interruptGrace = 10 * time.Second
+
+// exitIfStuck backs up the context checks in every long loop: once Ctrl-C cancels ctx, a
+// second Ctrl-C ends the process at once (stop restores SIGINT's default action), and a
+// command still running interruptGrace later (a loop that does not look at ctx, a write to
+// a pipe nobody drains) is ended as interrupted rather than left deaf to Ctrl-C.
+func exitIfStuck(ctx context.Context, stop func()) {
+	<-ctx.Done()
+	stop()
+	time.Sleep(interruptGrace)
+	fmt.Fprintf(os.Stderr, "gpusim: interrupted (the command did not stop within %v)\n", interruptGrace)
+	os.Exit(130)
 }
 
 // command is one subcommand. Each lives in its own file and registers itself in init.

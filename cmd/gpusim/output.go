@@ -47,11 +47,12 @@ func stdoutName() string {
 
 // writeOutput writes an output file: "-" is stdout; any other path goes through atomicfile
 // (a regular file replaced atomically, a FIFO or device written through).
-func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
+// Ctrl-C fails its next write, so an interrupted file is never renamed into place.
+func writeOutput(ctx context.Context, stdout io.Writer, path string, write func(io.Writer) error) error {
 	if path == "-" {
-		return write(stdout)
+		return write(ctxWriter{ctx, stdout})
 	}
-	return atomicfile.Write(path, write)
+	return atomicfile.Write(path, func(w io.Writer) error { return write(ctxWriter{ctx, w}) })
 }
 
 // ctxWriter fails every write once ctx is done: a long stream of output (alloc replay's rows)
@@ -66,4 +67,18 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.w.Write(p)
+}
+
+// ctxReader fails every read once ctx is done: a long parse (alloc replay's trace) stops at
+// its next read after Ctrl-C.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

@@ -132,7 +132,7 @@ func runWith(ctx context.Context, stdout, stderr io.Writer, args []string, simul
 		fmt.Fprintf(stderr, "wrote %d figure files to %s\n", len(paths), *plotDir)
 	}
 	if *tracePath != "" {
-		if err := writeOutput(stdout, *tracePath, func(w io.Writer) error { return report.WriteResultTrace(w, res.Result) }); err != nil {
+		if err := writeOutput(ctx, stdout, *tracePath, func(w io.Writer) error { return report.WriteResultTrace(w, res.Result) }); err != nil {
 			return fmt.Errorf("run: trace: %w", err)
 		}
 		fmt.Fprintf(stderr, "wrote trace %s\n", *tracePath)
