@@ -6,6 +6,7 @@ package report
 // compare_adapt.go fills them from a train.Result.
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -239,26 +240,7 @@ func (c CompareCell) deltaText() string {
 //	step time                            212.3ms              215.0ms  +1.27%
 func (t *CompareTable) WriteText(w io.Writer) error {
 	n := len(t.Runs)
-	// Column i has a value sub-column and, except the base, a delta sub-column.
-	vals := make([][]string, len(t.Rows)+1)
-	dels := make([][]string, len(t.Rows)+1)
-	// Row 0 is the result row: ok or OOM.
-	vals[0], dels[0] = make([]string, n), make([]string, n)
-	for i, r := range t.Runs {
-		vals[0][i] = "ok"
-		if r.OOM {
-			vals[0][i] = "OOM"
-		}
-	}
-	names := []string{"result"}
-	for ri, row := range t.Rows {
-		vals[ri+1], dels[ri+1] = make([]string, n), make([]string, n)
-		for i, c := range row.Cells {
-			vals[ri+1][i] = c.cellText(row.Unit)
-			dels[ri+1][i] = c.deltaText()
-		}
-		names = append(names, row.Name)
-	}
+	names, vals, dels := t.textCells()
 	nameW := 0
 	for _, s := range names {
 		nameW = max(nameW, width(s))
@@ -324,6 +306,37 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 			return err
 		}
 	}
+	return t.writeOOMMessages(w)
+}
+
+// textCells returns the text table's row names and, per row and column, the value and the
+// delta texts. Row 0 is the result row: ok or OOM.
+func (t *CompareTable) textCells() (names []string, vals, dels [][]string) {
+	n := len(t.Runs)
+	vals = make([][]string, len(t.Rows)+1)
+	dels = make([][]string, len(t.Rows)+1)
+	vals[0], dels[0] = make([]string, n), make([]string, n)
+	for i, r := range t.Runs {
+		vals[0][i] = "ok"
+		if r.OOM {
+			vals[0][i] = "OOM"
+		}
+	}
+	names = []string{"result"}
+	for ri, row := range t.Rows {
+		vals[ri+1], dels[ri+1] = make([]string, n), make([]string, n)
+		for i, c := range row.Cells {
+			vals[ri+1][i] = c.cellText(row.Unit)
+			dels[ri+1][i] = c.deltaText()
+		}
+		names = append(names, row.Name)
+	}
+	return names, vals, dels
+}
+
+// writeOOMMessages writes, after a blank line, each OOM run's message.
+func (t *CompareTable) writeOOMMessages(w io.Writer) error {
+	var b strings.Builder
 	for _, r := range t.Runs {
 		if r.OOM && r.OOMMessage != "" {
 			fmt.Fprintf(&b, "\n%s: %s", r.Label, r.OOMMessage)
@@ -336,6 +349,67 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 		return fmt.Errorf("write comparison: %w", err)
 	}
 	return nil
+}
+
+// WriteTextWidth writes the table as WriteText does when its lines fit in width terminal
+// columns (or width is 0: unknown, as in a pipe), and otherwise transposed
+// (WriteTextTransposed): a 6-configuration sweep is about 330 columns wide side by side.
+// The OOM messages after the table do not count: they wrap as the terminal likes either way.
+func (t *CompareTable) WriteTextWidth(w io.Writer, width int) error {
+	var wide bytes.Buffer
+	if err := t.WriteText(&wide); err != nil {
+		return err
+	}
+	// Two heading lines, the result row and one line per metric.
+	lines := strings.SplitN(wide.String(), "\n", len(t.Rows)+4)
+	for _, l := range lines[:min(len(lines), len(t.Rows)+3)] {
+		if width > 0 && utf8.RuneCountInString(l) > width {
+			return t.WriteTextTransposed(w)
+		}
+	}
+	if _, err := w.Write(wide.Bytes()); err != nil {
+		return fmt.Errorf("write comparison: %w", err)
+	}
+	return nil
+}
+
+// WriteTextTransposed writes the table with the configurations down the page: a block per
+// configuration, its label then one line per metric with the value and (after the base) the
+// change against the first configuration, so the width is that of one column:
+//
+//	memory.mode=preallocate (base)
+//	  step time    212.3ms
+//
+//	memory.mode=growth
+//	  step time    215.0ms  +1.27%
+func (t *CompareTable) WriteTextTransposed(w io.Writer) error {
+	names, vals, dels := t.textCells()
+	nameW, valW := 0, 0
+	for r := range names {
+		nameW = max(nameW, width(names[r]))
+		for i := range t.Runs {
+			valW = max(valW, width(vals[r][i]))
+		}
+	}
+	var b strings.Builder
+	for i, run := range t.Runs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(run.Label)
+		if i == 0 {
+			b.WriteString(" (base)")
+		}
+		b.WriteString("\n")
+		for r := range names {
+			line := fmt.Sprintf("  %-*s  %*s  %s", nameW, names[r], valW, vals[r][i], dels[r][i])
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write comparison: %w", err)
+	}
+	return t.writeOOMMessages(w)
 }
 
 // width is the number of terminal columns of s (runes; the table uses no wide characters).

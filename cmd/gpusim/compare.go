@@ -112,6 +112,7 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 		progress   string
 		shardArg   string
 		maxConfigs int
+		width      int
 	)
 	fs.StringArrayVar(&varies, "vary", nil, "`KEY=V1,V2,...`: a scenario key and its values (repeatable; cartesian product)")
 	fs.StringArrayVar(&sets, "set", nil, "`KEY=VALUE` override applied to every configuration (repeatable)")
@@ -119,6 +120,7 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 	fs.StringVar(&plotDir, "plot", "", "write PNG and SVG figures into `DIR`")
 	fs.StringVar(&htmlFile, "html", "", "write a self-contained HTML report to `FILE`")
 	fs.IntVarP(&jobs, "jobs", "j", runtime.GOMAXPROCS(0), "configurations simulated at once")
+	fs.IntVar(&width, "width", -1, widthUsage)
 	fs.StringVar(&progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
 	fs.IntVar(&maxConfigs, "max-configs", defaultMaxConfigs, "refuse a comparison that would simulate more than `N` configurations (a sweep keeps every result: about 250 MB per 1,000)")
 	fs.StringVar(&shardArg, "shard", "", "simulate only shard `K/N` of the configurations (0-based; N alone or auto: from the Slurm or Kubernetes environment) and write it as a part for 'gpusim compare merge'")
@@ -133,6 +135,9 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 	}
 	terminal, err := compareCheckFlags(format, jobs, progress, terminal)
 	if err != nil {
+		return err
+	}
+	if width, err = tableWidth(width, stdout); err != nil {
 		return err
 	}
 	prod, err := newCompareProduct(fs.Args(), sets, varies)
@@ -183,7 +188,7 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 	if shard != nil {
 		return writeComparePart(ctx, stdout, *shard, compareWithoutShard(args), prod, idx, results)
 	}
-	return compareRender(stdout, stderr, results, format, plotDir, htmlFile, "gpusim compare "+strings.Join(args, " "))
+	return compareRender(stdout, stderr, results, format, width, plotDir, htmlFile, "gpusim compare "+strings.Join(args, " "))
 }
 
 // compareCheckFlags checks -o, --jobs and --progress, and returns whether to draw a
@@ -261,13 +266,13 @@ func compareIndices(p *compareProduct, shard *analysis.Shard, max int) ([]int, e
 
 // compareRender writes the comparison of results: the table in format on stdout, the plots
 // into plotDir and the HTML report (showing command) into htmlFile when given.
-func compareRender(stdout, stderr io.Writer, results []report.Run, format, plotDir, htmlFile, command string) error {
+func compareRender(stdout, stderr io.Writer, results []report.Run, format string, width int, plotDir, htmlFile, command string) error {
 	var err error
 	tab := report.Compare(results)
 	var out bytes.Buffer
 	switch format {
 	case "text":
-		err = tab.WriteText(&out)
+		err = tab.WriteTextWidth(&out, width)
 	case "json":
 		err = tab.WriteJSON(&out)
 	case "csv":

@@ -97,6 +97,7 @@ func compareMerge(stdout, stderr io.Writer, args []string) error {
 	fs.SetOutput(io.Discard)
 	var format, plotDir, htmlFile string
 	fs.StringVarP(&format, "output", "o", "text", "table format: text, json or csv")
+	widthFlag := fs.Int("width", -1, widthUsage)
 	fs.StringVar(&plotDir, "plot", "", "write PNG and SVG figures into `DIR`")
 	fs.StringVar(&htmlFile, "html", "", "write a self-contained HTML report to `FILE`")
 	help := fs.BoolP("help", "h", false, "show this help")
@@ -112,6 +113,10 @@ func compareMerge(stdout, stderr io.Writer, args []string) error {
 	case "text", "json", "csv":
 	default:
 		return usagef("compare merge: -o %q: want text, json or csv", format)
+	}
+	width, err := tableWidth(*widthFlag, stdout)
+	if err != nil {
+		return err
 	}
 	paths := fs.Args()
 	if len(paths) == 0 {
@@ -158,7 +163,7 @@ func compareMerge(stdout, stderr io.Writer, args []string) error {
 	}
 	render := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return slices.Contains(paths, a) })
 	command := "gpusim compare " + strings.Join(append(slices.Clone(first.Command), render...), " ")
-	return compareRender(stdout, stderr, results, format, plotDir, htmlFile, command)
+	return compareRender(stdout, stderr, results, format, width, plotDir, htmlFile, command)
 }
 
 // maxComparePartBytes bounds a part file: a configuration's results take about 20 kB, so
