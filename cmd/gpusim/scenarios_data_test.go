@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,6 +24,8 @@ import (
 //	run [SCENARIO]    gpusim run SCENARIO with the file's and the input's --set lines; the
 //	                  output is what gpusim prints (o=json or o=csv for the other formats)
 //	metrics [SCENARIO] the same run's headline figures from -o json, one per line
+//	validate data=FILE [rows]  gpusim validate --data FILE (a path from the repository root),
+//	                  its percentages rounded to whole percents
 func TestScenarioData(t *testing.T) {
 	files, err := filepath.Glob("testdata/scenarios/*.txt")
 	if err != nil || len(files) == 0 {
@@ -38,6 +42,8 @@ func TestScenarioData(t *testing.T) {
 				case "reset":
 					sets = nil
 					return ""
+				case "validate":
+					return validateReport(t, c)
 				case "run", "metrics":
 					args := []string{"run"}
 					for _, a := range c.Args {
@@ -109,6 +115,38 @@ func metrics(t *testing.T, pos, js string) string {
 	}
 	return b.String()
 }
+
+// validateReport is gpusim validate's text report of a measurement file, every percentage
+// rounded to a whole percent: a golden diff then reads as a change of meaning, not of the
+// third digit.
+func validateReport(t *testing.T, c *datadriven.Case) string {
+	data, ok := c.Arg("data")
+	if !ok {
+		t.Fatalf("%s: validate needs data=FILE", c.Pos)
+	}
+	args := []string{"validate", "--data", filepath.Join("..", "..", data)}
+	if slices.Contains(c.Args, "rows") {
+		args = append(args, "--rows")
+	}
+	out, errs, code := runCLI(t, args...)
+	if code != 0 {
+		return fmt.Sprintf("exit %d: %s", code, errs)
+	}
+	out = strings.ReplaceAll(out, filepath.Join("..", "..")+string(filepath.Separator), "")
+	return percent.ReplaceAllStringFunc(out, func(p string) string {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(p, "%"), 64)
+		if err != nil {
+			return p
+		}
+		if strings.HasPrefix(p, "+") || strings.HasPrefix(p, "-") {
+			return fmt.Sprintf("%+.0f%%", v)
+		}
+		return fmt.Sprintf("%.0f%%", v)
+	})
+}
+
+// percent is a percentage as gpusim validate prints it ("8.8%", "+0.5%", "-2.2%").
+var percent = regexp.MustCompile(`[+-]?[0-9]+\.[0-9]+%`)
 
 // sig4 writes a JSON number that is not an integer to 4 significant figures, so that a golden
 // diff reads as a change of meaning, not of the 17th digit; integers (steps, bytes: the
