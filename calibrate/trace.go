@@ -3,6 +3,7 @@ package calibrate
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,12 +89,18 @@ const maxTraceBytes = 1 << 30
 // LoadTrace reads a trace file, gzip-compressed or not. Errors name the file and, for a
 // malformed or truncated one, the line and key (jsonerr).
 func LoadTrace(path string) (*Trace, error) {
+	return LoadTraceContext(context.Background(), path)
+}
+
+// LoadTraceContext is LoadTrace whose read (up to a gigabyte, decompressed) stops when ctx
+// is done.
+func LoadTraceContext(ctx context.Context, path string) (*Trace, error) {
 	f, err := limitread.Open(path, maxTraceBytes)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReader(f)
+	br := bufio.NewReader(ctxReader{ctx, f})
 	var r io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -107,6 +114,9 @@ func LoadTrace(path string) (*Trace, error) {
 		r = zr
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxTraceBytes+1))
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, fmt.Errorf("%s: truncated: the gzip stream ends early", path)
@@ -163,4 +173,17 @@ func (t *Trace) WriteFile(path string) error {
 // (atomicfile.Write).
 func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	return atomicfile.Write(path, write)
+}
+
+// ctxReader fails every read once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

@@ -3,7 +3,6 @@ package models
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gpusim/gpusim/internal/limitread"
 	"github.com/gpusim/gpusim/internal/yamldoc"
 )
 
@@ -75,7 +75,8 @@ func SidecarPath(model string) string {
 
 // ReadLayerSpecs reads a sidecar file; errors name its line and key.
 func ReadLayerSpecs(path string) (*LayerSpecs, error) {
-	data, err := os.ReadFile(path)
+	// A sidecar is a few kilobytes of YAML; limitread refuses a pipe or device in its place.
+	data, err := limitread.ReadFile(path, maxModelFile)
 	if err != nil {
 		return nil, err
 	}

@@ -261,14 +261,14 @@ func runFit(ctx context.Context, stdout io.Writer, args []string) error {
 	}
 	var inputs []fitInput
 	for _, a := range fs.Args() {
-		in, err := readFitInput(a, re, *warmup)
+		in, err := readFitInput(ctx, a, re, *warmup)
 		if err != nil {
 			return err
 		}
 		inputs = append(inputs, in)
 	}
 	for _, a := range *holdOut {
-		in, err := readFitInput(a, re, *warmup)
+		in, err := readFitInput(ctx, a, re, *warmup)
 		if err != nil {
 			return err
 		}
@@ -298,7 +298,7 @@ type fitInput struct {
 
 // readFitInput reads "TRACE[:key=value,...]"; TRACE may be step_time=VALUE (s, ms, us, ns), a
 // step time measured without a trace.
-func readFitInput(arg string, re *regexp.Regexp, warmup int) (fitInput, error) {
+func readFitInput(ctx context.Context, arg string, re *regexp.Regexp, warmup int) (fitInput, error) {
 	var err error
 	path, ov, _ := strings.Cut(arg, ":")
 	// The observation is named by the whole argument: two step_time= observations differ only
@@ -324,7 +324,7 @@ func readFitInput(arg string, re *regexp.Regexp, warmup int) (fitInput, error) {
 		in.memErr = fmt.Errorf("no trace: step time only")
 		return in, nil
 	}
-	t, err := calibrate.LoadTrace(path)
+	t, err := calibrate.LoadTraceContext(ctx, path)
 	if err != nil {
 		return in, asUsage(err)
 	}

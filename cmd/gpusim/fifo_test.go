@@ -38,6 +38,15 @@ func TestFIFOPathsDoNotHang(t *testing.T) {
 	if err := syscall.Mkfifo(dle, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A model file whose custom-layer sidecar is a pipe.
+	model := filepath.Join(dir, "m.json")
+	if err := os.WriteFile(model, []byte(`{"class_name": "Sequential", "config": {"name": "m", "layers": []}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sidecar := filepath.Join(dir, "m.layers.yaml")
+	if err := syscall.Mkfifo(sidecar, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	notRegular := ": not a regular file (a named pipe)"
 	for _, tc := range []struct {
 		args []string
@@ -50,6 +59,8 @@ func TestFIFOPathsDoNotHang(t *testing.T) {
 		{[]string{"list", "models", "--file", fifo}, fifo + notRegular},
 		{[]string{"alloc", "replay", fifo, "--mode", "growth", "--limit", "1GiB"}, fifo + notRegular},
 		{[]string{"validate", "--data", data}, dle + notRegular},
+		{[]string{"validate", "--data", fifo}, fifo + notRegular},
+		{[]string{"list", "models", "--file", model}, sidecar + notRegular},
 		{[]string{"calibrate", "fit", fifo, "--scenario", "../../calibrate/testdata/keras-h200.yaml", "--no-memory"}, fifo + notRegular},
 		{[]string{"compare", "merge", fifo, fifo}, fifo + notRegular},
 		{[]string{"run", "--set", "steps=2", "--trace", fifo}, "write " + fifo + ": a named pipe with no reader"},

@@ -55,9 +55,9 @@ func writeAllocTrace(t *testing.T, path string, n int) {
 	}
 }
 
-// Ctrl-C in the middle of each long loop that reads input stops the command at once, exit
-// 130: a Keras JSON import of 40,000 layers (it ran to its end, 36 s), an alloc replay's
-// parse of a 4M-operation trace.
+// Ctrl-C in the middle of each long loop stops the command at once, exit 130: a Keras JSON
+// import of 40,000 layers (it ran to its end, 36 s), an alloc replay's parse of a
+// 4M-operation trace (28 s), a calibration fit's search.
 func TestInterruptLongInputLoops(t *testing.T) {
 	dir := t.TempDir()
 	chain := filepath.Join(dir, "chain.json")
@@ -67,6 +67,9 @@ func TestInterruptLongInputLoops(t *testing.T) {
 	for _, args := range [][]string{
 		{"list", "models", "--file", chain},
 		{"alloc", "replay", trace, "--mode", "growth", "--limit", "1GiB", "-o", filepath.Join(dir, "out.csv")},
+		// A fit's search: each candidate's simulation looks at the context (train.Run).
+		{"calibrate", "fit", "../../calibrate/testdata/torch-resnet50-b64.json.gz", "../../calibrate/testdata/torch-resnet50-b128.json.gz",
+			"--scenario", "../../calibrate/testdata/torch-h200.yaml", "--no-memory", "--profile-out", filepath.Join(dir, "p.yaml")},
 	} {
 		cmd := gpusimCmd(args...)
 		var stderr strings.Builder
@@ -90,7 +93,9 @@ func TestInterruptLongInputLoops(t *testing.T) {
 			t.Errorf("gpusim %s took %v after SIGINT, want < 1.5s", args[0], took)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "out.csv")); err == nil {
-		t.Error("an interrupted alloc replay left its output")
+	for _, out := range []string{"out.csv", "p.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, out)); err == nil {
+			t.Errorf("an interrupted command left %s", out)
+		}
 	}
 }
