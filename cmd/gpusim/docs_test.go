@@ -63,6 +63,8 @@ func TestDocs(t *testing.T) {
 var externalFigures = map[string][]string{
 	// NVIDIA DeepLearningExamples' ResNet-50 v1.5 README, "Training performance", DGX A100.
 	"scenarios/builtin/horovod-dgx-a100.yaml": {"17,400 img/s", "7.32x"},
+	// The Keras 3 recording testdata/h200/keras/rep (kseq.csv, round 1, bf16 batch 64).
+	"scenarios/builtin/keras3-host-fed-h200.yaml": {"14.5 ms", "34.2 ms", "18.1 ms"},
 }
 
 // TestDocsScenarioComments: the figures a built-in scenario's comment and description quote
