@@ -1,10 +1,13 @@
 // Package web is gpusim's workshop page (gpusim serve): one page, served from assets embedded
 // in the binary, on which a class picks a pitfall of the TF GPU-settings guide, changes the
 // settings a TF program would (model, batch, GPU, count, precision, XLA, memory mode, limit,
-// growth, prefetch, parallel calls, cache, accumulation, CUDA_VISIBLE_DEVICES) and sees each
-// change re-simulated: memory within a step and over the run, the pool's growth, the
-// allocator's regions and fragmentation at an OOM, GPU utilization over time, the step by
-// category, the diagnosis and its ranked remedies, for two settings side by side.
+// growth, prefetch, parallel calls, cache, accumulation, CUDA_VISIBLE_DEVICES, optimizer,
+// strategy, XLA's input shapes, tf.device, other processes on the cards) and sees each change
+// re-simulated: memory within a step and over the run with every other process's share of the
+// card and the OOM on the curve, the pool's growth, the allocator's regions to scale at an OOM
+// (in use, free, and what nobody asked for inside chunks in use), GPU utilization over time,
+// each step's time and XLA's compile time, the step by category, the diagnosis and its ranked
+// remedies; for two settings side by side on shared axes, with the change from A to B.
 //
 // The API is two GET endpoints; every answer is JSON and every bad request a 400 with
 // {"error": message}:
@@ -14,7 +17,10 @@
 //	                                     controls
 //	GET /api/run?scenario=NAME&set=k=v   a built-in run with gpusim run's --set overrides:
 //	                                     the result as gpusim run -o json prints it, the
-//	                                     command, the YAML and the TF program it stands for
+//	                                     command, the YAML and the TF program it stands for,
+//	                                     and what the page draws beyond it (page.go: the
+//	                                     run's throughput, the other processes' shares,
+//	                                     the regions at an OOM)
 //
 // Overrides go through scenarios' --set path, so an error reads as the CLI's ("--set
 // batch=0: batch: must be positive, got 0"). Only built-in scenarios and GPU profiles run: the
