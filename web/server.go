@@ -29,25 +29,39 @@ type Options struct {
 	// Timeout bounds the simulations of one request: the run and the remedies it
 	// re-simulates. A request past it gets 503 and its message.
 	Timeout time.Duration
-	// Slots is how many simulations run at once. A request waits for a free slot or for its
-	// own end (a stale request the page cancelled never starts), and a running simulation
-	// stops when its request ends (train.Run watches its context).
+	// Slots is how many requests simulate at once, each its simulations one after another. A
+	// request waits for a free slot or for its own end (a stale request the page cancelled
+	// never starts), and a running simulation stops when its request ends (train.Run watches
+	// its context).
 	Slots int
+	// Queue is how many more requests may wait for a slot (negative: none). A request past
+	// Slots+Queue is refused at once with 503 and Retry-After; one that is admitted runs to its
+	// end (or its Timeout), so a burst slows the page down instead of failing every request.
+	Queue int
 	// MaxSets caps the overrides of one request.
 	MaxSets int
+	// AllowedHosts are host names, beyond localhost and IP addresses, that requests may name in
+	// their Host header (the name of a machine serving a class, say). Any other name is refused:
+	// a web page that rebinds its own domain to this machine's address (DNS rebinding) reaches
+	// the server only under its own name, never under one of these.
+	AllowedHosts []string
 }
 
 // DefaultOptions allows 10 s per request (the slowest built-in with its remedies takes about
 // a second on one core) and one simulation per CPU.
 func DefaultOptions() Options {
-	return Options{Timeout: 10 * time.Second, Slots: runtime.GOMAXPROCS(0), MaxSets: 64}
+	n := runtime.GOMAXPROCS(0)
+	return Options{Timeout: 10 * time.Second, Slots: n, Queue: 4 * n, MaxSets: 64}
 }
 
 // Server is the workshop page: its embedded assets and the simulation API. It is an
 // http.Handler.
 type Server struct {
 	opts    Options
-	slots   chan struct{}
+	admit   chan struct{} // Slots+Queue: the requests admitted, running or waiting
+	slots   chan struct{} // Slots: the requests simulating
+	hosts   map[string]bool
+	load    loadMeter
 	assets  map[string][]byte // URL path -> file, from the embedded assets only
 	lessons []byte            // GET /api/lessons, computed once
 }
@@ -63,10 +77,20 @@ func New(o Options) (*Server, error) {
 	if o.Slots <= 0 {
 		o.Slots = d.Slots
 	}
+	switch {
+	case o.Queue == 0:
+		o.Queue = d.Queue
+	case o.Queue < 0:
+		o.Queue = 0
+	}
 	if o.MaxSets <= 0 {
 		o.MaxSets = d.MaxSets
 	}
-	s := &Server{opts: o, slots: make(chan struct{}, o.Slots), assets: map[string][]byte{}}
+	s := &Server{opts: o, admit: make(chan struct{}, o.Slots+o.Queue), slots: make(chan struct{}, o.Slots),
+		hosts: map[string]bool{"localhost": true}, assets: map[string][]byte{}}
+	for _, h := range o.AllowedHosts {
+		s.hosts[strings.ToLower(strings.TrimSuffix(h, "."))] = true
+	}
 	err := fs.WalkDir(assetFS, "assets", func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
 			return err
@@ -99,6 +123,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Nothing is loaded from anywhere but this server: the page works without a network.
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
+	if msg := s.checkOrigin(r); msg != "" {
+		httpError(w, http.StatusForbidden, msg)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h.Set("Allow", "GET, HEAD")
 		httpError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed: the page only reads", r.Method))
@@ -177,6 +205,11 @@ func (s *Server) serveRun(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, fmt.Sprintf("%d overrides: at most %d", len(sets), s.opts.MaxSets))
 		return
 	}
+	release, ok := s.enter(w, r)
+	if !ok {
+		return
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
 	defer cancel()
 	resp, err := s.run(ctx, name, sets)
@@ -277,15 +310,10 @@ func explainFileRef(err error) error {
 	return fmt.Errorf("%s: %s: the page runs %s; a %s file needs gpusim run", se.Place, se.Field, only[0], only[1])
 }
 
-// simulate runs cfg in a slot (an analysis.RunFunc). Waiting for the slot and the run itself
-// end with ctx: a request the page abandoned or one past its deadline stops simulating.
+// simulate runs cfg (an analysis.RunFunc) within the request's slot (enter): the request's
+// simulations run one after another, and end with ctx, so a request the page abandoned or one
+// past its deadline stops simulating.
 func (s *Server) simulate(ctx context.Context, cfg train.Config) (*train.Result, error) {
-	select {
-	case s.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-s.slots }()
 	return train.Run(ctx, cfg)
 }
 

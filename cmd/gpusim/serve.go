@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 
@@ -24,6 +23,7 @@ var serveExamples = []string{
 	"gpusim serve",
 	"gpusim serve --addr 127.0.0.1:9000",
 	"gpusim serve --timeout 5s",
+	"gpusim serve --addr 0.0.0.0:8080 --allow-host classroom.lan",
 }
 
 func serveUsage() string {
@@ -43,8 +43,12 @@ command" give the same run for the CLI.
 Everything the page needs is inside the binary: it loads nothing from the network. It binds to
 127.0.0.1 by default (the page is for this machine's browser; another address serves whoever
 can reach it). Only built-in scenarios and GPU profiles run; every override goes through the
-scenario checks of gpusim run --set, and a bad one is a 400 with the same message. --timeout
-bounds the simulations of one request.
+scenario checks of gpusim run --set, and a bad one is a 400 with the same message; a value
+that names a file (@FILE, however it is spelled) is refused unread. Requests must name the
+server as localhost or an IP address (--allow-host adds a name), so a web page that rebinds its
+own domain to this machine cannot use it. --slots requests simulate at once and --queue more
+wait; past that the answer is 503 with Retry-After at once. --timeout bounds the simulations of
+one request.
 
 Examples:
 `)
@@ -63,7 +67,11 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		fs.PrintDefaults()
 	}
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on `host:port` (port 0 picks a free one)")
-	timeout := fs.Duration("timeout", web.DefaultOptions().Timeout, "longest `duration` the simulations of one request may take")
+	d := web.DefaultOptions()
+	timeout := fs.Duration("timeout", d.Timeout, "longest `duration` the simulations of one request may take")
+	slots := fs.Int("slots", d.Slots, "requests simulated at `once`")
+	queue := fs.Int("queue", d.Queue, "requests that may wait for a slot (0: none); more get 503 with Retry-After at once")
+	allow := fs.StringSlice("allow-host", nil, "a host `name` requests may use besides localhost and IP addresses (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil
@@ -76,8 +84,17 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	if *timeout <= 0 {
 		return usagef("serve: --timeout %s: want a positive duration", *timeout)
 	}
-	o := web.DefaultOptions()
-	o.Timeout = *timeout
+	if *slots <= 0 {
+		return usagef("serve: --slots %d: want a positive count", *slots)
+	}
+	if *queue < 0 {
+		return usagef("serve: --queue %d: want zero or more", *queue)
+	}
+	o := d
+	o.Timeout, o.Slots, o.Queue, o.AllowedHosts = *timeout, *slots, *queue, *allow
+	if *queue == 0 {
+		o.Queue = -1 // web.Options' zero is its default; --queue 0 means none
+	}
 	h, err := web.New(o)
 	if err != nil {
 		return err
@@ -91,7 +108,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 			fmt.Fprintf(stderr, "gpusim serve: %s is not a loopback address: anyone who can reach it can use the page\n", host)
 		}
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 64 << 10}
+	srv := h.HTTPServer()
 	fmt.Fprintf(stdout, "gpusim serve: the workshop page is at http://%s/ (Ctrl-C stops)\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
