@@ -3,11 +3,13 @@ package validate
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/gpusim/gpusim/internal/limitread"
 	"github.com/gpusim/gpusim/models"
 )
 
@@ -31,22 +33,36 @@ const (
 // out), the JAX steps (h200/jax/steps.csv) and the Keras steps (h200/keras/steps.csv and the
 // later recordings in h200/keras/host, repeat, split, seq and rep) where present. Errors name
 // the file, line and column.
-func ReadShipped(dir string) ([]Measurement, error) {
-	all, err := ReadSet(filepath.Join(dir, "dle", "dle_tf.csv"))
+func ReadShipped(dir string) ([]Measurement, error) { return readShipped(diskFiles, dir) }
+
+// ReadShippedFS reads the shipped measurements from fsys, dir being the testdata directory's
+// path in it (the binary's embedded copy: the root package's Testdata, "testdata"), so that
+// gpusim validate runs from any directory. Refs and errors name the files by that path.
+func ReadShippedFS(fsys fs.FS, dir string) ([]Measurement, error) {
+	return readShipped(func(p string) (io.ReadCloser, error) { return fsys.Open(filepath.ToSlash(p)) }, dir)
+}
+
+// files opens a shipped file by the path refs and errors name it by.
+type files func(path string) (io.ReadCloser, error)
+
+func diskFiles(path string) (io.ReadCloser, error) { return limitread.Open(path, maxTableBytes) }
+
+func readShipped(open files, dir string) ([]Measurement, error) {
+	all, err := readSet(open, filepath.Join(dir, "dle", "dle_tf.csv"))
 	if err != nil {
 		return nil, err
 	}
-	pt, err := readPyTorch(filepath.Join(dir, "h200"))
+	pt, err := readPyTorch(open, filepath.Join(dir, "h200"))
 	if err != nil {
 		return nil, err
 	}
 	all = append(all, pt...)
-	jax, err := readJAX(filepath.Join(dir, "h200", "jax", "steps.csv"))
+	jax, err := readJAX(open, filepath.Join(dir, "h200", "jax", "steps.csv"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	all = append(all, jax...)
-	keras, err := readKeras(filepath.Join(dir, "h200", "keras", "steps.csv"))
+	keras, err := readKeras(open, filepath.Join(dir, "h200", "keras", "steps.csv"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -60,7 +76,7 @@ func ReadShipped(dir string) ([]Measurement, error) {
 	for _, r := range []struct{ sub, file string }{
 		{"host", "kmodel.csv"}, {"repeat", "kmodel.csv"}, {"split", "ksplit.csv"}, {"seq", "kseq.csv"}, {"rep", "kseq.csv"},
 	} {
-		ms, err := readKerasHost(filepath.Join(dir, "h200", "keras", r.sub, r.file), SourceKeras+" "+r.sub)
+		ms, err := readKerasHost(open, filepath.Join(dir, "h200", "keras", r.sub, r.file), SourceKeras+" "+r.sub)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
@@ -108,8 +124,8 @@ func (r recording) measurement(t *table, i int, m Measurement) (Measurement, err
 // (gather_ms: next(iterator), one batch of sample_bytes samples sliced and put on the device),
 // else the probe's before the fits (probe_gather_ms), which missed fit's gather by up to 21%
 // (h200/keras/split); a recording that measured neither runs on the H200 machine's default.
-func readKerasHost(path, version string) ([]Measurement, error) {
-	t, err := readTable(path, "model", "precision", "batch", "image", "wall_ms_5x4", "device_sync_median_ms")
+func readKerasHost(open files, path, version string) ([]Measurement, error) {
+	t, err := readTable(open, path, "model", "precision", "batch", "image", "wall_ms_5x4", "device_sync_median_ms")
 	if err != nil {
 		return nil, err
 	}
@@ -223,8 +239,8 @@ func kerasFeeds(t *table, i int, version string, dev, host, rate float64) (d, h 
 // pipelined one (hw.DefaultStepOverhead), so comparing gpusim with device_fed_ms would count
 // that host time on one side only. Keras on JAX does dispatch callbacks asynchronously
 // (IS_THREAD_SAFE), which is why the pipelined figure is 0.8-4.1 ms below it.
-func readKeras(path string) ([]Measurement, error) {
-	t, err := readTable(path, "model", "precision", "batch", "phase", "status", "host_fed_ms", "device_sync_median_ms")
+func readKeras(open files, path string) ([]Measurement, error) {
+	t, err := readTable(open, path, "model", "precision", "batch", "phase", "status", "host_fed_ms", "device_sync_median_ms")
 	if err != nil {
 		return nil, err
 	}
@@ -335,12 +351,12 @@ func h200Model(name string, size int) (spec, optimizer string) {
 // float32/TF32 CNN rows, except MobileNetV2's (TF runs its depthwise convolutions with its own
 // kernels, not cuDNN's slow NCHW depthwise ones); configs measured only in the NCHW run are
 // added.
-func readPyTorch(dir string) ([]Measurement, error) {
-	nhwc, err := readPyTorchFile(filepath.Join(dir, "steps.csv"), "NHWC")
+func readPyTorch(open files, dir string) ([]Measurement, error) {
+	nhwc, err := readPyTorchFile(open, filepath.Join(dir, "steps.csv"), "NHWC")
 	if err != nil {
 		return nil, err
 	}
-	nchw, err := readPyTorchFile(filepath.Join(dir, "nchw", "steps.csv"), "NCHW")
+	nchw, err := readPyTorchFile(open, filepath.Join(dir, "nchw", "steps.csv"), "NCHW")
 	if err != nil {
 		return nil, err
 	}
@@ -369,8 +385,8 @@ func readPyTorch(dir string) ([]Measurement, error) {
 	return nhwc, nil
 }
 
-func readPyTorchFile(path, layout string) ([]Measurement, error) {
-	t, err := readTable(path, "model", "prec", "batch", "seq_or_res", "step_s")
+func readPyTorchFile(open files, path, layout string) ([]Measurement, error) {
+	t, err := readTable(open, path, "model", "prec", "batch", "seq_or_res", "step_s")
 	if err != nil {
 		return nil, err
 	}
@@ -401,8 +417,8 @@ func readPyTorchFile(path, layout string) ([]Measurement, error) {
 // readJAX reads h200/jax/steps.csv, in tools/h200/jax_step.py's format (model, prec, batch,
 // size, optimizer, step_s, error). Rows with an error (a config that failed on the device) or
 // no step time are skipped.
-func readJAX(path string) ([]Measurement, error) {
-	t, err := readTable(path, "model", "prec", "batch", "step_s")
+func readJAX(open files, path string) ([]Measurement, error) {
+	t, err := readTable(open, path, "model", "prec", "batch", "step_s")
 	if err != nil {
 		return nil, err
 	}

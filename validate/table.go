@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/gpusim/gpusim/internal/limitread"
 )
 
 // table is a CSV file read with its header, for errors that name the file, line and column.
@@ -22,8 +20,8 @@ type table struct {
 	lines  []int // each row's line in the file
 }
 
-func readTable(path string, need ...string) (*table, error) {
-	f, err := limitread.Open(path, maxTableBytes)
+func readTable(open files, path string, need ...string) (*table, error) {
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}

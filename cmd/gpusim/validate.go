@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gpusim/gpusim"
 	"github.com/gpusim/gpusim/validate"
 )
 
@@ -31,8 +32,8 @@ const validateUsage = `Usage:
   gpusim validate [--data DIR|FILE] [--set NAME]... [--rows] [--plot DIR] [-o text|json]
 
 Runs real measurements through gpusim, each as the scenario that reproduces it, and prints
-predicted against measured. Without --data (or with --data DIR, the repository's testdata),
-every measurement the project ships:
+predicted against measured. Without --data, every measurement the project ships (the copy
+built into the binary, so from any directory; --data DIR reads a testdata directory instead):
 
   dle 1-GPU      NVIDIA DeepLearningExamples README tables (real TensorFlow on DGX-1, DGX-2,
                  DGX A100), one GPU, throughput: the accuracy figures
@@ -77,7 +78,7 @@ Examples:
 func runValidate(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := pflag.NewFlagSet("validate", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	data := fs.String("data", "testdata", "the repository's testdata `DIR`, or a measurement-set CSV FILE")
+	data := fs.String("data", "", "a testdata `DIR` laid out as the repository's, or a measurement-set CSV FILE (default: the shipped sets built into gpusim)")
 	plotDir := fs.String("plot", "", "write predicted-vs-measured.png and .svg into `DIR`")
 	format := fs.StringP("output", "o", "text", "output format: text or json")
 	sets := fs.StringArray("set", nil, "keep only the sets whose name starts with `NAME` (repeatable)")
@@ -138,12 +139,17 @@ func runValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 	return writeValidateText(stdout, v, *rows)
 }
 
-// readMeasurements reads --data: a directory is the repository's testdata (every shipped
-// set), a file one measurement set. A file that is not measurements exits 2.
+// readMeasurements reads --data: none is the shipped sets embedded in the binary, a directory
+// a testdata tree (every shipped set), a file one measurement set. A file that is not
+// measurements exits 2.
 func readMeasurements(data string) ([]validate.Measurement, error) {
+	if data == "" {
+		ms, err := validate.ReadShippedFS(gpusim.Testdata, "testdata")
+		return ms, err // the embedded copy was read by the tests: a failure is not the user's
+	}
 	st, err := os.Stat(data)
 	if err != nil {
-		return nil, usagef("validate: --data %s: no such file or directory (run from the repository root, or pass --data path/to/testdata or a measurement file)", data)
+		return nil, usagef("validate: --data %s: no such file or directory (leave --data out for the shipped sets, or pass a testdata directory or a measurement file)", data)
 	}
 	var ms []validate.Measurement
 	if st.IsDir() {
@@ -337,3 +343,4 @@ func writeValidateJSON(w io.Writer, v *validate.Validation) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
 }
+
