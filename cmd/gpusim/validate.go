@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpusim/gpusim"
+	"github.com/gpusim/gpusim/analysis"
+	"github.com/gpusim/gpusim/train"
 	"github.com/gpusim/gpusim/validate"
 )
 
@@ -120,7 +122,7 @@ func runValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 		}
 		ms = kept
 	}
-	v, err := validate.Score(ctx, ms, validate.Options{Jobs: *jobs})
+	v, err := validate.Score(ctx, ms, validate.Options{Jobs: *jobs, Run: validateProgress(stderr, len(ms))})
 	if err != nil {
 		return err
 	}
@@ -344,3 +346,14 @@ func writeValidateJSON(w io.Writer, v *validate.Validation) error {
 	return enc.Encode(doc)
 }
 
+// validateProgress is the run each measurement goes through (train.Run), counting the runs
+// on a progress bar when stderr is a terminal (compare's bar): the shipped sets are several
+// hundred simulations. Piped or redirected, stderr stays quiet.
+func validateProgress(stderr io.Writer, n int) analysis.RunFunc {
+	tick := compareProgress(stderr, compareIsTerminal(stderr), n)
+	return func(ctx context.Context, cfg train.Config) (*train.Result, error) {
+		res, err := train.Run(ctx, cfg)
+		tick()
+		return res, err
+	}
+}
