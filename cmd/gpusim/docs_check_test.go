@@ -32,6 +32,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // docCmd is one command a doc quotes.
@@ -392,8 +394,8 @@ func figures(s string) []figure {
 				continue
 			}
 		}
-		if m[1] < len(s) && (isWordByte(s[m[1]]) || s[m[1]] == '/') {
-			continue
+		if next, _ := utf8.DecodeRuneInString(s[m[1]:]); next == '/' || next == '_' || unicode.IsLetter(next) || unicode.IsNumber(next) {
+			continue // 3x² or 16gb: part of a word or a formula
 		}
 		sub := func(k int) string {
 			if m[2*k] < 0 {

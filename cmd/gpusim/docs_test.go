@@ -63,6 +63,8 @@ func TestDocs(t *testing.T) {
 var externalFigures = map[string][]string{
 	// NVIDIA DeepLearningExamples' ResNet-50 v1.5 README, "Training performance", DGX A100.
 	"scenarios/builtin/horovod-dgx-a100.yaml": {"17,400 img/s", "7.32x"},
+	// TF 1.x gpu_device.cc MinSystemMemory: max(300 MiB, 5% of the card) left free.
+	"docs/capacity.md": {"5%"},
 	// The Keras 3 recording testdata/h200/keras/rep (kseq.csv, round 1, bf16 batch 64).
 	"scenarios/builtin/keras3-host-fed-h200.yaml": {"14.5 ms", "34.2 ms", "18.1 ms"},
 }
@@ -170,6 +172,7 @@ func TestFigures(t *testing.T) {
 		{"batch 128 on a v100-16gb, an 8 GiB cap, 4 x A100, fp16, 2^15", nil},
 		{"takes 386.5ms, 10.19GiB, ~517 ms and 1.19x", []string{"386.5ms", "10.19GiB", "~517 ms", "1.19x"}},
 		{"17,400 img/s", []string{"17,400 img/s"}},
+		{"3x² per token, 16gb, 2.5x", []string{"2.5x"}},
 	} {
 		var got []string
 		for _, f := range figures(tc.text) {
