@@ -65,6 +65,8 @@ var externalFigures = map[string][]string{
 	"scenarios/builtin/horovod-dgx-a100.yaml": {"17,400 img/s", "7.32x"},
 	// TF 1.x gpu_device.cc MinSystemMemory: max(300 MiB, 5% of the card) left free.
 	"docs/capacity.md": {"5%"},
+	// How delta_vs_base encodes a change (0.0127 is +1.27%); the PNGs read at 100% zoom.
+	"docs/compare.md": {"+1.27%", "100%"},
 	// The Keras 3 recording testdata/h200/keras/rep (kseq.csv, round 1, bf16 batch 64).
 	"scenarios/builtin/keras3-host-fed-h200.yaml": {"14.5 ms", "34.2 ms", "18.1 ms"},
 }
