@@ -1,11 +1,11 @@
 package models
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"github.com/gpusim/gpusim/internal/memo"
 )
 
 // A zoo model and its plans are pure functions of their names and options, and building them
@@ -15,18 +15,32 @@ import (
 // are built and safe for concurrent use. The caches hold only what was asked for: the zoo's
 // ~20 models and the plans of the (batch, precision, XLA, optimizer) points a process visits.
 
-// zooCache holds one entry per (name, options) New was called with.
-var zooCache sync.Map // zooKey -> *zooBuild
+// The caches are bounded by entries and by an estimate of their bytes (approxBytes), least
+// recently used first out: the zoo's ~20 models and a sweep's plans fit many times over, while a
+// long-lived gpusim serve asked for ever new variants (1,000 image sizes of one model) keeps
+// only the most recent instead of every one it built.
+const (
+	maxZooModels = 256
+	maxZooBytes  = 256 << 20
+	maxPlans     = 2048
+	maxPlanBytes = 512 << 20
+)
+
+// zooCache holds the models New built, by (name, options).
+var zooCache = memo.New[zooKey, *Model](maxZooModels, maxZooBytes, (*Model).approxBytes)
+
+// planStore holds the plans of every model by (model, options); a model's planCache only sizes
+// its new plans.
+var planStore = memo.New[planKey, *Plan](maxPlans, maxPlanBytes, (*Plan).ApproxBytes)
+
+type planKey struct {
+	m *Model
+	o PlanOptions
+}
 
 type zooKey struct {
 	name string
 	opts string // ModelOptions written out (it holds a slice, so it is not comparable)
-}
-
-type zooBuild struct {
-	once sync.Once
-	m    *Model
-	err  error
 }
 
 func newZooKey(name string, o ModelOptions) zooKey {
@@ -36,21 +50,56 @@ func newZooKey(name string, o ModelOptions) zooKey {
 // memoNew returns the model build makes for (name, o), building it at the first call only.
 // Concurrent first calls wait for the one build.
 func memoNew(name string, o ModelOptions, build func() (*Model, error)) (*Model, error) {
-	key := newZooKey(name, o)
-	v, _ := zooCache.LoadOrStore(key, &zooBuild{})
-	b := v.(*zooBuild)
-	b.once.Do(func() { b.m, b.err = build() })
-	if errors.Is(b.err, context.Canceled) || errors.Is(b.err, context.DeadlineExceeded) {
-		// An interrupted build says nothing of the model: forget it, so the next call builds.
-		zooCache.CompareAndDelete(key, b)
+	return zooCache.Get(newZooKey(name, o), build)
+}
+
+// approxBytes estimates the memory a model holds: its layers, and its graph's nodes, weights
+// and Keras records, at their struct sizes plus their slices, strings and maps (a map entry at
+// about 64 bytes, a Keras config value at about 256 with its own maps and slices). An estimate for
+// the cache budget, not an accounting: it counts what grows with the model.
+func (m *Model) approxBytes() int64 {
+	const word, entry, config = 8, 64, 256
+	n := int64(unsafe.Sizeof(*m)) + int64(cap(m.Layers))*int64(unsafe.Sizeof(Layer{}))
+	for _, l := range m.Layers {
+		n += int64(len(l.Name)+len(l.Class)) + word*int64(cap(l.OutputShape)) + 16*int64(cap(l.Inputs))
 	}
-	return b.m, b.err
+	g := m.g
+	if g == nil {
+		return n
+	}
+	n += int64(cap(g.nodes))*int64(unsafe.Sizeof(node{})) + int64(cap(g.weights))*int64(unsafe.Sizeof(weight{})) +
+		int64(cap(g.records))*int64(unsafe.Sizeof(record{})) + entry*int64(len(g.byName)+len(g.weight)+len(g.auto))
+	for i := range g.nodes {
+		d := &g.nodes[i]
+		n += int64(len(d.name)) + word*int64(cap(d.in)+cap(d.shape)+cap(d.weights))
+	}
+	for i := range g.weights {
+		n += int64(len(g.weights[i].name)) + word*int64(cap(g.weights[i].shape))
+	}
+	for i := range g.records {
+		r := &g.records[i]
+		n += int64(len(r.class)+len(r.name)) + config*int64(len(r.config)) + 16*int64(cap(r.inbound)) + word*int64(cap(r.in))
+	}
+	return n
+}
+
+// ApproxBytes estimates the memory a plan holds: its tensors and ops at their struct sizes plus
+// their slices (what a cache of plans budgets by).
+func (p *Plan) ApproxBytes() int64 {
+	n := int64(unsafe.Sizeof(*p)) + int64(cap(p.Tensors))*int64(unsafe.Sizeof(Tensor{})) +
+		int64(cap(p.Ops))*int64(unsafe.Sizeof(Op{})) + 8*int64(cap(p.Persistent)+cap(p.Slots)+cap(p.Gradients))
+	for i := range p.Tensors {
+		n += int64(len(p.Tensors[i].Name)) + 8*int64(cap(p.Tensors[i].Shape))
+	}
+	for i := range p.Ops {
+		n += int64(len(p.Ops[i].Name)) + 8*int64(cap(p.Ops[i].Alloc)+cap(p.Ops[i].Free))
+	}
+	return n
 }
 
 // planCache memoizes a model's plans by their options (defaults filled in, so "" and
-// "float32", "" and "sgd" share an entry).
+// "float32", "" and "sgd" share an entry), in planStore.
 type planCache struct {
-	m sync.Map // PlanOptions -> *planBuild
 	// ops and tensors are the most ops and tensors a plan of the model has had: the next
 	// plan's slices start at that capacity instead of doubling their way there (a size hint,
 	// it changes no plan).
@@ -83,15 +132,6 @@ func (c *planCache) sized(p *Plan) {
 	}
 }
 
-type planBuild struct {
-	once sync.Once
-	p    *Plan
-	err  error
-}
-
-func (c *planCache) get(o PlanOptions, build func() (*Plan, error)) (*Plan, error) {
-	v, _ := c.m.LoadOrStore(o, &planBuild{})
-	b := v.(*planBuild)
-	b.once.Do(func() { b.p, b.err = build() })
-	return b.p, b.err
+func (c *planCache) get(m *Model, o PlanOptions, build func() (*Plan, error)) (*Plan, error) {
+	return planStore.Get(planKey{m, o}, build)
 }

@@ -113,7 +113,7 @@ func (m *Model) Plan(o PlanOptions) (*Plan, error) {
 	if m.plans == nil {
 		return m.plan(o)
 	}
-	return m.plans.get(o, func() (*Plan, error) { return m.plan(o) })
+	return m.plans.get(m, o, func() (*Plan, error) { return m.plan(o) })
 }
 
 // plan builds the step for o.

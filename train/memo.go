@@ -2,31 +2,53 @@ package train
 
 import (
 	"fmt"
-	"sync"
-	"sync/atomic"
+	"unsafe"
 
 	"github.com/gpusim/gpusim/hw"
+	"github.com/gpusim/gpusim/internal/memo"
 	"github.com/gpusim/gpusim/models"
 )
 
 // A priced plan (a models.Plan with XLA's buffer assignment applied and every op's device and
 // host time from hw) is a pure function of the plan, the GPU profile, TF32, XLA and
 // InputOnDevice (and, under XLA, the Keras version, the allocator limit rematerialization aims
-// below and whether the gradients leave the compiled step). models builds each plan once per process; pricing it is as costly again, so
-// a process prices each (plan, GPU, options) once too and runs share the result: a plan is
-// never written after makePlan returns it. This is a memo, not state: a run that misses it
-// builds the same plan. The cache keeps at most maxPriced plans (a long-lived `gpusim serve`
-// visiting ever new points prices the rest per run).
-
-// maxPriced bounds the priced-plan cache. A priced ResNet-50 plan holds its op costs (~20 KB)
-// and, under XLA, a copy of the plan with its buffer assignment (~200 KB): at most ~200 MB
-// (the 1,000-configuration sweep of docs/compare.md prices 500).
-const maxPriced = 1024
-
-var (
-	pricedCache sync.Map // pricedKey -> *pricedBuild
-	pricedCount atomic.Int64
+// below and whether the gradients leave the compiled step). models builds each plan once per
+// process; pricing it is as costly again, so a process prices each (plan, GPU, options) once too
+// and runs share the result: a plan is never written after makePlan returns it. This is a memo,
+// not state: a run that misses it builds the same plan.
+//
+// The cache keeps at most maxPriced plans and maxPricedBytes of them (priced.bytes), least
+// recently used out first. A priced ResNet-50 plan holds its op costs (~20 KB) and, under XLA, a
+// copy of the plan with its buffer assignment (~200 KB); the 1,000-configuration sweep of
+// docs/compare.md prices 500.
+const (
+	maxPriced      = 1024
+	maxPricedBytes = 256 << 20
 )
+
+var pricedCache = memo.New[pricedKey, priced](maxPriced, maxPricedBytes, priced.bytes)
+
+// priced is a cached priced plan and, under XLA, its temp buffer.
+type priced struct {
+	p *plan
+	x *xlaTemp
+}
+
+// bytes estimates what a priced plan holds: its costs and flags, and its models.Plan (counted
+// whole: under XLA it is a copy of the one it was priced from).
+func (v priced) bytes() int64 {
+	if v.p == nil {
+		return 0
+	}
+	n := int64(unsafe.Sizeof(*v.p)) + int64(len(v.p.costs))*int64(unsafe.Sizeof(opCost{})) + int64(len(v.p.isPers))
+	if v.p.Plan != nil {
+		n += v.p.Plan.ApproxBytes()
+	}
+	if v.x != nil {
+		n += int64(unsafe.Sizeof(*v.x))
+	}
+	return n
+}
 
 type pricedKey struct {
 	mp        *models.Plan
@@ -41,33 +63,15 @@ type pricedKey struct {
 	limit     int64 // XLA only
 }
 
-type pricedBuild struct {
-	once sync.Once
-	p    *plan
-	x    *xlaTemp
-	err  error
-}
-
 // gpuKey writes g out exactly: %v prints floats in their shortest round-trip form and map
 // keys sorted.
 func gpuKey(g hw.GPU) string { return fmt.Sprintf("%v", g) }
 
-// pricedPlan returns build's priced plan for k, building it once per process while the cache
-// has room.
+// pricedPlan returns build's priced plan for k, building it once while the cache holds it.
 func pricedPlan(k pricedKey, build func() (*plan, *xlaTemp, error)) (*plan, *xlaTemp, error) {
-	if v, ok := pricedCache.Load(k); ok {
-		b := v.(*pricedBuild)
-		b.once.Do(func() { b.p, b.x, b.err = build() })
-		return b.p, b.x, b.err
-	}
-	if pricedCount.Load() >= maxPriced {
-		return build()
-	}
-	v, loaded := pricedCache.LoadOrStore(k, &pricedBuild{})
-	if !loaded {
-		pricedCount.Add(1)
-	}
-	b := v.(*pricedBuild)
-	b.once.Do(func() { b.p, b.x, b.err = build() })
-	return b.p, b.x, b.err
+	v, err := pricedCache.Get(k, func() (priced, error) {
+		p, x, err := build()
+		return priced{p, x}, err
+	})
+	return v.p, v.x, err
 }
