@@ -10,6 +10,9 @@ package main
 //	                                  output it prints; the output must match line for line, and
 //	                                  -update rewrites it. A command may pipe through grep,
 //	                                  head and tail, as a reader's shell would.
+//	<!-- gpusim-doc: block -->        an output block whose section's prose quotes other sources
+//	                                  (a test's table, a paper): the block is compared, the
+//	                                  prose is not checked against it.
 //	<!-- gpusim-doc: figures -->      the block lists commands (one a line, "$ " optional, "#"
 //	                                  comments kept as prose); they run, nothing is shown.
 //	<!-- gpusim-doc: figures: gpusim run a; gpusim run b -->
@@ -43,6 +46,7 @@ type docCmd struct {
 	raw   string   // the line as the doc has it, for -update
 	shown []string // the output lines the doc shows (output blocks only)
 	check bool     // whether shown must equal what the command prints
+	quiet bool     // the section's prose is not checked against this command (block marker)
 }
 
 // docSection is the text from one heading to the next.
@@ -97,8 +101,8 @@ func parseDoc(text string) ([]docSection, []docBlock, error) {
 			}
 			continue
 		}
-		if mode != "" && mode != "figures" {
-			return nil, nil, fmt.Errorf("line %d: unknown gpusim-doc marker %q (want none, figures or figures: commands)", i+1, mode)
+		if mode != "" && mode != "figures" && mode != "block" {
+			return nil, nil, fmt.Errorf("line %d: unknown gpusim-doc marker %q (want none, block, figures or figures: commands)", i+1, mode)
 		}
 		first, last, indent, err := blockAfter(lines, i+1)
 		if err != nil {
@@ -118,7 +122,7 @@ func parseDoc(text string) ([]docSection, []docBlock, error) {
 			if c, ok := strings.CutPrefix(body, "$ "); ok {
 				cmd, comment := splitComment(c)
 				b.cmds = append(b.cmds, len(sec.cmds))
-				sec.cmds = append(sec.cmds, docCmd{line: j + 1, cmd: strings.TrimSpace(cmd), raw: body, check: true})
+				sec.cmds = append(sec.cmds, docCmd{line: j + 1, cmd: strings.TrimSpace(cmd), raw: body, check: true, quiet: mode == "block"})
 				sec.prose = append(sec.prose, docLine{j + 1, comment})
 				continue
 			}
@@ -128,7 +132,7 @@ func parseDoc(text string) ([]docSection, []docBlock, error) {
 			c := &sec.cmds[len(sec.cmds)-1]
 			c.shown = append(c.shown, body)
 		}
-		if mode == "" {
+		if mode != "figures" {
 			blocks = append(blocks, b)
 		}
 		// The fences (if any) and the block are consumed; the closing fence is skipped.
@@ -273,7 +277,8 @@ func runDocCommand(ctx context.Context, line string) (full, shown string, err er
 	return full, text, nil
 }
 
-// docFilter applies one pipeline stage: grep [-E] [-v] [-i] [-F] PATTERN, head/tail [-n] N.
+// docFilter applies one pipeline stage: grep [-E] [-v] [-i] [-F] [-A N] PATTERN, head/tail
+// [-n] N.
 func docFilter(args []string, text string) (string, error) {
 	if len(args) == 0 {
 		return "", fmt.Errorf("empty pipeline stage")
@@ -285,8 +290,21 @@ func docFilter(args []string, text string) (string, error) {
 	switch args[0] {
 	case "grep":
 		var invert, fold, fixed bool
+		after := 0
 		i := 1
 		for ; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
+			if count, ok := strings.CutPrefix(args[i], "-A"); ok {
+				if count == "" && i+1 < len(args) {
+					i++
+					count = args[i]
+				}
+				n, err := strconv.Atoi(count)
+				if err != nil || n < 0 {
+					return "", fmt.Errorf("grep -A %q: want a count", count)
+				}
+				after = n
+				continue
+			}
 			for _, f := range args[i][1:] {
 				switch f {
 				case 'E':
@@ -316,9 +334,14 @@ func docFilter(args []string, text string) (string, error) {
 			return "", err
 		}
 		var b strings.Builder
+		left := 0 // lines still to print after a match (-A)
 		for _, l := range lines {
 			if re.MatchString(strings.TrimSuffix(l, "\n")) != invert {
 				b.WriteString(l)
+				left = after
+			} else if left > 0 {
+				b.WriteString(l)
+				left--
 			}
 		}
 		return b.String(), nil
@@ -465,7 +488,7 @@ func docProblems(ctx context.Context, sections []docSection, blocks []docBlock, 
 					strings.Join(got, "\n"), strings.Join(c.shown, "\n")))
 			}
 		}
-		if len(sec.cmds) == 0 {
+		if !slices.ContainsFunc(sec.cmds, func(c docCmd) bool { return !c.quiet }) {
 			continue
 		}
 		for _, l := range sec.prose {

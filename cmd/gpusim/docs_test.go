@@ -151,6 +151,14 @@ func TestDocsCheckerCatchesEdits(t *testing.T) {
 	if problems, _ := check(rounded, false); len(problems) > 0 {
 		t.Errorf("a figure rounded to whole percent fails: %q", problems)
 	}
+	// A block marker compares its block but leaves the section's prose to other sources.
+	block := strings.Replace(proseEdit, "<!-- gpusim-doc -->", "<!-- gpusim-doc: block -->", 1)
+	if problems, _ := check(block, false); len(problems) > 0 {
+		t.Errorf("a block marker checks the prose: %q", problems)
+	}
+	if problems, _ := check(strings.Replace(block, util[1], edited, 1), false); len(problems) != 1 {
+		t.Errorf("an edited block under a block marker: problems %q, want one", problems)
+	}
 }
 
 // roundPct rounds "9.7%" to "10%".
