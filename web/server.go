@@ -273,7 +273,7 @@ func (s *Server) run(ctx context.Context, name string, sets []string) (*runRespo
 		return nil, badRequest{err}
 	}
 	out := &runResponse{Scenario: name, Sets: sets, Command: command(name, sets), YAML: string(y),
-		TFCode: tfCode(&sc.Config), Settings: settings(&sc.Config), Result: report.NewResultJSON(res)}
+		TFCode: report.TFCode(&sc.Config), Settings: settings(&sc.Config), Result: report.NewResultJSON(res)}
 	if out.Sets == nil {
 		out.Sets = []string{}
 	}

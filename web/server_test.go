@@ -345,38 +345,6 @@ func TestLessonsFollowPitfalls(t *testing.T) {
 	}
 }
 
-func TestTFCode(t *testing.T) {
-	for _, tc := range []struct {
-		scenario string
-		sets     []string
-		want     []string
-	}{
-		{"cuda-visible-devices", nil, []string{`os.environ["CUDA_VISIBLE_DEVICES"] = "2,3"`, "tf.distribute.MirroredStrategy()", `tf.keras.mixed_precision.set_global_policy("mixed_float16")`}},
-		{"hardcoded-gpu", nil, []string{`with tf.device("/GPU:1"):`}},
-		{"growth-and-limit", nil, []string{"set_memory_growth(gpu, True)\nfor gpu in gpus:\n    tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=6144)])"}},
-		{"growth-and-limit", []string{"memory.growth_after_limit=true"}, []string{"memory_limit=6144)])\nfor gpu in gpus:\n    tf.config.experimental.set_memory_growth(gpu, True)"}},
-		{"xla-recompile", nil, []string{"jit_compile=True", "8 distinct shapes"}},
-		{"accumulation", nil, []string{"8 micro-batches of 64", "ds = synthetic_batches(64)"}},
-		{"jupyter-second-process", nil, []string{`"jupyter" (tensorflow), its tensors using 3072 MiB`}},
-	} {
-		sc, err := scenarios.Builtin(tc.scenario)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range tc.sets {
-			if err := sc.Set(s); err != nil {
-				t.Fatal(err)
-			}
-		}
-		code := tfCode(&sc.Config)
-		for _, w := range tc.want {
-			if !strings.Contains(code, w) {
-				t.Errorf("tfCode(%s %v) lacks %q:\n%s", tc.scenario, tc.sets, w, code)
-			}
-		}
-	}
-}
-
 func TestShellQuote(t *testing.T) {
 	for in, want := range map[string]string{
 		"batch=64":                 "batch=64",

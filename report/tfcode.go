@@ -1,4 +1,4 @@
-package web
+package report
 
 import (
 	"fmt"
@@ -10,17 +10,17 @@ import (
 	"github.com/gpusim/gpusim/train"
 )
 
-// tfCode writes the TensorFlow 2.x program that cfg simulates: the environment, the
+// TFCode writes the TensorFlow 2.x program that cfg simulates: the environment, the
 // tf.config calls in the order TF requires (before the GPUs initialize), the policy, the
 // strategy, the model and the tf.data pipeline. It is what the class would type; every line
 // comes from a field of cfg, so it changes with the controls.
-func tfCode(cfg *train.Config) string {
+func TFCode(cfg *train.Config) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	for _, pr := range cfg.Processes {
 		gpus := "every GPU"
 		if pr.GPUs != nil {
-			gpus = "GPU " + joinInts(pr.GPUs)
+			gpus = "GPU " + pyInts(pr.GPUs)
 		}
 		fw := pr.Framework
 		if fw == "" {
@@ -50,7 +50,7 @@ func tfCode(cfg *train.Config) string {
 	p("")
 	p("gpus = tf.config.list_physical_devices(\"GPU\")")
 	if v := cfg.VisibleDevices; v != nil {
-		p("tf.config.set_visible_devices([gpus[i] for i in [%s]], \"GPU\")", joinInts(v))
+		p("tf.config.set_visible_devices([gpus[i] for i in [%s]], \"GPU\")", pyInts(v))
 	}
 	m := cfg.Memory
 	growth := m.Mode == "growth" || (m.Mode == "" && m.Growth != nil && *m.Growth)
@@ -116,6 +116,17 @@ func tfCode(cfg *train.Config) string {
 		p("strategy = tf.distribute.MirroredStrategy(%s)", args)
 		p("with strategy.scope():")
 		indent = "    "
+	case cfg.Strategy == "multi_worker_mirrored":
+		p("# one worker per host; TF_CONFIG names the %d hosts and this one's index", cfg.NodeCount())
+		p("strategy = tf.distribute.MultiWorkerMirroredStrategy()")
+		p("with strategy.scope():")
+		indent = "    "
+	case cfg.Strategy == "horovod":
+		// Horovod's Keras API (horovod.tensorflow.keras): one process per GPU, each pinned to
+		// its local rank's GPU, the optimizer wrapped for the all-reduce.
+		p("import horovod.tensorflow.keras as hvd")
+		p("hvd.init()  # one process per GPU: horovodrun -np %d", max(cfg.GPUCount, 1)*cfg.NodeCount())
+		p("tf.config.set_visible_devices(gpus[hvd.local_rank()], \"GPU\")")
 	case cfg.Device != "":
 		p("with tf.device(%q):", cfg.Device)
 		indent = "    "
@@ -132,7 +143,19 @@ func tfCode(cfg *train.Config) string {
 		opt = "sgd"
 	}
 	p("%smodel = %s", indent, model)
-	compile := fmt.Sprintf("optimizer=%q, loss=\"sparse_categorical_crossentropy\"", opt)
+	optArg := fmt.Sprintf("%q", opt)
+	if cfg.Precision == "mixed_float16" && cfg.StaticLossScale {
+		p("%sopt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.get(%q), dynamic=False, initial_scale=128)", indent, opt)
+		optArg = "opt"
+	}
+	if cfg.Strategy == "horovod" {
+		if optArg != "opt" {
+			p("%sopt = tf.keras.optimizers.get(%q)", indent, opt)
+		}
+		p("%sopt = hvd.DistributedOptimizer(opt)", indent)
+		optArg = "opt"
+	}
+	compile := fmt.Sprintf("optimizer=%s, loss=\"sparse_categorical_crossentropy\"", optArg)
 	if cfg.XLA {
 		compile += ", jit_compile=True"
 	}
@@ -190,7 +213,7 @@ func pyBool(v bool) string {
 	return "False"
 }
 
-func joinInts(xs []int) string {
+func pyInts(xs []int) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
 		s[i] = strconv.Itoa(x)
