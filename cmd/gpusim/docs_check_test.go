@@ -428,6 +428,9 @@ func figures(s string) []figure {
 		}
 		unit := sub(7)
 		if sub(5) != "" {
+			if sub(3)+sub(4) == "0" {
+				continue // 0x: a hex prefix, not a ratio
+			}
 			unit = "x"
 		}
 		u := figureUnits[unit]

@@ -182,7 +182,7 @@ func TestFigures(t *testing.T) {
 		{"batch 128 on a v100-16gb, an 8 GiB cap, 4 x A100, fp16, 2^15", nil},
 		{"takes 386.5ms, 10.19GiB, ~517 ms and 1.19x", []string{"386.5ms", "10.19GiB", "~517 ms", "1.19x"}},
 		{"17,400 img/s", []string{"17,400 img/s"}},
-		{"3x² per token, 16gb, 2.5x", []string{"2.5x"}},
+		{"3x² per token, 16gb, 2.5x, hex with 0x", []string{"2.5x"}},
 	} {
 		var got []string
 		for _, f := range figures(tc.text) {
