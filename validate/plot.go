@@ -52,6 +52,9 @@ func Plot(v *Validation) (*report.Figure, error) {
 	return fig, nil
 }
 
+// titles names each metric in its panel's title, units on its axes.
+var titles = map[Metric]string{Throughput: "throughput", StepTime: "step time", RunMean: "run-mean throughput", TimeToTrain: "time to train"}
+
 // units names each metric's axis.
 var units = map[Metric]string{Throughput: "throughput, samples/s", StepTime: "step time, s",
 	RunMean: "run-mean throughput, samples/s", TimeToTrain: "time to train, s"}
@@ -83,7 +86,7 @@ func metricPanel(metric Metric, rows []Row) (*plot.Plot, plot.Legend, error) {
 			outside++
 		}
 	}
-	title := fmt.Sprintf("%s: %d rows, MAE %.0f%%, %d outside ±10%%", metric, n, 100*errStats("", "", "", errs, 0).MAE, outside)
+	title := fmt.Sprintf("%s: %d rows, MAE %.0f%%, %d outside ±10%%", titles[metric], n, 100*errStats("", "", "", errs, 0).MAE, outside)
 	if failed > 0 {
 		title += fmt.Sprintf(", %d not run", failed)
 	}
