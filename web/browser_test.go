@@ -547,6 +547,20 @@ func checkJupyter(t *testing.T, d *webDriver, base string, h int) {
 	if math.Abs(c.MarkX-c.EndX) > 0.5 || math.Abs(c.MarkY-c.EndY) > 0.5 {
 		t.Errorf("jupyter: OOM mark at (%.1f, %.1f), the in-use curve ends at (%.1f, %.1f)", c.MarkX, c.MarkY, c.EndX, c.EndY)
 	}
+	// The card as nvidia-smi counts it, process by process: the parts add up to the card.
+	var card struct {
+		Title string
+		Parts []float64
+	}
+	d.jsValue(&card, `const svg = document.querySelector("#side-a .chart-card svg");
+		return {Title: svg.querySelector("title").textContent, Parts: [...svg.querySelectorAll("rect[y='26']")].map(r => +r.getAttribute("width"))};`)
+	sum := 0.0
+	for _, p := range card.Parts {
+		sum += p
+	}
+	if len(card.Parts) != 4 || math.Abs(sum-540) > 0.5 || card.Parts[0] < 0.85*540 {
+		t.Errorf("jupyter: card bar %q in parts %v (sum %.1f), want the kernel's pool, this process's, contexts and free across the 540-unit bar", card.Title, card.Parts, sum)
+	}
 	var notes string
 	d.jsValue(&notes, `return [...document.querySelectorAll("#side-a .notes li")].map(l => l.textContent).join("\n");`)
 	if strings.Contains(notes, "jupyter holds") {

@@ -149,14 +149,14 @@ function lineChart(opts) {
   return s + "</svg>";
 }
 
-// stackedBar draws one horizontal bar split into parts [{name, value}] with a legend; scale,
+// stackedBar draws one horizontal bar split into parts [{name, value, color}] with a legend; scale,
 // when larger than the parts' total, is the full width (the other side's longer bar), so two
 // sides' bars compare by length.
 function stackedBar(title, parts, fmt, scale) {
   const W = 560, L = 10, R = 10;
   const total = parts.reduce((a, p) => a + p.value, 0) || 1;
   const full = Math.max(total, scale || 0);
-  const legend = parts.map((p, i) => ({ name: `${p.name} ${fmt(p.value)} (${fmtPct(p.value / total)})`, c: PALETTE[i % PALETTE.length] }));
+  const legend = parts.map((p, i) => ({ name: `${p.name} ${fmt(p.value)} (${fmtPct(p.value / total)})`, c: p.color || PALETTE[i % PALETTE.length] }));
   let rows = 1, used = L;
   legend.forEach(g => { const w = 22 + 6.2 * g.name.length; if (used + w > W && used > L) { rows++; used = L; } used += w; });
   const H = 70 + 16 * rows;

@@ -8,6 +8,9 @@ function row(name, value, cls) {
   return el("tr", { class: cls || "" }, el("th", { text: name }), el("td", { text: value }));
 }
 
+// BAND_COLORS mark other processes' memory, apart from this process's lines.
+const BAND_COLORS = [PALETTE[5], PALETTE[4], PALETTE[7]];
+
 function fmtRate(x) { return x.toPrecision(4) + " samples/s"; }
 
 // runThroughput is the answer's throughput over the whole run (gpusim run's "throughput
@@ -144,6 +147,8 @@ function figureSpecs(body) {
         { name: "region added", points: g.map((c, i) => [i + 1, c.region_bytes]), color: PALETTE[1] }],
       hlines: [limitLine(d0)] }, caption: "regions: " + g.slice(0, 16).map(c => fmtBytes(c.region_bytes)).join(", ") + (g.length > 16 ? ", …" : "") });
   }
+  const card = cardSpec(body);
+  if (card) specs.push(card);
   if (body.regions) specs.push({ cls: "chart-regions", regions: body.regions, request: (r.oom_detail || {}).request_bytes || 0,
     caption: "TF's RenderOccupancy of the same pool (* in use, x asked for by nobody, _ free): " + (body.regions.occupancy || "") });
   const trained = r.steps_completed > 0;
@@ -166,7 +171,7 @@ function figureSpecs(body) {
   // figures stand side by side.
   const told = state.compare ? [state.last.a, state.last.b].filter(Boolean).map(x => x.result) : [r];
   let first = [];
-  if (told.some(x => x.oom)) first = ["chart-memory-run", "chart-regions"];
+  if (told.some(x => x.oom)) first = ["chart-memory-run", "chart-card", "chart-regions"];
   else if (told.some(x => x.xla_compiles > 0)) first = ["chart-compile", "chart-steps"];
   else if (told.some(x => x.diagnosis && x.diagnosis.low_utilization)) first = ["chart-util"];
   const rank = sp => { const i = first.indexOf(sp.cls); return i < 0 ? first.length : i; };
@@ -192,6 +197,25 @@ function runTimeSpecs(body) {
       parts: [{ name: `XLA compile (${r.xla_compiles}x)`, value: r.xla_compile_time_s }, { name: "the steps themselves", value: Math.max(total - r.xla_compile_time_s, 0) }], fmt: fmtSeconds }, scaleKey: "run" });
   }
   return out;
+}
+
+// cardSpec splits the first GPU's card among the processes on it when others share it: each
+// other process's pool, the training process's, what else nvidia-smi counts as used (CUDA
+// contexts, the driver's reserve) and what is free, to the card's scale.
+function cardSpec(body) {
+  const r = body.result;
+  const d0 = r.devices.find(d => !d.idle) || r.devices[0];
+  const mine = d0 ? (body.shares || []).filter(s => s.gpu === d0.physical_gpu) : [];
+  const card = d0 && (r.physical_gpus || []).find(p => p.index === d0.physical_gpu);
+  if (!card || !mine.length) return null;
+  const others = mine.reduce((a, s) => a + s.bytes, 0);
+  // The memory chart's colours: the bands' for the other processes, the in-use line's for
+  // this one.
+  const parts = mine.map((s, i) => ({ name: `${s.name}'s pool`, value: s.bytes, color: BAND_COLORS[i % BAND_COLORS.length] }));
+  parts.push({ name: "this process's pool", value: d0.pool_bytes, color: PALETTE[0] });
+  parts.push({ name: "CUDA contexts, driver", value: Math.max(card.used_bytes - others - d0.pool_bytes, 0), color: "#888" });
+  parts.push({ name: "free", value: Math.max(card.total_bytes - card.used_bytes, 0), color: PALETTE[1] });
+  return { cls: "chart-card", bar: { title: `GPU ${card.index} (${fmtBytes(card.total_bytes)}) process by process, as nvidia-smi counts it`, parts, fmt: fmtBytes }, scaleKey: "card" };
 }
 
 // memoryRunSpec is memory over the run: each GPU's bytes in use and pool; the OOM on the curve,
@@ -230,7 +254,7 @@ function memoryRunSpec(body) {
   if (card && mine.length) {
     let top = card.total_bytes;
     mine.forEach((s, i) => {
-      bands.push({ y0: top - s.bytes, y1: top, name: `${s.name}'s pool ${fmtBytes(s.bytes)} (GPU ${s.gpu})`, color: [PALETTE[5], PALETTE[4], PALETTE[7]][i % 3] });
+      bands.push({ y0: top - s.bytes, y1: top, name: `${s.name}'s pool ${fmtBytes(s.bytes)} (GPU ${s.gpu})`, color: BAND_COLORS[i % BAND_COLORS.length] });
       top -= s.bytes;
     });
     hlines[0].soft = false;
