@@ -326,9 +326,27 @@ func (g *graph) apply(class, name string, c cfg, ins []int) (int, error) {
 	}
 	b, ok := builders[class]
 	if !ok {
+		b, ok = builders[kerasAliases[class]]
+	}
+	if !ok {
 		return 0, unknownClassErr(g, class)
 	}
 	return b(g, l)
+}
+
+// kerasAliases are the other names keras.layers exports classes under (keras_export lists:
+// keras.layers.MaxPool2D is MaxPooling2D); a config names the class itself, but deserializing
+// accepts either.
+var kerasAliases = map[string]string{
+	"AvgPool1D": "AveragePooling1D", "AvgPool2D": "AveragePooling2D", "AvgPool3D": "AveragePooling3D",
+	"MaxPool1D": "MaxPooling1D", "MaxPool2D": "MaxPooling2D", "MaxPool3D": "MaxPooling3D",
+	"GlobalAvgPool1D": "GlobalAveragePooling1D", "GlobalAvgPool2D": "GlobalAveragePooling2D",
+	"GlobalAvgPool3D": "GlobalAveragePooling3D", "GlobalMaxPool1D": "GlobalMaxPooling1D",
+	"GlobalMaxPool2D": "GlobalMaxPooling2D", "GlobalMaxPool3D": "GlobalMaxPooling3D",
+	"Convolution1D": "Conv1D", "Convolution2D": "Conv2D", "Convolution3D": "Conv3D",
+	"Convolution1DTranspose": "Conv1DTranspose", "Convolution2DTranspose": "Conv2DTranspose",
+	"Convolution3DTranspose": "Conv3DTranspose", "SeparableConvolution1D": "SeparableConv1D",
+	"SeparableConvolution2D": "SeparableConv2D", "GroupQueryAttention": "GroupedQueryAttention",
 }
 
 // builder applies one Keras layer class to a call: it adds the layer's nodes and weights to g
@@ -478,7 +496,7 @@ func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
 	switch class {
 	case "Conv1D", "DepthwiseConv1D", "SeparableConv1D", "Conv1DTranspose":
 		rank = 1
-	case "Conv3D":
+	case "Conv3D", "Conv3DTranspose":
 		rank = 3
 	}
 	if len(s) != rank+1 {
@@ -559,7 +577,7 @@ func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
 	var y int
 	var units int
 	switch class {
-	case "Conv1DTranspose", "Conv2DTranspose":
+	case "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose":
 		filters, err := c.int("filters", 0)
 		if err != nil {
 			return 0, err

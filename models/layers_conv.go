@@ -8,12 +8,15 @@ import (
 )
 
 func init() {
-	register(buildConv, "Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D", "DepthwiseConv1D", "SeparableConv1D", "Conv1DTranspose", "Conv2DTranspose")
-	register(buildPooling, "MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D")
-	register(buildGlobalPooling, "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D")
+	register(buildConv, "Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D", "DepthwiseConv1D",
+		"SeparableConv1D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose")
+	register(buildPooling, "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D",
+		"AveragePooling3D")
+	register(buildGlobalPooling, "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D",
+		"GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D")
 	register(buildZeroPadding, "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D")
 	register(buildCropping, "Cropping1D", "Cropping2D", "Cropping3D")
-	register(buildUpSampling, "UpSampling1D", "UpSampling2D")
+	register(buildUpSampling, "UpSampling1D", "UpSampling2D", "UpSampling3D")
 }
 
 // buildConv applies Conv1D, Conv2D, Conv3D, DepthwiseConv2D, SeparableConv2D, DepthwiseConv1D, SeparableConv1D, Conv1DTranspose, Conv2DTranspose.
@@ -31,10 +34,7 @@ func buildPooling(g *graph, l *layerCall) (int, error) {
 	if err := l.need(1); err != nil {
 		return 0, err
 	}
-	rank := 2
-	if class[len(class)-2] == '1' {
-		rank = 1
-	}
+	rank := int(class[len(class)-2] - '0')
 	if len(s) != rank+1 {
 		return 0, fmt.Errorf("input shape %v: want rank %d", s, rank+2)
 	}
@@ -166,6 +166,9 @@ func buildCropping(g *graph, l *layerCall) (int, error) {
 		return 0, fmt.Errorf("input shape %v: want rank %d", l.s, rank+2)
 	}
 	c := cfg{"padding": l.c["cropping"]}
+	if v, ok := l.c["cropping"].([]any); ok && rank == 1 && len(v) == 2 {
+		c["padding"] = []any{v} // Cropping1D's (left, right) is the pair of its one axis
+	}
 	if _, ok := l.c.get("cropping"); !ok {
 		c["padding"] = 1 // Keras's default: (1, 1) per axis
 	}

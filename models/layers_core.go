@@ -15,7 +15,8 @@ func init() {
 	register(buildLeakyReLU, "LeakyReLU")
 	register(buildElu, "ELU")
 	register(buildSoftmax, "Softmax")
-	register(buildDropout, "Dropout", "SpatialDropout1D", "SpatialDropout2D")
+	register(buildDropout, "Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D")
+	register(buildDense, "TernaryDense")
 	register(buildFlatten, "Flatten")
 	register(buildReshape, "Reshape")
 	register(buildRescaling, "Rescaling")
@@ -77,7 +78,8 @@ func buildNormalization(g *graph, l *layerCall) (int, error) {
 	if scale {
 		ws = append(ws, g.w("gamma", []int{ch}, true, false, false))
 	}
-	if center {
+	// LayerNormalization(rms_scaling=True) has gamma only (keras layer_normalization.py build).
+	if rms, _ := c.bool("rms_scaling", false); center && !(rms && class == "LayerNormalization") {
 		ws = append(ws, g.w("beta", []int{ch}, true, false, false))
 	}
 	if class == "LayerNormalization" {
@@ -167,6 +169,9 @@ func buildDropout(g *graph, l *layerCall) (int, error) {
 	}
 	if class == "SpatialDropout2D" && len(s) == 3 {
 		mask = int64(s[2])
+	}
+	if class == "SpatialDropout3D" && len(s) == 4 {
+		mask = int64(s[3])
 	}
 	if class == "SpatialDropout1D" && len(s) == 2 {
 		mask = int64(s[1])
