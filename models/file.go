@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -18,7 +19,7 @@ import (
 const maxModelFile = 64 << 20
 
 // LoadFile reads a model file: Keras JSON (model.to_json(), a TensorFlow.js layers
-// model.json) or a .keras archive (a zip whose config.json is the model's config; Keras 3
+// model.json), a tf.keras SavedModel directory (its keras_metadata.pb; savedmodel.go) or a .keras archive (a zip whose config.json is the model's config; Keras 3
 // saving_lib.py writes it with model.weights.h5 and metadata.json beside it). The model is
 // built at the first call for a given path, size and modification time, and shared after.
 //
@@ -40,6 +41,12 @@ func LoadFileContext(ctx context.Context, path string, o ImportOptions) (*Model,
 	if err != nil {
 		return nil, err
 	}
+	if fi.IsDir() {
+		// A SavedModel: what is read is its keras_metadata.pb.
+		if mi, err := os.Stat(filepath.Join(path, "keras_metadata.pb")); err == nil {
+			fi = mi
+		}
+	}
 	key := fmt.Sprintf("@%s|%d|%d|image=%d", path, fi.Size(), fi.ModTime().UnixNano(), o.ImageSize)
 	side := SidecarPath(path)
 	if si, err := os.Stat(side); err == nil && o.Layers == nil {
@@ -55,11 +62,15 @@ func LoadFileContext(ctx context.Context, path string, o ImportOptions) (*Model,
 				o.Layers = specs
 			}
 		}
-		data, err := limitread.ReadFile(path, maxModelFile)
-		if err != nil {
+		var data []byte
+		place := path // where a JSON syntax error's line is
+		if isSavedModel(path) {
+			if data, place, err = savedModelConfig(path); err != nil {
+				return nil, err
+			}
+		} else if data, err = limitread.ReadFile(path, maxModelFile); err != nil {
 			return nil, err
 		}
-		place := path // where a JSON syntax error's line is
 		if bytes.HasPrefix(data, []byte("PK\x03\x04")) || strings.HasSuffix(path, ".keras") {
 			if data, err = kerasArchiveConfig(data); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
