@@ -8,11 +8,18 @@
 //	m, err := models.Get("bert-base:seq=512,head=mlm") // options after a colon
 //	m, err := models.New("vit-b16", models.ModelOptions{ImageSize: 384})
 //	m, err := models.FromKerasJSON(f)               // model.to_json() output
+//	m, err := models.Get("@model.keras")            // a file: JSON, .keras, SavedModel dir
+//	m, err := models.Get("@model.json:image=224")   // fix an image input's unset size
 //
 // FromKerasJSON reads Keras 3, tf.keras 2.x and Keras 2.0-2.2 configs, a .keras archive's
-// config.json and a TensorFlow.js model.json, including the TFOpLambda and SlicingOpLambda
-// layers tf.keras 2.x writes for TF functions called on Keras tensors (docs/models.md lists
-// the layers and functions understood; anything else is an error naming the layer).
+// config.json and a TensorFlow.js model.json, with every class keras.layers exports, the
+// layers keras.applications defines for itself (LayerScale, CustomScaleLayer,
+// StochasticDepth), Keras 3's operation nodes (keras.ops calls and operators on Keras
+// tensors, kerasops.go) and the TFOpLambda and SlicingOpLambda layers tf.keras 2.x writes for
+// TF functions (docs/models.md lists them). LoadFile also reads a tf.keras SavedModel's
+// keras_metadata.pb, and the sidecar MODEL.layers.yaml that describes custom layer classes
+// (LayerSpecs); a class neither knows is an error naming the layer and saying how to
+// describe it.
 //
 // Names() lists the zoo: the keras.applications models (resnet50, resnet101, resnet152,
 // resnet50v2, vgg16, vgg19, mobilenet, mobilenetv2, inceptionv3, xception, densenet121,
