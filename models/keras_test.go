@@ -2,6 +2,7 @@ package models
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"math"
@@ -270,6 +271,29 @@ func FuzzFromKerasJSON(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"class_name": "Sequential", "config": {"name": "s", "layers": [{"class_name": "InputLayer", "config": {"batch_shape": [null, 4], "name": "in"}}, {"class_name": "Dense", "config": {"name": "d", "units": 3}}]}}`))
+	// Real Keras 3 exports of one layer each and of keras.ops nodes (testdata/keras3).
+	for _, part := range []string{"layers", "ops"} {
+		gz, _ := filepath.Glob(filepath.Join("testdata", "keras3", part, "*.json.gz"))
+		for _, file := range gz {
+			fz, err := os.Open(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			zr, err := gzip.NewReader(fz)
+			if err != nil {
+				f.Fatal(err)
+			}
+			var e struct{ Config json.RawMessage }
+			err = json.NewDecoder(zr).Decode(&e)
+			fz.Close()
+			if err != nil {
+				f.Fatal(err)
+			}
+			if len(e.Config) < 20000 {
+				f.Add([]byte(e.Config))
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := FromKerasJSON(bytes.NewReader(data))
 		if err != nil {

@@ -176,7 +176,7 @@ func buildEinsumDense(g *graph, l *layerCall) (int, error) {
 	}
 	lhs, outLabels, ok := strings.Cut(strings.ReplaceAll(eq, " ", ""), "->")
 	inLabels, kLabels, ok2 := strings.Cut(lhs, ",")
-	if !ok || !ok2 || strings.Contains(eq, ".") {
+	if !ok || !ok2 || strings.Contains(eq, ".") || outLabels == "" || inLabels == "" {
 		return 0, fmt.Errorf("equation %q: want \"in,kernel->out\" without ellipses", eq)
 	}
 	if len(inLabels) != len(l.s)+1 {
