@@ -54,12 +54,12 @@ func LoadFileContext(ctx context.Context, path string, o ImportOptions) (*Model,
 	}
 	return memoNew(key, ModelOptions{}, func() (*Model, error) {
 		if o.Layers == nil {
+			// None yet: an unknown class's error then names the file to write.
+			o.Layers = &LayerSpecs{File: side}
 			if _, err := os.Stat(side); err == nil {
-				specs, err := ReadLayerSpecs(side)
-				if err != nil {
+				if o.Layers, err = ReadLayerSpecs(side); err != nil {
 					return nil, err
 				}
-				o.Layers = specs
 			}
 		}
 		var data []byte

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // KerasJSON writes the model the way model.to_json() does, so that FromKerasJSON reads it
@@ -34,6 +35,9 @@ func (m *Model) KerasJSON(keras3 bool) ([]byte, error) {
 	layers := make([]any, 0, len(g.records))
 	var inputs, outputs []any
 	for _, r := range g.records {
+		if strings.HasPrefix(r.class, opPrefix) {
+			return nil, fmt.Errorf("model %s: layer %q is a keras.ops node, which KerasJSON does not write", m.Name, r.name)
+		}
 		c := map[string]any{}
 		for k, v := range r.config {
 			c[k] = v

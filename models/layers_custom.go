@@ -339,7 +339,7 @@ func buildCustom(g *graph, l *layerCall, s *LayerSpec) (int, error) {
 // unknownClassErr says how to describe a class gpusim does not know.
 func unknownClassErr(g *graph, class string) error {
 	where := "a sidecar MODEL.layers.yaml beside the model file"
-	if g.specs != nil {
+	if g.specs != nil && g.specs.File != "" {
 		where = g.specs.File
 	}
 	known := ""
@@ -351,6 +351,10 @@ func unknownClassErr(g *graph, class string) error {
 		sort.Strings(names)
 		known = " (it describes " + strings.Join(names, ", ") + ")"
 	}
+	short := class
+	if _, c, ok := strings.Cut(class, ">"); ok {
+		short = c // a registered name "package>Class" matches its class part
+	}
 	return fmt.Errorf("%w: a custom layer? describe class %q in %s%s, as layers: {%s: {like: Dense}} or its output, weights and flops_per_element (docs/models.md, \"Custom layers\")",
-		errUnsupported, class, where, known, class)
+		errUnsupported, class, where, known, short)
 }

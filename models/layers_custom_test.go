@@ -45,7 +45,7 @@ func TestCustomLayersSidecar(t *testing.T) {
 	if err := os.WriteFile(path, []byte(customJSON), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadFile(path); err == nil || !strings.Contains(err.Error(), `describe class "my_pkg>MyScale" in a sidecar MODEL.layers.yaml`) {
+	if _, err := LoadFile(path); err == nil || !strings.Contains(err.Error(), `describe class "my_pkg>MyScale" in `+SidecarPath(path)+`, as layers: {MyScale: {like: Dense}}`) {
 		t.Fatalf("LoadFile without a sidecar: %v, want the error that says how to describe my_pkg>MyScale", err)
 	}
 	if err := os.WriteFile(SidecarPath(path), []byte(customYAML), 0o644); err != nil {
