@@ -76,6 +76,14 @@ type Work struct {
 	// (convTransposedBytes); half precision convolutions are priced NHWC either way (TF and
 	// XLA run them NHWC from Volta on).
 	NHWC bool
+	// NoAutotune is TF_CUDNN_USE_AUTOTUNE=0: a TF convolution (not Graph: XLA autotunes its
+	// own) runs cuDNN's heuristic's first choice rather than the fastest algorithm timed
+	// (candidatePaths).
+	NoAutotune bool
+	// CuDNN is the cuDNN release as major*10+minor (0: a current one). Before 7.0 cuDNN has
+	// no Tensor Core math (CUDNN_TENSOR_OP_MATH came with cuDNN 7.0 for Volta), so a
+	// half-precision convolution runs on the CUDA cores.
+	CuDNN int
 }
 
 // Math paths: which arithmetic units run an op.
@@ -107,7 +115,7 @@ func (g *GPU) path(w Work) string {
 	}
 	switch dtypeOf(w) {
 	case Float16:
-		if g.HasTensorCores() {
+		if g.HasTensorCores() && !(w.Kind == KindConv && w.CuDNN > 0 && w.CuDNN < 70) {
 			return PathFP16TC
 		}
 		return PathPseudoHalf
@@ -140,11 +148,12 @@ func dtypeSize(dtype string) float64 {
 
 // ComputeRate returns the FLOP/s that w reaches on g when large: the path's peak times the
 // path's asymptotic efficiency for w's kind.
-func (g GPU) ComputeRate(w Work) float64 { return g.computeRate(w) }
+func (g GPU) ComputeRate(w Work) float64 { return g.computeRate(w, g.path(w)) }
 
-func (g *GPU) computeRate(w Work) float64 {
+// computeRate is ComputeRate with the matrix math on path p.
+func (g *GPU) computeRate(w Work, p string) float64 {
 	e := &g.Efficiency
-	switch p := g.path(w); p {
+	switch p {
 	case PathTF32:
 		return g.PeakTF32 * e.matrix(w.Kind, p)
 	case PathFP16TC:
@@ -219,16 +228,60 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 	if w.FLOPs < 0 || w.Bytes < 0 || w.Kernels < 0 || w.Host < 0 || math.IsNaN(w.FLOPs) || math.IsNaN(w.Bytes) {
 		return OpCost{}, fmt.Errorf("negative or NaN size in %s work (flops %g, bytes %g, kernels %d)", w.Kind, w.FLOPs, w.Bytes, w.Kernels)
 	}
+	c := g.costOn(w, g.path(w))
+	for _, alt := range g.candidatePaths(w) {
+		if a := g.costOn(w, alt); a.Exec < c.Exec {
+			c = a
+		}
+	}
+	return c, nil
+}
+
+// candidatePaths are the math paths, besides the one the dtype asks for (path), among whose
+// kernels the libraries pick the fastest for w. TF's convolution autotuner
+// (conv_ops_gpu.cc AutotuneConvImpl, TF_CUDNN_USE_AUTOTUNE on by default) times every
+// algorithm cuDNN lists for the shape, each once with Tensor Core math and once without
+// (stream_executor/cuda/cuda_dnn.cc GetConvolveAlgorithms pushes every algorithm with
+// tensor_ops true and false; set_use_tensor_op_math gives the descriptor CUDNN_TENSOR_OP_MATH
+// or CUDNN_FMA_MATH), and keeps the fastest, so a float32 convolution with TF32 allowed may
+// still run on the CUDA cores and a float16 one in PSEUDO_HALF_CONFIG (FP32 math on half
+// data). XLA's conv_algorithm_picker does the same for the convolutions it compiles.
+// cuBLAS's CUBLAS_TF32_TENSOR_OP_MATH and its default math for half inputs allow Tensor Cores
+// without forcing them: cublasLt's heuristic ranks the TF32/HMMA and FFMA kernels for the GPU
+// and the shape, priced here as the faster of the two. With Work.NoAutotune
+// (TF_CUDNN_USE_AUTOTUNE=0) a TF convolution takes cuDNN's heuristic's first choice instead:
+// the path the math mode asks for (path), its implicit GEMM (convAlgorithm).
+func (g *GPU) candidatePaths(w Work) []string {
+	switch w.Kind {
+	case KindMatMul, KindAttention:
+	case KindConv:
+		if w.NoAutotune && !w.Graph {
+			return nil
+		}
+	default:
+		return nil
+	}
+	switch g.path(w) {
+	case PathTF32:
+		return []string{PathFP32}
+	case PathFP16TC:
+		return []string{PathPseudoHalf}
+	}
+	return nil
+}
+
+// costOn prices w with its matrix math on path p.
+func (g *GPU) costOn(w Work, p string) OpCost {
 	k := float64(max(w.Kernels, 1))
 	e := &g.Efficiency
-	c := OpCost{Path: g.path(w)}
+	c := OpCost{Path: p}
 	// Size-dependent efficiency: a kernel reaches rate*F/(F+F_half) with F_half = rate*ramp,
 	// i.e. time = F/rate + ramp. The ramp (fill and tail of the waves of thread blocks) is paid
 	// per kernel.
 	var convMemory float64
 	hopper := g.hopperConv(w, c.Path)
 	if w.FLOPs > 0 {
-		rate := g.computeRate(w)
+		rate := g.computeRate(w, c.Path)
 		switch {
 		case hopper:
 			c.Algo, c.Compute = AlgoImplicitGEMM, g.hopperConvPasses(w, c.Path)
@@ -296,7 +349,7 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 		c.Exec += tb / (g.MemBandwidth * e.Memory)
 	}
 	c.Issue = k * g.hostPerKernel(w)
-	return c, nil
+	return c
 }
 
 // Time returns the device execution time of w in seconds (Cost(w).Exec). It panics on a Work

@@ -167,7 +167,7 @@ const (
 )
 
 // ConvAlgorithm returns the cuDNN algorithm that autotuning would keep for w and its compute
-// and memory time. Winograd is a candidate for 3x3 stride-1 ungrouped convolutions on the
+// and memory time (without autotuning, Work.NoAutotune, the heuristic's implicit GEMM). Winograd is a candidate for 3x3 stride-1 ungrouped convolutions on the
 // FP32 path only: cuDNN's Tensor Core kernels are implicit GEMMs, and its Winograd kernels run
 // on the CUDA cores (cudnnConvolutionFwdAlgo_t CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED
 // supports FLOAT and PSEUDO_HALF configurations). FFT algorithms are left out: they win only
@@ -184,7 +184,7 @@ func (g *GPU) convAlgorithm(w Work, p string, rate float64) (algo string, comput
 	algo = AlgoImplicitGEMM
 	compute = w.FLOPs / (rate * g.shapeEfficiency(s, p))
 	memory = w.Bytes / g.byteRate(w)
-	if (p == PathFP32 || p == PathPseudoHalf) && s.FilterH == 3 && s.FilterW == 3 && s.Stride == 1 && max(s.Batch, 1) == 1 {
+	if (!w.NoAutotune || w.Graph) && (p == PathFP32 || p == PathPseudoHalf) && s.FilterH == 3 && s.FilterW == 3 && s.Stride == 1 && max(s.Batch, 1) == 1 {
 		// Winograd: the batched GEMM over the 16 transform positions has M = batch x output
 		// tiles (a quarter of the output pixels), the same N and K = input channels.
 		ws := Shape{M: ceilDiv64(s.M, 4), N: s.N, K: s.InC, Batch: 16}

@@ -18,6 +18,7 @@ var configKeys = map[string]string{
 	"TF32":                "tf32",
 	"XLA":                 "xla",
 	"TFVersion":           "tf_version",
+	"CuDNNVersion":        "cudnn_version",
 	"XLADistinctShapes":   "xla_distinct_shapes",
 	"Framework":           "framework",
 	"Optimizer":           "optimizer",

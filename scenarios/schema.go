@@ -31,6 +31,7 @@ var schema = []field{
 	{"precision", "string", "float32 | mixed_float16 | mixed_bfloat16", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Precision) }},
 	{"tf32", "bool", "TensorFloat-32 matmuls (TF default true)", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.TF32) }},
 	{"xla", "bool", "jit_compile=True", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.XLA) }},
+	{"cudnn_version", "string", "cuDNN release, MAJOR.MINOR (\"\" = the one tf_version was built with): TF32 needs 8.0, Tensor Core convolutions 7.0", func(c *train.Config, n *yaml.Node) error { return str(n, &c.CuDNNVersion) }},
 	{"tf_version", "string", "TensorFlow release, MAJOR.MINOR (\"\" = current): before 2.13 XLA runs softmax and layer norm as several fusions", func(c *train.Config, n *yaml.Node) error { return str(n, &c.TFVersion) }},
 	{"framework", "string", "tensorflow | jax: what differentiates the step (jax: Keras 3 on the JAX backend)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Framework) }},
 	{"xla_distinct_shapes", "int", "distinct input shapes (sequence buckets); under XLA each new one recompiles the step", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.XLADistinctShapes) }},

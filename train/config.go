@@ -35,6 +35,9 @@ type System struct {
 	// TFVersion is the TensorFlow release the run uses ("1.15", "2.4"); "" is a current one.
 	// It decides which XLA fuses the step: see xla.go, rowReductionPasses.
 	TFVersion string
+	// CuDNNVersion is the cuDNN release ("7.6", "8.9"); "" is the one TFVersion was built
+	// with (release.go). TF32 needs cuDNN 8.0, Tensor Core convolutions cuDNN 7.0.
+	CuDNNVersion string
 	// ResourceVariables is TF1's tf.compat.v1.enable_resource_variables(): a TF 1.x graph's
 	// variables are then resource variables instead of reference variables, so an optimizer
 	// written as TF ops (bert-adamw, bert-lamb) assigns its results without copying them
@@ -498,6 +501,13 @@ func (c *Config) Validate() error {
 	if c.TFVersion != "" {
 		if _, _, err := parseTFVersion(c.TFVersion); err != nil {
 			add(fieldErr("TFVersion", "%v", err))
+		} else if _, err := releaseFor(c.TFVersion, "", hw.GPU{}); err != nil {
+			add(fieldErr("TFVersion", "%v", err))
+		}
+	}
+	if c.CuDNNVersion != "" {
+		if _, err := parseCuDNN(c.CuDNNVersion); err != nil {
+			add(fieldErr("CuDNNVersion", "%v", err))
 		}
 	}
 	if c.KerasVersion != 0 && c.KerasVersion != 2 && c.KerasVersion != 3 {

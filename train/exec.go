@@ -235,6 +235,11 @@ func (r *runner) opStart(rep *replica) {
 	// The first run of a convolution profiles its algorithms after the op has allocated its
 	// output and before the chosen algorithm's workspace is taken.
 	tune := op.tune != nil && !rep.tuned[op.tune.Key]
+	if tune && !cudnnAutotune(r.cfg.Env) {
+		// TF_CUDNN_USE_AUTOTUNE=0: cuDNN's heuristic picks the algorithm without profiling,
+		// so no candidate's scratch is ever asked for.
+		rep.tuned[op.tune.Key], tune = true, false
+	}
 	var deferred []int
 	for _, ti := range op.alloc {
 		if tune && op.plan.Tensors[ti].Role == models.Workspace {

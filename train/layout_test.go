@@ -59,10 +59,10 @@ func convTimes(t *testing.T, model string, batch int) (nchw, nhwc float64) {
 	return nchw, nhwc
 }
 
-// The NCHW transposes of TF32 convolutions (hw.Work.NHWC) add what the H200 measured between
-// its NCHW and NHWC runs of the same PyTorch models (testdata/h200/nchw against testdata/h200,
-// convolution kernels forward and backward), and the NHWC step's convolutions cost what the
-// NHWC run measured.
+// The NCHW convolutions with TF32 allowed, transposes included where the TF32 kernel is
+// kept (hw.Work.NHWC), cost what the H200 measured in its NCHW runs of the same PyTorch
+// models (testdata/h200/nchw, convolution kernels forward and backward), and the NHWC step's
+// convolutions what the NHWC run measured (testdata/h200).
 func TestNCHWTransposesMatchH200(t *testing.T) {
 	tests := []struct {
 		gpusim, h200 string
@@ -79,8 +79,11 @@ func TestNCHWTransposesMatchH200(t *testing.T) {
 		nchw, nhwc := convTimes(t, tc.gpusim, tc.batch)
 		t.Logf("%s b%d: NCHW %.1f ms (measured %.1f), NHWC %.1f ms (measured %.1f), transposes %.1f ms (measured %.1f)",
 			tc.gpusim, tc.batch, 1e3*nchw, 1e3*measNCHW, 1e3*nhwc, 1e3*measNHWC, 1e3*(nchw-nhwc), 1e3*(measNCHW-measNHWC))
-		if e := (nchw-nhwc)/(measNCHW-measNHWC) - 1; math.Abs(e) > 0.15 {
-			t.Errorf("%s b%d: NCHW transposes %.1f ms, measured %.1f ms (%+.0f%%, want within 15%%)", tc.gpusim, tc.batch, 1e3*(nchw-nhwc), 1e3*(measNCHW-measNHWC), 100*e)
+		// The autotuner keeps a CUDA-core Winograd kernel where it beats the TF32 one with its
+		// transposes (hw candidatePaths), as PyTorch's cudnn.benchmark does: what the NCHW
+		// run measured is the convolutions' time with the transposes where they were kept.
+		if e := nchw/measNCHW - 1; math.Abs(e) > 0.15 {
+			t.Errorf("%s b%d: NCHW convolutions %.1f ms, measured %.1f ms (%+.0f%%, want within 15%%)", tc.gpusim, tc.batch, 1e3*nchw, 1e3*measNCHW, 100*e)
 		}
 		if e := nhwc/measNHWC - 1; math.Abs(e) > 0.20 {
 			t.Errorf("%s b%d: NHWC convolutions %.1f ms, measured %.1f ms (%+.0f%%, want within 20%%)", tc.gpusim, tc.batch, 1e3*nhwc, 1e3*measNHWC, 100*e)

@@ -54,13 +54,16 @@ type pricedKey struct {
 	mp        *models.Plan
 	gpu       string // the profile written out (it holds a map, so hw.GPU is not comparable)
 	tf32, xla bool
-	splitRows bool  // XLA only: softmax and layer norm as several fusions (xla.go)
-	splitEpi  bool  // XLA only: a GEMM's element-wise consumers as a fusion of their own (xla.go)
-	convNHWC  bool  // convolutions laid out NHWC (runner.convNHWC)
-	onDevice  bool  // InputOnDevice: the input copy is free
-	keras     int   // XLA only: KerasVersion decides the batch norm's lowering
-	keepGrads bool  // XLA only
-	limit     int64 // XLA only
+	splitRows bool // XLA only: softmax and layer norm as several fusions (xla.go)
+	splitEpi  bool // XLA only: a GEMM's element-wise consumers as a fusion of their own (xla.go)
+	convNHWC  bool // convolutions laid out NHWC (runner.convNHWC)
+	onDevice  bool // InputOnDevice: the input copy is free
+	// noAutotune: TF_CUDNN_USE_AUTOTUNE=0, cuDNN's heuristic picks (hw.Work.NoAutotune)
+	noAutotune bool
+	cudnn      int   // Release.CuDNN: which convolution kernels exist
+	keras      int   // XLA only: KerasVersion decides the batch norm's lowering
+	keepGrads  bool  // XLA only
+	limit      int64 // XLA only
 }
 
 // gpuKey writes g out exactly: %v prints floats in their shortest round-trip form and map

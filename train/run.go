@@ -234,7 +234,8 @@ type runner struct {
 	convNHWC bool
 	eng      *sim.Engine
 	gpu      hw.GPU
-	gpuKey   string // gpu written out, the priced-plan cache's key (memo.go)
+	gpuKey   string  // gpu written out, the priced-plan cache's key (memo.go)
+	release  Release // the TF release's libraries (release.go)
 	model    *models.Model
 	replicas []*replica
 	// active are the replicas simulated: all, or replica 0 alone when the others are proven
@@ -338,7 +339,15 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
-	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[batchKey]*batch{},
+	rel, err := releaseFor(cfg.TFVersion, cfg.CuDNNVersion, gpu)
+	if err != nil {
+		field := "TFVersion"
+		if cfg.CuDNNVersion != "" {
+			field = "CuDNNVersion"
+		}
+		return nil, &FieldError{Field: field, Err: err}
+	}
+	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[batchKey]*batch{}, release: rel,
 		splitRowReductions: splitsRowReductions(cfg.TFVersion), splitGEMMEpilogues: splitsGEMMEpilogues(cfg.TFVersion)}
 	r.convNHWC = cfg.XLA && xlaConvNHWC(gpu, cfg.Framework, cfg.TFVersion) ||
 		!cfg.XLA && cfg.LayoutOptimizer != nil && !*cfg.LayoutOptimizer
@@ -800,7 +809,7 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	if r.gpuKey == "" {
 		r.gpuKey = gpuKey(r.gpu)
 	}
-	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.cfg.TF32, xla: r.cfg.XLA, splitRows: r.splitRowReductions, splitEpi: r.splitGEMMEpilogues, convNHWC: r.convNHWC, onDevice: r.inputOnDevice()}
+	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.tf32(), cudnn: r.release.CuDNN, xla: r.cfg.XLA, noAutotune: !cudnnAutotune(r.cfg.Env), splitRows: r.splitRowReductions, splitEpi: r.splitGEMMEpilogues, convNHWC: r.convNHWC, onDevice: r.inputOnDevice()}
 	if r.cfg.XLA {
 		k.keepGrads, k.limit = len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1, limit
 		k.keras = r.cfg.Keras()
@@ -884,6 +893,18 @@ func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *xla
 // envTrue reads a TF boolean environment variable as tsl's ReadBoolFromEnvVar does: "1" or
 // "true" (any case) is true.
 func envTrue(v string) bool { return v == "1" || strings.EqualFold(v, "true") }
+
+// tf32 reports whether float32 matmuls and convolutions may run as TF32: the run allows it
+// (Config.TF32) and its release has it (Release.TF32: TF 2.4+, NVIDIA's 1.15, cuDNN 8+).
+func (r *runner) tf32() bool { return r.cfg.TF32 && r.release.TF32 }
+
+// cudnnAutotune reads TF_CUDNN_USE_AUTOTUNE as TF does (conv_ops_gpu.cc CudnnUseAutotune:
+// tsl's ReadBoolFromEnvVar with default true, so only "0" or "false", any case, turn it off).
+// Off, a TF convolution runs cuDNN's heuristic's first algorithm (hw.Work.NoAutotune).
+func cudnnAutotune(env map[string]string) bool {
+	v := env["TF_CUDNN_USE_AUTOTUNE"]
+	return !(v == "0" || strings.EqualFold(v, "false"))
+}
 
 // tfMajor is the major version of TF release v (0 when unset or unreadable). TF 1.x graphs
 // get XLA only through auto-clustering (ConfigProto's global_jit_level), which is what their

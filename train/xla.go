@@ -155,7 +155,8 @@ const XLABatchNormPasses = 1.6
 // (command buffers for fusions, cuBLAS, cuDNN and custom calls are on by default; see
 // hw.GraphHostPerKernel), so the host does not launch kernel by kernel.
 func (r *runner) opWork(op models.Op) hw.Work {
-	w := work(op, r.cfg.TF32)
+	w := work(op, r.tf32())
+	w.CuDNN = r.release.CuDNN
 	if r.cfg.XLA && w.Kind == hw.KindNorm {
 		fwd, grad := strings.HasSuffix(op.Name, "/FusedBatchNormV3"), strings.HasSuffix(op.Name, "/FusedBatchNormV3/grad")
 		switch {
@@ -183,6 +184,9 @@ func (r *runner) opWork(op models.Op) hw.Work {
 	}
 	if w.Kind == hw.KindConv && r.convNHWC {
 		w.NHWC = true
+	}
+	if w.Kind == hw.KindConv && !cudnnAutotune(r.cfg.Env) {
+		w.NoAutotune = true
 	}
 	return w
 }
