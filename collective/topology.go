@@ -57,6 +57,16 @@ type Topology struct {
 	// InterSocketBandwidth is NCCL's figure for the link between CPU sockets that a "sys"
 	// ring crosses (src/graph/topo.h: SKL_QPI_BW 10, AMD_BW 16 GB/s), bytes/s.
 	InterSocketBandwidth float64
+	// SHM marks a PCIe ring between GPUs that cannot reach each other's memory (GeForce cards:
+	// the driver disables peer-to-peer over PCIe): NCCL's P2P transport is unavailable and
+	// each hop goes through NCCL's SHM transport, staged in pinned host memory (NCCL's
+	// src/transport/shm.cc; NCCL_P2P_DISABLE=1 forces the same on any GPU).
+	SHM bool
+	// HostBandwidth, when > 0, is what the box's host memory path carries of those staged
+	// copies for all its GPUs together, bytes/s: every hop writes its bytes into host memory
+	// and its neighbour reads them back, so an all-reduce over n ranks moves 2(n-1) x its
+	// bytes through the host, and the ring's bus bandwidth is at most HostBandwidth / n.
+	HostBandwidth float64
 	// MemBandwidth is device memory bandwidth in bytes/s, used by the copy-based reductions
 	// (add_n on the reducing GPU, copies between logical devices of one physical GPU). 0 makes
 	// those local steps free.
@@ -153,6 +163,16 @@ func nvlinkEfficiency(cc int) float64 {
 // generations, so the ratio holds for Gen4 and Gen5.
 const pcieEfficiency = 12.0 / 15.754
 
+// SHMEfficiency is the fraction of a P2P PCIe ring's bus bandwidth that NCCL's SHM transport
+// keeps: the sending GPU stores each chunk into pinned host memory and the receiving GPU loads
+// it back across PCIe (NCCL_SHM_USE_CUDA_MEMCPY off by default: the kernels themselves read
+// host memory), so every chunk makes two trips through the root complex and waits for the
+// flag that says it landed. Fitted on the GeForce RTX 2080 Ti box of the shared
+// tf_cnn_benchmarks logs (Xeon Gold 6230, PCIe Gen3, no NVLink bridges, XLA on: AlexNet and
+// VGG16 step time over the 1-GPU one, 2 to 8 GPUs, gives 4-6 GB/s of bus bandwidth against
+// NCCL's 12 GB/s PCI_BW): 0.45; the RTX 3090 boxes are held out.
+const SHMEfficiency = 0.45
+
 // a100BusBandwidthCap is NCCL 2.7's A100 refinement in ncclTopoTuneModel (src/graph/tuning.cc):
 // "if (compCap80) busBw = std::min(busBw, 235.0f)" GB/s, the measured ceiling of DGX A100 rings.
 const a100BusBandwidthCap = 235e9
@@ -179,6 +199,12 @@ func BusBandwidthOf(t Topology) float64 {
 			// The ring leaves one socket and comes back through the SMP link: NCCL's search
 			// (ncclTopoCompute) caps the ring at the slowest link on its path.
 			bw = math.Min(bw, t.InterSocketBandwidth)
+		}
+		if t.SHM {
+			bw *= SHMEfficiency
+			if t.HostBandwidth > 0 && t.GPUs > 1 {
+				bw = math.Min(bw, t.HostBandwidth/float64(t.GPUs))
+			}
 		}
 	}
 	if t.nodes() > 1 {

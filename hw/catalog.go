@@ -25,7 +25,8 @@ import (
 //   - NVLinkBandwidth is per direction (half the datasheet's bidirectional total). The
 //     optional two-card bridges of PCIe data-centre parts (A100 PCIe, H100 PCIe/NVL) are left
 //     out: gpusim's topology takes 300 GB/s and more on Ampere+ for an NVSwitch board; so are
-//     Turing and Volta bridges, which its topology would take for a mesh;
+//     Volta bridges, which its topology would take for a mesh (the RTX 2080 Ti's two-card
+//     bridge is in, as a bridge: train's bridgedNVLink);
 //   - the host link is PCI-SIG's per-direction rate for the card's generation, x16.
 var catalog = []GPU{
 	// Pascal.
@@ -69,7 +70,7 @@ var catalog = []GPU{
 		PeakFP16: 40.3 * TFLOPS, PeakFP16Vector: 20.1 * TFLOPS, L2Bytes: 4 * MiB, PCIeBandwidth: 15.75 * GBps},
 	{Name: "rtx2080ti", Description: "NVIDIA GeForce RTX 2080 Ti (Turing TU102)", MemoryBytes: 11 * GiB,
 		CCMajor: 7, CCMinor: 5, SMs: 68, MemBandwidth: 616 * GBps, PeakFP32: 13.4 * TFLOPS,
-		PeakFP16: 53.8 * TFLOPS, PeakFP16Vector: 26.9 * TFLOPS, L2Bytes: 5632 * KiB, PCIeBandwidth: 15.75 * GBps},
+		PeakFP16: 53.8 * TFLOPS, PeakFP16Vector: 26.9 * TFLOPS, L2Bytes: 5632 * KiB, NVLinkBandwidth: 50 * GBps, PCIeBandwidth: 15.75 * GBps},
 	{Name: "rtx2070-maxq", Description: "NVIDIA GeForce RTX 2070 with Max-Q Design (laptop)", MemoryBytes: 8 * GiB,
 		CCMajor: 7, CCMinor: 5, SMs: 36, MemBandwidth: 384 * GBps, PeakFP32: 5.46 * TFLOPS,
 		PeakFP16: 21.8 * TFLOPS, PeakFP16Vector: 10.9 * TFLOPS, L2Bytes: 4 * MiB, PCIeBandwidth: 15.75 * GBps},
@@ -248,7 +249,7 @@ var specSources = map[string]string{
 	"v100-sxm3-32gb": "NVIDIA DGX-2 datasheet (16 Tesla V100 32 GB, 2 PFLOPS Tensor = 125 each, NVSwitch, 300 GB/s NVLink per GPU) and Tesla V100 datasheet (SXM, 15.7 TFLOPS): the SXM2's 1,530 MHz boost, which TechPowerUp's V100 SXM3 32 GB entry lists too; its 350 W power limit (nvidia-smi) against the SXM2's 300 W is not modelled (docs/multigpu.md); the DGX-2 rows of DeepLearningExamples ran on it",
 	"rtx2070":        "Turing whitepaper appendix A, RTX 2070 reference (1,620 MHz): 7.5 TFLOPS FP32, 59.7 FP16-accumulate Tensor TFLOPS, so 29.9 with FP32 accumulate (GeForce half rate); 448 GB/s, 4 MB L2",
 	"rtx2080":        "Turing whitepaper appendix A, RTX 2080 reference (1,710 MHz): 10.1 TFLOPS FP32, 80.5 FP16-accumulate, 40.3 FP32-accumulate Tensor TFLOPS; 448 GB/s, 4 MB L2",
-	"rtx2080ti":      "Turing whitepaper appendix A, RTX 2080 Ti reference (1,545 MHz): 13.4 TFLOPS FP32, 107.6 FP16-accumulate, 53.8 FP32-accumulate Tensor TFLOPS; 616 GB/s, 5.5 MB L2; 11 GiB board capacity",
+	"rtx2080ti":      "Turing whitepaper appendix A, RTX 2080 Ti reference (1,545 MHz): 13.4 TFLOPS FP32, 107.6 FP16-accumulate, 53.8 FP32-accumulate Tensor TFLOPS; 616 GB/s, 5.5 MB L2; 11 GiB board capacity; NVLink bridge of two TU102 links, 100 GB/s bidirectional (Turing whitepaper: NVLink on TU102)",
 	"rtx2070-maxq":   "GeForce RTX 2070 Max-Q laptop spec page: 2,304 cores, boost up to 1,185 MHz (the Max-Q range's top), 8 GB GDDR6 at 12 Gbps on 256 bits = 384 GB/s; FP32 = cores x boost x 2 = 5.46 TFLOPS; Tensor rates by Turing GeForce's ratios (FP32 accumulate 4x FP32) - derived, not printed",
 	"rtx2080-maxq":   "GeForce RTX 2080 Max-Q laptop spec page: 2,944 cores, boost up to 1,095 MHz (the Max-Q range's top), 8 GB GDDR6 at 12 Gbps = 384 GB/s; FP32 6.45 TFLOPS = cores x boost x 2; Tensor rates by Turing GeForce's ratios - derived, not printed",
 	"titan-rtx":      "NVIDIA TITAN RTX spec page (4,608 cores, 1,770 MHz boost, 130 Tensor TFLOPS, 24 GB GDDR6, 672 GB/s); Turing whitepaper (TU102: 6 MB L2; TITAN/Quadro run FP32 accumulate at the full rate)",

@@ -84,6 +84,13 @@ func (g GPU) DispatchScale() float64 {
 	return g.HostDispatchScale
 }
 
+// PCIeP2P reports whether the GPU reaches its peers' memory over PCIe. NVIDIA's driver
+// disables PCIe peer-to-peer on GeForce boards (cudaDeviceCanAccessPeer returns 0 between two
+// GeForce cards without a bridge; CUDA's simpleP2P sample reports "Peer access not supported"
+// there), so NCCL falls back to its SHM transport through host memory
+// (collective.Topology.SHM); an NVLink bridge still gives a pair peer access.
+func (g GPU) PCIeP2P() bool { return !strings.Contains(g.Description, "GeForce") }
+
 // CC returns the compute capability as major*10+minor (70 for V100, 90 for H100).
 func (g GPU) CC() int { return g.CCMajor*10 + g.CCMinor }
 

@@ -57,6 +57,15 @@ type Host struct {
 	// crosses, B/s (NVIDIA/nccl src/graph/topo.h: QPI_BW 6.0, SKL_QPI_BW 10.0 for Intel
 	// Skylake and later, AMD_BW 16.0 GB/s).
 	InterSocketBandwidth float64 `yaml:"inter_socket_bandwidth"`
+	// NVLinkBridges says the box's cards are bridged in pairs (GPUs 0-1, 2-3, ...: the
+	// two-slot NVLink bridge of GeForce RTX 2080 Ti/3090 and RTX A-series cards) on an
+	// otherwise "pcie" box: a pair reaches each other over the bridge at the GPU profile's
+	// NVLinkBandwidth, and a ring over more GPUs takes PCIe hops between the pairs.
+	NVLinkBridges bool `yaml:"nvlink_bridges,omitempty"`
+	// HostCopyBandwidth is, for GPUs without PCIe peer-to-peer (GeForce), what the box's host
+	// memory path carries of NCCL's staged copies for all its GPUs together, B/s
+	// (collective.Topology.HostBandwidth); 0: only each GPU's own link binds.
+	HostCopyBandwidth float64 `yaml:"host_copy_bandwidth,omitempty"`
 	// Network is the fabric between boxes: "ib" (InfiniBand), "roce" or "ethernet" (NCCL's
 	// socket transport over TCP).
 	Network string `yaml:"network"`
@@ -160,6 +169,45 @@ var builtinHosts = []Host{
 		DiskBandwidth: 7 * GBps,
 		GPUs:          8, Interconnect: InterconnectPCIe, PCIePath: "sys", InterSocketBandwidth: ncclAMDBW,
 		Network: "roce", NICBandwidth: 12.5 * GBps / 8,
+	},
+	{
+		// An 8-GPU GeForce training box as Lambda's tf_cnn_benchmarks logs of the RTX
+		// 2080 Ti ran on it (the shared calibration CSV's Gold_6230 system): 2x Intel Xeon
+		// Gold 6230 (20 cores, 40 threads each: Intel ARK), PCIe Gen3 x16 to every GPU; the
+		// cards on both sockets, so a ring over all of them crosses UPI (nvidia-smi topo:
+		// SYS, NCCL's SKL_QPI_BW). The RAM is not in the logs: 384 GiB, six 32 GB DIMMs per
+		// socket, the Gold 6230's six channels filled.
+		Name: "xeon-gold-6230-8x", Cores: 80, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 384 * GiB,
+		PCIeBandwidth: 15.75 * GBps, DiskBandwidth: 3 * GBps,
+		GPUs: 8, Interconnect: InterconnectPCIe, PCIePath: "sys", InterSocketBandwidth: ncclSKLQPIBW,
+	},
+	{
+		// The same box with a two-slot NVLink bridge on each pair of cards (the logs'
+		// Gold_6230-..._NVLink systems).
+		Name: "xeon-gold-6230-8x-nvlink", Cores: 80, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 384 * GiB,
+		PCIeBandwidth: 15.75 * GBps, DiskBandwidth: 3 * GBps,
+		GPUs: 8, Interconnect: InterconnectPCIe, PCIePath: "sys", InterSocketBandwidth: ncclSKLQPIBW, NVLinkBridges: true,
+	},
+	{
+		// A 3-GPU workstation: AMD Ryzen Threadripper 3970X (32 cores, 64 threads: AMD's
+		// product page), PCIe Gen4 x16 slots on the CPU's root ports (nvidia-smi topo: PHB),
+		// as the shared 3970X-GeForce_RTX_3090 logs ran; 128 GiB (eight 16 GB DIMMs; the logs
+		// do not say).
+		Name: "threadripper-3970x-3x", Cores: 64, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 128 * GiB,
+		PCIeBandwidth: 31.5 * GBps, DiskBandwidth: 3 * GBps,
+		GPUs: 4, Interconnect: InterconnectPCIe, PCIePath: "phb",
+	},
+	{
+		// The 8-GPU AMD EPYC 7662 box of the shared 7662-GeForce_RTX_3090 logs: 64 cores,
+		// 128 threads (AMD's product page), PCIe Gen4 x16 per GPU, no peer-to-peer between
+		// the GeForce cards. Its all-reduce is bound by the host: over 2, 4 and 8 GPUs the
+		// logs' step time beyond the 1-GPU one (AlexNet and VGG16, fp32 and fp16) moves
+		// 2(n-1) x the gradients through host memory at 5.7-9 GB/s whatever n, so the host
+		// path, not a GPU's link, sets the rate: HostCopyBandwidth 6.5 GB/s, fitted on those
+		// rows. 512 GiB (the logs do not say).
+		Name: "epyc-7662-8x", Cores: 128, ThreadsPerCore: 2, SMTGain: SMTGain2Way, MemoryBytes: 512 * GiB,
+		PCIeBandwidth: 31.5 * GBps, DiskBandwidth: 3 * GBps,
+		GPUs: 8, Interconnect: InterconnectPCIe, PCIePath: "phb", HostCopyBandwidth: 6.5 * GBps,
 	},
 	{
 		// A typical workstation: 16 threads, 64 GiB, PCIe Gen4 x16.
@@ -369,7 +417,8 @@ func (h Host) Validate() error {
 		name string
 		v    float64
 	}{{"pcie_bandwidth", h.PCIeBandwidth}, {"disk_bandwidth", h.DiskBandwidth},
-		{"nvlink_bandwidth", h.NVLinkBandwidth}, {"inter_socket_bandwidth", h.InterSocketBandwidth}, {"nic_bandwidth", h.NICBandwidth}} {
+		{"nvlink_bandwidth", h.NVLinkBandwidth}, {"inter_socket_bandwidth", h.InterSocketBandwidth}, {"nic_bandwidth", h.NICBandwidth},
+		{"host_copy_bandwidth", h.HostCopyBandwidth}} {
 		if !(f.v >= 0) || f.v > 1e15 {
 			return bad(f.name, "%v: want a finite value >= 0", f.v)
 		}

@@ -131,10 +131,11 @@ func (d *tfDevices) crossDeviceOps(explicit string) (impl, warning string, err e
 }
 
 // bridgedNVLink reports whether g's NVLink is a bridge between two cards (GeForce/RTX-class
-// Ampere and later, NVLink below the 12 links of an SXM part) rather than a mesh or a switch:
-// NVIDIA's RTX 3090 bridge "connects two cards" (GA102 NVLink bridge, 4 links, 112.5 GB/s).
+// Turing, Ampere and later, NVLink below the 12 links of an SXM part) rather than a mesh or a
+// switch: NVIDIA's RTX 3090 bridge "connects two cards" (GA102 NVLink bridge, 4 links,
+// 112.5 GB/s), as the Turing bridge does (TU102: 2 links, 100 GB/s).
 func bridgedNVLink(g hw.GPU) bool {
-	return g.NVLinkBandwidth > 0 && g.CCMajor >= 8 && g.NVLinkBandwidth < 300e9
+	return g.NVLinkBandwidth > 0 && (g.CCMajor >= 8 || g.CC() == 75) && g.NVLinkBandwidth < 300e9
 }
 
 // replicaGPUs returns the logical GPUs that run a replica: for MirroredStrategy every logical

@@ -612,6 +612,11 @@ func topologyOf(g hw.GPU, h hw.Host, hostSet bool, n, nodes int, phys []int) (co
 				t.LinkBandwidth = math.Min(t.LinkBandwidth, h.PCIeBandwidth)
 			}
 			t.PCIePath, t.InterSocketBandwidth = h.PCIePath, h.InterSocketBandwidth
+			t.SHM, t.HostBandwidth = !g.PCIeP2P(), h.HostCopyBandwidth
+			if bridgedPair(g, h, n, nodes, phys) {
+				// Two cards on one bridge: NCCL's P2P transport over NVLink.
+				t.Kind, t.LinkBandwidth, t.SHM = collective.NVLink, g.NVLinkBandwidth, false
+			}
 		}
 		if !(t.LinkBandwidth > 0) {
 			return t, &FieldError{Field: "Host", Err: fmt.Errorf("host %s: %s interconnect without a link bandwidth (nvlink_bandwidth), and GPU %s has none", h.Name, h.Interconnect, g.Name)}
@@ -628,6 +633,16 @@ func topologyOf(g hw.GPU, h hw.Host, hostSet bool, n, nodes int, phys []int) (co
 		t.Nodes, t.NetBandwidth = nodes, h.NICBandwidth*float64(n/nodes)
 	}
 	return t, nil
+}
+
+// bridgedPair reports whether the ring is one bridged pair of host h: two replicas on one
+// host, on GPUs 2k and 2k+1 of a box whose pairs carry NVLink bridges (hw.Host.NVLinkBridges),
+// of a GPU with a bridge link.
+func bridgedPair(g hw.GPU, h hw.Host, n, nodes int, phys []int) bool {
+	if !h.NVLinkBridges || g.NVLinkBandwidth <= 0 || n != 2 || nodes > 1 {
+		return false
+	}
+	return len(phys) < 2 || phys[0]/2 == phys[1]/2
 }
 
 // withTopology is host h with its interconnect replaced by Config.Topology (its other
@@ -662,7 +677,7 @@ func withTopology(h hw.Host, hostSet bool, topo string) (hw.Host, bool) {
 // everything else talks over PCIe.
 func topology(g hw.GPU, n int) collective.Topology {
 	t := collective.Topology{GPUs: n, Kind: collective.PCIe, LinkBandwidth: g.PCIeBandwidth,
-		CCMajor: g.CCMajor, CCMinor: g.CCMinor, MemBandwidth: g.MemBandwidth}
+		CCMajor: g.CCMajor, CCMinor: g.CCMinor, MemBandwidth: g.MemBandwidth, SHM: !g.PCIeP2P()}
 	switch {
 	case g.NVLinkBandwidth >= 300e9 && g.CCMajor >= 8: // 12+ NVLink3/4 links: SXM on NVSwitch
 		t.Kind, t.LinkBandwidth = collective.NVSwitch, g.NVLinkBandwidth
@@ -670,7 +685,7 @@ func topology(g hw.GPU, n int) collective.Topology {
 		// A bridge joins two cards; NCCL's ring through more of them takes PCIe hops, and the
 		// ring runs at its slowest link.
 	case g.NVLinkBandwidth > 0:
-		t.Kind, t.LinkBandwidth = collective.NVLink, g.NVLinkBandwidth
+		t.Kind, t.LinkBandwidth, t.SHM = collective.NVLink, g.NVLinkBandwidth, false
 	}
 	return t
 }
