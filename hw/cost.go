@@ -230,11 +230,32 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 	}
 	c := g.costOn(w, g.path(w))
 	for _, alt := range g.candidatePaths(w) {
+		if g.cudaCoreFloor(w, c) >= c.Exec {
+			continue // the CUDA cores cannot beat it: no need to price them
+		}
 		if a := g.costOn(w, alt); a.Exec < c.Exec {
 			c = a
 		}
 	}
 	return c, nil
+}
+
+// cudaCoreFloor is a lower bound of w's time on the CUDA-core paths (FP32, pseudo-half), given
+// tc, its cost on the Tensor Core path: its FLOPs at the full FP32 peak (Winograd's multiply
+// saving included for a convolution; every efficiency of those paths is at most 1, as
+// fp32Fraction caps it, PseudoHalf taken at 1 or above), or its bytes at tc's memory time,
+// which the CUDA-core kernels move at least, plus the same gaps. A Tensor Core kernel at or
+// under the floor is the autotuner's pick without pricing the others.
+func (g *GPU) cudaCoreFloor(w Work, tc OpCost) float64 {
+	if g.PeakFP32 <= 0 || w.Shape.InC == 1 && w.Shape.Batch > 1 {
+		// A depthwise convolution runs its own kernels whatever the math path.
+		return math.Inf(1)
+	}
+	rate := g.PeakFP32 * max(1, g.Efficiency.PseudoHalf)
+	if w.Kind == KindConv {
+		rate *= winogradMultiplies
+	}
+	return max(w.FLOPs/rate, tc.Memory) + float64(max(w.Kernels, 1))*g.Efficiency.KernelGap
 }
 
 // candidatePaths are the math paths, besides the one the dtype asks for (path), among whose
