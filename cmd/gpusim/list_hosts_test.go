@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"testing"
 
 	"github.com/gpusim/gpusim/hw"
@@ -39,7 +40,7 @@ func TestListHosts(t *testing.T) {
 	if err := run(context.Background(), &out, &errb, []string{"list", "hosts"}); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(out.Bytes(), []byte("dgx-2        96 (2 per core)")) || !bytes.Contains(out.Bytes(), []byte("nvswitch 150GB/s")) {
+	if !regexp.MustCompile(`\ndgx-2 +96 \(2 per core\)`).Match(out.Bytes()) || !bytes.Contains(out.Bytes(), []byte("nvswitch 150GB/s")) {
 		t.Errorf("list hosts text:\n%s", out.String())
 	}
 }
