@@ -9,7 +9,7 @@ import "embed"
 
 // Testdata is the shipped measurement files at their repository paths.
 //
-//go:embed testdata/dle/dle_tf.csv
+//go:embed testdata/dle/dle_tf.csv testdata/tfcnn/tfcnn.csv
 //go:embed testdata/h200/steps.csv testdata/h200/nchw/steps.csv
 //go:embed testdata/h200/jax/steps.csv
 //go:embed testdata/h200/keras/steps.csv testdata/h200/keras/*/k*.csv

@@ -3,6 +3,8 @@ package validate
 import (
 	"math"
 	"sort"
+
+	"github.com/gpusim/gpusim/hw"
 )
 
 // holdOuts fills the leave-one-GPU-out and leave-one-model-out folds over each set file's
@@ -29,17 +31,31 @@ func (v *Validation) holdOuts() {
 		"testdata/h200), so every figure is already out of sample and each held-out figure "+
 		"is the plain prediction: the spread over folds is how far an unseen GPU or model may be off")
 	sort.Slice(sets, func(i, j int) bool { return v.less(sets[i], sets[j]) })
+	var all []int
 	for _, set := range sets {
 		for _, by := range []string{"gpu", "model"} {
 			v.folds(set, by, pools[set])
 		}
+		all = append(all, pools[set]...)
+	}
+	if len(sets) > 1 {
+		// Architectures across every set file's 1-GPU rows (NVIDIA's tables: Volta, GA100;
+		// the tf_cnn_benchmarks logs: Turing, GA10x).
+		sort.Ints(all)
+		v.folds("1-GPU", "architecture", all)
 	}
 }
 
 // folds holds out each value of by in turn from the rows idx of set.
 func (v *Validation) folds(set, by string, idx []int) {
 	key := func(r Row) string {
-		if by == "gpu" {
+		switch by {
+		case "gpu":
+			return r.GPU()
+		case "architecture":
+			if g, err := hw.LookupGPU(r.GPU()); err == nil {
+				return g.Architecture()
+			}
 			return r.GPU()
 		}
 		return modelGroup(r.Model())

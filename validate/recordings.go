@@ -28,7 +28,8 @@ const (
 )
 
 // ReadShipped reads every measurement under dir (the repository's testdata): the DLE rows
-// gpusim can simulate (dle/dle_tf.csv, a measurement-set file), the PyTorch H200 steps
+// gpusim can simulate (dle/dle_tf.csv, a measurement-set file), the tf_cnn_benchmarks rows of
+// two consumer GPUs (tfcnn/tfcnn.csv, another), the PyTorch H200 steps
 // (h200/steps.csv, float32 CNN rows replaced by their NCHW re-run in h200/nchw as TF lays them
 // out), the JAX steps (h200/jax/steps.csv) and the Keras steps (h200/keras/steps.csv and the
 // later recordings in h200/keras/host, repeat, split, seq and rep) where present. Errors name
@@ -52,6 +53,11 @@ func readShipped(open files, dir string) ([]Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
+	tfcnn, err := readSet(open, filepath.Join(dir, "tfcnn", "tfcnn.csv"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	all = append(all, tfcnn...)
 	pt, err := readPyTorch(open, filepath.Join(dir, "h200"))
 	if err != nil {
 		return nil, err

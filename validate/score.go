@@ -130,6 +130,7 @@ func predict(ctx context.Context, ms []Measurement, o Options, run analysis.RunF
 	rows := make([]Row, len(ms))
 	sem := make(chan struct{}, max(o.Jobs, 1))
 	var wg sync.WaitGroup
+	run = sharedRuns(run)
 	for i, m := range ms {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -143,6 +144,34 @@ func predict(ctx context.Context, ms []Measurement, o Options, run analysis.RunF
 	}
 	wg.Wait()
 	return rows, ctx.Err()
+}
+
+// sharedRuns runs each distinct configuration once: rows that are one scenario read from two
+// places (the tf_cnn_benchmarks logs' trt and trt2 folders, README versions) share one
+// deterministic simulation. A configuration holding pointers (a profile, an input pipeline)
+// is keyed by their addresses, so it is shared only with itself.
+func sharedRuns(run analysis.RunFunc) analysis.RunFunc {
+	type entry struct {
+		once sync.Once
+		res  *train.Result
+		err  error
+	}
+	var mu sync.Mutex
+	seen := map[string]*entry{}
+	return func(ctx context.Context, c train.Config) (*train.Result, error) {
+		k := c
+		k.Name = ""
+		key := fmt.Sprintf("%+v", k)
+		mu.Lock()
+		e := seen[key]
+		if e == nil {
+			e = &entry{}
+			seen[key] = e
+		}
+		mu.Unlock()
+		e.once.Do(func() { e.res, e.err = run(ctx, c) })
+		return e.res, e.err
+	}
 }
 
 func predictOne(ctx context.Context, m Measurement, steps int, run analysis.RunFunc) Row {
@@ -334,6 +363,20 @@ func ratios(rows []Row) []Ratio {
 	}
 	same := func(a, b Row) bool {
 		return a.Version == b.Version && a.Set == b.Set && a.Metric == b.Metric && a.Model() == b.Model() && a.GPU() == b.GPU() && a.GPUs() == b.GPUs()
+	}
+	// Scaling: an n-GPU row's throughput over n times its 1-GPU twin's, of one version (a
+	// README table, a log folder), model, GPU, precision, XLA setting and batch per GPU.
+	for i, a := range rows {
+		for j, b := range rows {
+			if i == j || a.GPUs() <= 1 || b.GPUs() != 1 || a.Metric != Throughput || b.Metric != Throughput ||
+				a.Version != b.Version || a.Source != b.Source || a.Model() != b.Model() || a.GPU() != b.GPU() ||
+				a.Label != b.Label || a.XLA() != b.XLA() || a.Batch() != b.Batch() || !a.ok() || !b.ok() {
+				continue
+			}
+			n := float64(a.GPUs())
+			meas, pred := a.Value/(n*b.Value), a.Predicted/(n*b.Predicted)
+			out = append(out, Ratio{Kind: "scaling", Set: a.Set, Num: i, Den: j, Measured: meas, Predicted: pred, Err: pred/meas - 1})
+		}
 	}
 	for i, a := range rows {
 		for j, b := range rows {

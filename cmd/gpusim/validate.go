@@ -40,6 +40,10 @@ built into the binary, so from any directory; --data DIR reads a testdata direct
   dle 1-GPU      NVIDIA DeepLearningExamples README tables (real TensorFlow on DGX-1, DGX-2,
                  DGX A100), one GPU, throughput: the accuracy figures
   dle multi-GPU  the same tables' multi-GPU rows, one Horovod process per GPU as NVIDIA ran them
+  tfcnn 1-GPU    tf_cnn_benchmarks on GeForce RTX 2080 Ti and RTX 3090 boxes (Lambda's logs,
+                 TF 1.15-2.4, synthetic data), one GPU, throughput
+  tfcnn multi-GPU  the same logs on 2-8 GPUs, one process and NCCL; "scaling" is the n-GPU
+                 throughput over n times the 1-GPU one of the same log folder
   h200-keras     real Keras 3 model.fit (JAX backend, XLA) on the H200, step time, the batch
                  already on the GPU (device-fed) and from host arrays (host-fed)
   h200-jax       jitted pure-JAX training steps on the H200, step time
@@ -60,9 +64,9 @@ DLE set, is another and goes through the same path.
 For each set: the mean absolute relative error (MAE), the mean signed error (bias: + is a
 prediction too fast for a throughput, too slow for a step time) and the largest error, over all
 rows and by GPU, model, precision and XLA; the XLA on/off and AMP/TF32 (AMP/FP32) speedups of
-rows of one table that differ in that knob only; and leave-one-GPU-out / leave-one-model-out
-figures over a set file's single-GPU rows (nothing is fitted on them: each fold is the plain
-prediction). testdata/dle/README.md says which DLE rows are kept and why the others are not.
+rows of one table that differ in that knob only, and each multi-GPU row's scaling over its
+1-GPU twin; leave-one-GPU-out / leave-one-model-out figures over a set file's single-GPU rows,
+and leave-one-architecture-out over every set's (each fold is the plain prediction). testdata/dle/README.md says which DLE rows are kept and why the others are not.
 
 --set keeps the sets whose name starts with NAME (repeatable). --rows lists every row; a
 "run mean" row is a table that gives a whole run's mean throughput, its startup included
