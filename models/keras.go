@@ -315,6 +315,11 @@ func (im *importer) layer(class, name string, c map[string]any, ins []int, prefi
 	if _, isModel := c["layers"]; isModel && (class == "Sequential" || class == "Functional" || class == "Model") {
 		return im.model(class, name, c, ins, prefix+name+"/", trainable)
 	}
+	if functionalSubclass(c) && im.g.specs.lookup(class, name) == nil {
+		// A registered subclass of keras.Model built functionally (class_name "my_pkg>Encoder")
+		// writes Functional's config: read it as the nested model it is.
+		return im.model("Functional", name, c, ins, prefix+name+"/", trainable)
+	}
 	return im.call(class, name, c, ins, prefix, trainable)
 }
 
@@ -546,6 +551,9 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 // Keras 2.2 Sequential built with an input shape (a Functional subclass there; a Keras 3
 // Sequential is not one), 0 for everything else.
 func firstNodeIndex(class string, c map[string]any, inbound any) int {
+	if functionalSubclass(c) {
+		return 1
+	}
 	switch class {
 	case "Functional", "Model":
 		return 1
@@ -571,6 +579,15 @@ func firstNodeIndex(class string, c map[string]any, inbound any) int {
 		}
 	}
 	return 0
+}
+
+// functionalSubclass reports whether a layer config is a functional model's (Functional.get_config:
+// layers, input_layers and output_layers), whatever its class is named.
+func functionalSubclass(c map[string]any) bool {
+	_, l := c["layers"].([]any)
+	_, in := c["input_layers"]
+	_, out := c["output_layers"]
+	return l && in && out
 }
 
 // refList reads [["name", node, tensor], ...] (a single ["name", 0, 0] is accepted too).

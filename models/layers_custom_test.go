@@ -1,6 +1,8 @@
 package models
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +128,33 @@ func TestKeras3Archive(t *testing.T) {
 	}
 	if m.Params != e.Counts.Params || m.TrainableParams != e.Counts.Trainable {
 		t.Errorf("small.keras: params %d trainable %d, want Keras's %d / %d", m.Params, m.TrainableParams, e.Counts.Params, e.Counts.Trainable)
+	}
+}
+
+// TestFunctionalSubclass: a registered keras.Model subclass built functionally (its config is
+// Functional's) reads as a nested model, with no sidecar.
+func TestFunctionalSubclass(t *testing.T) {
+	inner := oneLayerJSON("Dense", map[string]any{"units": 3}, false, []int{4})
+	var sub map[string]any
+	if err := json.Unmarshal([]byte(inner), &sub); err != nil {
+		t.Fatal(err)
+	}
+	c := sub["config"].(map[string]any)
+	c["name"] = "enc"
+	outer := map[string]any{"class_name": "Functional", "config": map[string]any{"name": "top",
+		"layers": []any{
+			map[string]any{"class_name": "InputLayer", "name": "x", "config": map[string]any{"batch_shape": []any{nil, 4}, "name": "x"}, "inbound_nodes": []any{}},
+			map[string]any{"module": "my_pkg", "class_name": "my_pkg>Encoder", "registered_name": "my_pkg>Encoder", "name": "enc", "config": c,
+				"inbound_nodes": []any{map[string]any{"args": []any{map[string]any{"class_name": "__keras_tensor__",
+					"config": map[string]any{"shape": []any{nil, 4}, "keras_history": []any{"x", 0, 0}}}}, "kwargs": map[string]any{}}}},
+		},
+		"input_layers": []any{[]any{"x", 0, 0}}, "output_layers": []any{[]any{"enc", 1, 0}}}}
+	b, _ := json.Marshal(outer)
+	m, err := FromKerasJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Params != 4*3+3 || !equalInts(m.OutputShapes[0], []int{3}) {
+		t.Errorf("params %d output %v, want 15 and [3]", m.Params, m.OutputShapes)
 	}
 }
