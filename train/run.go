@@ -812,12 +812,7 @@ func (r *runner) setupAllReduce() error {
 // limit (XLA's rematerialization aims below it). The priced plan is shared by every run of the
 // process that asks for the same one (memo.go).
 func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
-	mp, err := r.model.Plan(models.PlanOptions{Batch: batch, Precision: models.Precision(r.cfg.Precision), XLA: r.cfg.XLA, JAX: r.cfg.Framework == "jax",
-		BlasWorkspace: blasWorkspace(r.gpu.CCMajor), Optimizer: r.cfg.Optimizer,
-		BatchNormSpatialPersistent: envTrue(r.cfg.Env["TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"]),
-		GraphRewriteAMP:            graphRewriteAMP(r.cfg.Env), XLAAutoCluster: r.cfg.XLA && (tfMajor(r.cfg.TFVersion) == 1 || autoJit(r.cfg.Env)),
-		ResourceVariables: r.cfg.ResourceVariables || tfMajor(r.cfg.TFVersion) != 1,
-		L2Decay:           r.cfg.L2Decay, StaticLossScale: r.cfg.StaticLossScale && r.cfg.Precision == "mixed_float16"})
+	mp, err := r.model.Plan(planOptions(&r.cfg, r.gpu, batch))
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
