@@ -11,6 +11,8 @@
 //   - Capacity searches: the largest batch that fits (MaxBatch) and the fewest GPUs that
 //     reach a throughput (GPUs).
 //   - Sweeps: Sweep runs independent simulations on a worker pool, results in input order.
+//   - Plan searches (Plan): the TF settings and GPUs that best meet a Goal, pruned by cheap
+//     bounds (Bounds: memory, roofline, priced compute) before simulating (docs/plan.md).
 //
 // A Session remembers every configuration it simulated, so one baseline is simulated once
 // for all the runs that need it (gpusim run mirrored-4xa100 costs three simulations: the run,

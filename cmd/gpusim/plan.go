@@ -189,6 +189,12 @@ func (f *planFlags) options(sc *scenarios.Scenario, fs *pflag.FlagSet) (analysis
 		return o, usagef("plan: --max-gpus (a hardware.count): %v", err)
 	}
 	o.Space = analysis.DefaultPlanSpace(sc.Config, gpus, maxGPUs)
+	if o.Goal == analysis.GoalMaxBatch {
+		// The largest batch is the question: replica batches past the default ladder, which
+		// the memory bound prunes cheaply where they cannot fit.
+		o.Space.ReplicaBatches = append(o.Space.ReplicaBatches, 2048, 4096, 8192, 16384)
+		o.Space.Accumulation = append(o.Space.Accumulation, 8, 16)
+	}
 	if f.prices != "" {
 		p, err := loadPrices(f.prices)
 		if err != nil {
@@ -378,7 +384,7 @@ func writePlanText(w io.Writer, sc *scenarios.Scenario, rep *analysis.PlanReport
 		fmt.Fprintf(&b, "  check: gpusim run %s %s\n", sc.Name, strings.Join(lines, " "))
 		fmt.Fprintf(&b, "plan %d as TF/Keras code:\n", p.Rank)
 		for _, l := range strings.Split(strings.TrimRight(report.TFCode(&p.Config), "\n"), "\n") {
-			fmt.Fprintf(&b, "  %s\n", l)
+			fmt.Fprintln(&b, strings.TrimRight("  "+l, " "))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -388,7 +394,7 @@ func writePlanText(w io.Writer, sc *scenarios.Scenario, rep *analysis.PlanReport
 // writePlanTable writes the ranked plans under the scenario as it is ("now").
 func writePlanTable(b *strings.Builder, rep *analysis.PlanReport, o analysis.PlanOptions) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	head := "  rank\tGPU\tGPUs\tstrategy\tbatch\taccum\tprecision\tXLA\tTF32\tmemory\tsamples/s\tstep\tpeak / limit\tvs now"
+	head := "  rank\tGPU\tGPUs\tstrategy\tbatch\taccum\tprecision\tXLA\tTF32\tmemory\tsamples/s\tstep\tpeak / limit\tthroughput vs now"
 	cost := rep.Goal == analysis.GoalCost || rep.Goal == analysis.GoalTimeToTrain || o.BudgetDollars > 0 || o.BudgetSeconds > 0
 	if cost {
 		head += "\ttime to train\tGPU-hours"
