@@ -98,6 +98,8 @@ type PlanReport struct {
 
 // candidate is a point of the space with its bounds.
 type candidate struct {
+	// index is the point's place in the roofline order (ties keep it).
+	index  int
 	knobs  PlanKnobs
 	cfg    train.Config
 	bounds Bounds
@@ -132,33 +134,13 @@ func Plan(ctx context.Context, base train.Config, o PlanOptions) (*PlanReport, e
 		return nil, err
 	}
 	sess := NewSession(o.Run)
-	bd := newBounder()
+	q := &planQueue{o: &o, cands: cands, bd: newBounder(), rep: rep}
 	var found []PlanResult
-	for next := 0; next < len(cands); {
+	for {
 		kth, full := kthScore(found, top)
-		var wave []candidate
-		for ; next < len(cands) && len(wave) < planWave; next++ {
-			c := cands[next]
-			if full && c.optimistic <= kth {
-				// Sorted by this bound: no candidate left can beat the top plans.
-				rep.PrunedRoofline += len(cands) - next
-				next = len(cands)
-				break
-			}
-			if full {
-				t, err := bd.compute(c.cfg)
-				if err != nil {
-					return nil, err
-				}
-				if t > c.bounds.StepTime {
-					c.bounds.StepTime = t
-				}
-				if o.score(c.knobs, float64(c.knobs.GlobalBatch)/c.bounds.StepTime, c.bounds.StepTime) <= kth {
-					rep.PrunedCompute++
-					continue
-				}
-			}
-			wave = append(wave, c)
+		wave, err := q.wave(kth, full)
+		if err != nil {
+			return nil, err
 		}
 		if len(wave) == 0 {
 			break
@@ -266,6 +248,9 @@ func (o *PlanOptions) candidates(base train.Config, rep *PlanReport) ([]candidat
 		}
 		return 0
 	})
+	for i := range cands {
+		cands[i].index = i
+	}
 	return cands, nil
 }
 
@@ -365,4 +350,68 @@ func (o *PlanOptions) judge(ctx context.Context, sess *Session, r *PlanResult) e
 // describeKnobs names a plan in an error.
 func describeKnobs(k PlanKnobs) string {
 	return fmt.Sprintf("%d x %s %s batch %d/%d %s xla=%t", k.GPUs, k.GPU, k.Strategy, k.GlobalBatch, k.Accumulation, k.Precision, k.XLA)
+}
+
+// planQueue hands out the candidates best bound first. cands is in roofline order; a candidate
+// taken from it gets its compute bound (tighter, and costlier: priced once per step plan) and
+// waits in ready, ordered by that. A candidate leaves ready only when no candidate left in
+// cands could have a better bound: its roofline bound, which the compute bound only lowers,
+// is not above the best in ready.
+type planQueue struct {
+	o     *PlanOptions
+	cands []candidate
+	next  int
+	ready []candidate
+	bd    *bounder
+	rep   *PlanReport
+}
+
+// wave returns the next planWave candidates to simulate, best first, pruning those whose bound
+// cannot beat kth (when full: the top plans are found); empty when none is left.
+func (q *planQueue) wave(kth float64, full bool) ([]candidate, error) {
+	var wave []candidate
+	for len(wave) < planWave {
+		for q.next < len(q.cands) && (len(q.ready) == 0 || q.cands[q.next].optimistic > q.ready[0].optimistic) {
+			c := q.cands[q.next]
+			if full && c.optimistic <= kth {
+				// In roofline order: no candidate left there can beat the top plans.
+				q.rep.PrunedRoofline += len(q.cands) - q.next
+				q.next = len(q.cands)
+				break
+			}
+			q.next++
+			t, err := q.bd.compute(c.cfg)
+			if err != nil {
+				return nil, err
+			}
+			c.bounds.StepTime = max(c.bounds.StepTime, t)
+			c.optimistic = q.o.score(c.knobs, float64(c.knobs.GlobalBatch)/c.bounds.StepTime, c.bounds.StepTime)
+			if full && c.optimistic <= kth {
+				q.rep.PrunedCompute++
+				continue
+			}
+			i, _ := slices.BinarySearchFunc(q.ready, c, func(a, b candidate) int {
+				switch {
+				case a.optimistic > b.optimistic:
+					return -1
+				case a.optimistic < b.optimistic:
+					return 1
+				}
+				return a.index - b.index
+			})
+			q.ready = slices.Insert(q.ready, i, c)
+		}
+		if len(q.ready) == 0 {
+			break
+		}
+		if full && q.ready[0].optimistic <= kth {
+			// Ordered by the compute bound: none waiting can beat the top plans.
+			q.rep.PrunedCompute += len(q.ready)
+			q.ready = nil
+			continue
+		}
+		wave = append(wave, q.ready[0])
+		q.ready = q.ready[1:]
+	}
+	return wave, nil
 }
