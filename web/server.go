@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gpusim/gpusim/analysis"
+	"github.com/gpusim/gpusim/internal/suggest"
 	"github.com/gpusim/gpusim/report"
 	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/train"
@@ -243,7 +244,7 @@ func (e badRequest) Unwrap() error { return e.error }
 // run, the remedies) within ctx and builds the answer.
 func (s *Server) run(ctx context.Context, name string, sets []string) (*runResponse, error) {
 	if !isBuiltin(name) {
-		return nil, badRequest{fmt.Errorf("unknown scenario %q (built-ins: %s)", name, strings.Join(scenarios.Names(), ", "))}
+		return nil, badRequest{fmt.Errorf("unknown scenario %q (%s)", name, suggest.Hint(name, scenarios.Names(), "gpusim list scenarios"))}
 	}
 	sc, err := scenario(name, sets)
 	if err != nil {

@@ -102,3 +102,15 @@ func FuzzServerSets(f *testing.F) {
 		}
 	})
 }
+
+// An unknown scenario gets one suggestion, as gpusim run gives it, not the list of built-ins.
+func TestUnknownScenarioSuggests(t *testing.T) {
+	ts := newServer(t, Options{})
+	code, body := get(t, runURL(ts.URL, "input-bund"))
+	var e struct{ Error string }
+	json.Unmarshal(body, &e)
+	want := `unknown scenario "input-bund" (did you mean "input-bound"?`
+	if code != 400 || !strings.HasPrefix(e.Error, want) || strings.Contains(e.Error, "xla-recompile") {
+		t.Errorf("GET scenario=input-bund = %d %q, want 400 starting %q", code, e.Error, want)
+	}
+}
