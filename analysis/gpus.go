@@ -29,6 +29,13 @@ type GPUsOptions struct {
 	Run RunFunc
 	// Training, when DatasetSize > 0, gives every trial its time to train.
 	Training Training
+	// Confidence, when above 0, is the probability the answer must reach the target with: a
+	// count reaches it when the Confidence lower bound of its throughput does (the simulated
+	// throughput times the 1-Confidence quantile of the validation residuals like it,
+	// uncertainty.go). 0 compares the simulated throughput itself.
+	Confidence float64
+	// Uncertainty gives the residuals (nil: ShippedUncertainty).
+	Uncertainty *Uncertainty
 }
 
 // GPUTrial is one simulated GPU count.
@@ -54,11 +61,17 @@ type GPUTrial struct {
 	Bound         string  `json:"bound,omitempty"`
 	PeakBytes     int64   `json:"peak_bytes_in_use"`
 	OOM           *OOM    `json:"oom,omitempty"`
-	// Reaches says Throughput >= the target.
+	// ThroughputInterval is Throughput's 80% prediction interval (absent after an OOM).
+	ThroughputInterval *Interval `json:"throughput_samples_per_s_interval,omitempty"`
+	// ThroughputAtConfidence is the throughput reached with GPUsOptions.Confidence (absent
+	// without one).
+	ThroughputAtConfidence float64 `json:"throughput_at_confidence,omitempty"`
+	// Reaches says Throughput (ThroughputAtConfidence with a confidence) >= the target.
 	Reaches bool `json:"reaches"`
 	// TrainSeconds is the time to train GPUsOptions.Training at StepTime (0 when not asked
-	// or after an OOM).
-	TrainSeconds float64 `json:"train_seconds,omitempty"`
+	// or after an OOM), TrainSecondsInterval its 80% prediction interval.
+	TrainSeconds         float64   `json:"train_seconds,omitempty"`
+	TrainSecondsInterval *Interval `json:"train_seconds_interval,omitempty"`
 }
 
 // GPUsReport is the answer of GPUs.
@@ -84,6 +97,8 @@ type GPUsReport struct {
 	Input string `json:"input"`
 	// Training is the job whose time to train each trial reports (absent when not asked).
 	Training *Training `json:"training,omitempty"`
+	// Confidence is GPUsOptions.Confidence (absent when 0).
+	Confidence float64 `json:"confidence,omitempty"`
 }
 
 // GPUs finds the fewest GPUs (hardware.count with strategy.name=mirrored) whose simulated
@@ -99,25 +114,13 @@ type GPUsReport struct {
 // throughput peaked at a smaller count, or it is compute-bound and needs more GPUs than
 // MaxGPUs.
 func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, error) {
-	if !(o.Throughput > 0) || math.IsInf(o.Throughput, 0) {
-		return nil, fmt.Errorf("capacity: throughput %v: want a positive number of samples/s", o.Throughput)
+	if err := o.check(); err != nil {
+		return nil, err
 	}
-	if o.MaxGPUs < 1 {
-		return nil, fmt.Errorf("capacity: max gpus %d: want at least 1", o.MaxGPUs)
+	if o.Uncertainty == nil {
+		o.Uncertainty = ShippedUncertainty()
 	}
-	if o.PerGPUBatch < 0 || o.GlobalBatch < 0 {
-		return nil, fmt.Errorf("capacity: batch %d/%d: want a positive batch", o.PerGPUBatch, o.GlobalBatch)
-	}
-	if o.PerGPUBatch > 0 && o.GlobalBatch > 0 {
-		return nil, fmt.Errorf("capacity: per-GPU batch %d and global batch %d: give one", o.PerGPUBatch, o.GlobalBatch)
-	}
-	if o.Steps < 0 {
-		return nil, fmt.Errorf("capacity: steps %d: want at least 0", o.Steps)
-	}
-	if o.Training.DatasetSize < 0 || o.Training.Epochs < 0 || (o.Training.DatasetSize > 0) != (o.Training.Epochs > 0) {
-		return nil, fmt.Errorf("capacity: dataset size %d, epochs %d: give both, positive", o.Training.DatasetSize, o.Training.Epochs)
-	}
-	rep := &GPUsReport{Target: o.Throughput, Scaling: "weak", MaxGPUs: o.MaxGPUs, Input: InputAssumption(base)}
+	rep := &GPUsReport{Target: o.Throughput, Scaling: "weak", MaxGPUs: o.MaxGPUs, Input: InputAssumption(base), Confidence: o.Confidence}
 	if o.Training.DatasetSize > 0 {
 		tr := o.Training
 		rep.Training = &tr
@@ -178,9 +181,8 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 		if t.OOM != nil {
 			t.Throughput, t.StepTime = 0, 0
 		}
-		t.Reaches = t.OOM == nil && t.Throughput >= o.Throughput
-		if rep.Training != nil && t.OOM == nil {
-			t.TrainSeconds = rep.Training.Seconds(t.GlobalBatch, t.StepTime)
+		if err := o.trialIntervals(&t, cfg, res, rep.Training); err != nil {
+			return GPUTrial{}, errTrial("gpus", n, err)
 		}
 		return t, nil
 	}
@@ -255,6 +257,69 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 	return rep, nil
 }
 
+// check refuses options GPUs cannot search with.
+func (o GPUsOptions) check() error {
+	if !(o.Throughput > 0) || math.IsInf(o.Throughput, 0) {
+		return fmt.Errorf("capacity: throughput %v: want a positive number of samples/s", o.Throughput)
+	}
+	if o.MaxGPUs < 1 {
+		return fmt.Errorf("capacity: max gpus %d: want at least 1", o.MaxGPUs)
+	}
+	if o.PerGPUBatch < 0 || o.GlobalBatch < 0 {
+		return fmt.Errorf("capacity: batch %d/%d: want a positive batch", o.PerGPUBatch, o.GlobalBatch)
+	}
+	if o.PerGPUBatch > 0 && o.GlobalBatch > 0 {
+		return fmt.Errorf("capacity: per-GPU batch %d and global batch %d: give one", o.PerGPUBatch, o.GlobalBatch)
+	}
+	if o.Steps < 0 {
+		return fmt.Errorf("capacity: steps %d: want at least 0", o.Steps)
+	}
+	if o.Confidence < 0 || o.Confidence >= 1 {
+		return fmt.Errorf("capacity: confidence %v: want a probability below 1 (0.9), or 0 for the simulated figure", o.Confidence)
+	}
+	if o.Training.DatasetSize < 0 || o.Training.Epochs < 0 || (o.Training.DatasetSize > 0) != (o.Training.Epochs > 0) {
+		return fmt.Errorf("capacity: dataset size %d, epochs %d: give both, positive", o.Training.DatasetSize, o.Training.Epochs)
+	}
+	return nil
+}
+
+// trialIntervals fills t's intervals, its throughput at o.Confidence, whether it reaches the
+// target and its time to train.
+func (o GPUsOptions) trialIntervals(t *GPUTrial, cfg train.Config, res *Result, tr *Training) error {
+	if t.OOM != nil {
+		return nil
+	}
+	reach := t.Throughput
+	if o.Confidence > 0 {
+		k, err := KeyOf(cfg, res.Result)
+		if err != nil {
+			return err
+		}
+		q, ok := o.Uncertainty.Quantile(k, 1-o.Confidence)
+		if !ok {
+			return fmt.Errorf("capacity: no validation residuals to answer at confidence %g", o.Confidence)
+		}
+		reach = t.Throughput * math.Exp(q)
+		t.ThroughputAtConfidence = reach
+	}
+	t.Reaches = reach >= o.Throughput
+	iv, err := o.Uncertainty.Intervals(cfg, res.Result, IntervalLevel)
+	if err != nil {
+		return err
+	}
+	if iv != nil && iv.SpeedBasis != "" {
+		tp := iv.Throughput
+		t.ThroughputInterval = &tp
+	}
+	if tr != nil {
+		t.TrainSeconds = tr.Seconds(t.GlobalBatch, t.StepTime)
+		if iv != nil && iv.SpeedBasis != "" {
+			t.TrainSecondsInterval = &Interval{tr.Seconds(t.GlobalBatch, iv.StepTime[0]), tr.Seconds(t.GlobalBatch, iv.StepTime[1])}
+		}
+	}
+	return nil
+}
+
 // boxSize is the GPUs one host of base's host profile holds (hw.Host.GPUs; 0 = any count).
 func boxSize(base train.Config) (int, error) {
 	if base.Host == "" {
@@ -304,6 +369,10 @@ func unreachable(rep *GPUsReport, target float64) string {
 	}
 	head := fmt.Sprintf("%.0f samples/s is out of reach with at most %d GPUs: the best is %.0f samples/s at %d GPUs",
 		target, rep.MaxGPUs, best.Throughput, best.GPUs)
+	if rep.Confidence > 0 {
+		head = fmt.Sprintf("%.0f samples/s is out of reach at %.0f%% confidence with at most %d GPUs: the best is %.0f samples/s at %d GPUs (%.0f at %.0f%% confidence)",
+			target, 100*rep.Confidence, rep.MaxGPUs, best.Throughput, best.GPUs, best.ThroughputAtConfidence, 100*rep.Confidence)
+	}
 	var why string
 	switch {
 	case last.Throughput < peakedRatio*best.Throughput:

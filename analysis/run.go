@@ -25,6 +25,9 @@ type Result struct {
 	// Remedies are the changes that would feed an input-bound run, re-simulated, best first
 	// (Session.Remedies; empty unless asked for).
 	Remedies []Remedy
+	// Intervals are the run's 80% prediction intervals (nil after an OOM): where the real
+	// figure lies for 80% of the shipped validation rows like it (uncertainty.go).
+	Intervals *Intervals
 }
 
 // Session runs simulations for analyses and remembers them: a configuration simulated once
@@ -159,6 +162,11 @@ func (s *Session) judge(ctx context.Context, cfg train.Config, res *train.Result
 		return nil, err
 	}
 	out.Diagnosis = DiagnoseResult(res)
+	iv, err := ShippedUncertainty().Intervals(cfg, res, IntervalLevel)
+	if err != nil {
+		return nil, err
+	}
+	out.Intervals = iv
 	return out, nil
 }
 

@@ -72,6 +72,8 @@ type RunMetric struct {
 	// Unit is one of the Unit constants; it decides the text formatting.
 	Unit  string
 	Value float64
+	// Interval is the value's 80% prediction interval (nil: none).
+	Interval *[2]float64 `json:",omitempty"`
 }
 
 // MemorySeries is one GPU's memory over time.
@@ -157,6 +159,8 @@ type CompareCell struct {
 	// value is missing or the base alone is zero.
 	Delta    float64
 	HasDelta bool
+	// Interval is the value's 80% prediction interval (nil: none).
+	Interval *[2]float64
 }
 
 // Compare builds the comparison of runs; the first run is the base of the deltas. Rows follow
@@ -188,7 +192,7 @@ func Compare(runs []Run) *CompareTable {
 		for i := range runs {
 			c := CompareCell{OOM: runs[i].OOM}
 			if m, ok := runs[i].Metric(k.Key); ok {
-				c.Present, c.Value = true, m.Value
+				c.Present, c.Value, c.Interval = true, m.Value, m.Interval
 			}
 			if i == 0 {
 				base = c
@@ -229,6 +233,36 @@ func (c CompareCell) deltaText() string {
 		return "~"
 	}
 	return fmt.Sprintf("%+.2f%%", c.Delta*100)
+}
+
+// textCells are the text table's row names and, per row and column, the value and delta
+// text: the result row (ok or OOM) first, then each metric, with its 80% interval as a line of
+// its own under it where a run has one ("  80% interval   84.46-97.36ms").
+func (t *CompareTable) textCells() (names []string, vals, dels [][]string) {
+	n := len(t.Runs)
+	res := make([]string, n)
+	for i, r := range t.Runs {
+		res[i] = "ok"
+		if r.OOM {
+			res[i] = "OOM"
+		}
+	}
+	names, vals, dels = []string{"result"}, [][]string{res}, [][]string{make([]string, n)}
+	for _, row := range t.Rows {
+		v, d := make([]string, n), make([]string, n)
+		ivs, anyIv := make([]string, n), false
+		for i, c := range row.Cells {
+			v[i], d[i] = c.cellText(row.Unit), c.deltaText()
+			if c.Present && c.Interval != nil {
+				ivs[i], anyIv = strings.TrimPrefix(strings.TrimSuffix(intervalText(0.8, *c.Interval, row.Unit), ")"), " (80%: "), true
+			}
+		}
+		vals, dels, names = append(vals, v), append(dels, d), append(names, row.Name)
+		if anyIv {
+			vals, dels, names = append(vals, ivs), append(dels, make([]string, n)), append(names, "  80% interval")
+		}
+	}
+	return names, vals, dels
 }
 
 // WriteText writes the table the way benchstat does: a heading per configuration, each value
@@ -307,31 +341,6 @@ func (t *CompareTable) WriteText(w io.Writer) error {
 		}
 	}
 	return t.writeOOMMessages(w)
-}
-
-// textCells returns the text table's row names and, per row and column, the value and the
-// delta texts. Row 0 is the result row: ok or OOM.
-func (t *CompareTable) textCells() (names []string, vals, dels [][]string) {
-	n := len(t.Runs)
-	vals = make([][]string, len(t.Rows)+1)
-	dels = make([][]string, len(t.Rows)+1)
-	vals[0], dels[0] = make([]string, n), make([]string, n)
-	for i, r := range t.Runs {
-		vals[0][i] = "ok"
-		if r.OOM {
-			vals[0][i] = "OOM"
-		}
-	}
-	names = []string{"result"}
-	for ri, row := range t.Rows {
-		vals[ri+1], dels[ri+1] = make([]string, n), make([]string, n)
-		for i, c := range row.Cells {
-			vals[ri+1][i] = c.cellText(row.Unit)
-			dels[ri+1][i] = c.deltaText()
-		}
-		names = append(names, row.Name)
-	}
-	return names, vals, dels
 }
 
 // writeOOMMessages writes, after a blank line, each OOM run's message.
@@ -435,6 +444,8 @@ type compareJSONConfig struct {
 	OOMMessage string             `json:"oom_message"`
 	Metrics    map[string]float64 `json:"metrics"`
 	Delta      map[string]float64 `json:"delta_vs_base"`
+	// Intervals are the metrics' 80% prediction intervals, "<metric>_interval": [low, high].
+	Intervals map[string][2]float64 `json:"intervals,omitempty"`
 }
 
 // WriteJSON writes the table as one JSON object:
@@ -443,7 +454,8 @@ type compareJSONConfig struct {
 //	 "metrics": [{"key": "step_time_s", "name": "step time", "unit": "s"}, ...],
 //	 "configs": [{"label": ..., "params": {"memory.mode": "growth"}, "oom": false,
 //	              "oom_message": "", "metrics": {"step_time_s": 0.215},
-//	              "delta_vs_base": {"step_time_s": 0.0127}}, ...]}
+//	              "delta_vs_base": {"step_time_s": 0.0127},
+//	              "intervals": {"step_time_s_interval": [0.201, 0.232]}}, ...]}
 //
 // Deltas are fractions (0.0127 = +1.27%). A metric a run did not measure is absent from its maps.
 func (t *CompareTable) WriteJSON(w io.Writer) error {
@@ -464,6 +476,12 @@ func (t *CompareTable) WriteJSON(w io.Writer) error {
 			cell := row.Cells[i]
 			if cell.Present {
 				c.Metrics[row.Key] = finite(cell.Value)
+				if iv := cell.Interval; iv != nil {
+					if c.Intervals == nil {
+						c.Intervals = map[string][2]float64{}
+					}
+					c.Intervals[row.Key+"_interval"] = [2]float64{finite(iv[0]), finite(iv[1])}
+				}
 			}
 			if cell.HasDelta {
 				c.Delta[row.Key] = finite(cell.Delta)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gpusim/gpusim/analysis"
 	"github.com/gpusim/gpusim/sim"
 	"github.com/gpusim/gpusim/train"
 )
@@ -17,6 +18,34 @@ import (
 // the run has no throughput to compare (the table prints OOM); its memory metrics stay.
 func FromResult(label string, params []RunParam, res *train.Result) Run {
 	return fromResult(label, params, res, res)
+}
+
+// FromAnalysis is FromResult with the run's 80% prediction intervals on its step time,
+// throughput and peak memory in use (the worst device's, as the metric).
+func FromAnalysis(label string, params []RunParam, res *analysis.Result) Run {
+	r := FromResult(label, params, res.Result)
+	iv := res.Intervals
+	if iv == nil {
+		return r
+	}
+	worst := -1
+	for i, d := range res.Devices {
+		if i < len(iv.Peak) && (worst < 0 || d.PeakBytesInUse > res.Devices[worst].PeakBytesInUse) {
+			worst = i
+		}
+	}
+	for i := range r.Metrics {
+		m := &r.Metrics[i]
+		switch {
+		case m.Key == MetricStepTime && iv.SpeedBasis != "":
+			m.Interval = &[2]float64{iv.StepTime[0], iv.StepTime[1]}
+		case m.Key == MetricThroughput && iv.SpeedBasis != "":
+			m.Interval = &[2]float64{iv.Throughput[0], iv.Throughput[1]}
+		case m.Key == MetricPeakInUse && worst >= 0 && iv.PeakBasis != "":
+			m.Interval = &[2]float64{iv.Peak[worst][0], iv.Peak[worst][1]}
+		}
+	}
+	return r
 }
 
 // SpanSource is what a training result implements to put op-level detail into the trace:

@@ -14,16 +14,22 @@ import (
 // ResultJSON is the -o json object of gpusim run. The first keys are docs/design.md's contract;
 // the rest may grow.
 type ResultJSON struct {
-	Scenario              string       `json:"scenario"`
-	OOM                   bool         `json:"oom"`
-	OOMMessage            string       `json:"oom_message"`
-	StepTimeS             float64      `json:"step_time_s"`
-	ThroughputSamplesPerS float64      `json:"throughput_samples_per_s"`
-	GPUUtilization        float64      `json:"gpu_utilization"`
-	InputStallFraction    float64      `json:"input_stall_fraction"`
-	AllReduceTimeS        float64      `json:"allreduce_time_s"`
-	SkippedSteps          int          `json:"skipped_steps"`
-	Devices               []DeviceJSON `json:"devices"`
+	Scenario   string  `json:"scenario"`
+	OOM        bool    `json:"oom"`
+	OOMMessage string  `json:"oom_message"`
+	StepTimeS  float64 `json:"step_time_s"`
+	// StepTimeSInterval and ThroughputSamplesPerSInterval are the figures' 80% prediction
+	// intervals (absent after an OOM), IntervalBasis what they rest on
+	// (analysis/uncertainty.go).
+	StepTimeSInterval             *analysis.Interval `json:"step_time_s_interval,omitempty"`
+	ThroughputSamplesPerS         float64            `json:"throughput_samples_per_s"`
+	ThroughputSamplesPerSInterval *analysis.Interval `json:"throughput_samples_per_s_interval,omitempty"`
+	IntervalBasis                 string             `json:"interval_basis,omitempty"`
+	GPUUtilization                float64            `json:"gpu_utilization"`
+	InputStallFraction            float64            `json:"input_stall_fraction"`
+	AllReduceTimeS                float64            `json:"allreduce_time_s"`
+	SkippedSteps                  int                `json:"skipped_steps"`
+	Devices                       []DeviceJSON       `json:"devices"`
 
 	Replicas           int            `json:"replicas"`
 	GPUs               int            `json:"gpus"`
@@ -61,27 +67,28 @@ type ResultJSON struct {
 
 // DeviceJSON is one logical GPU of the training process.
 type DeviceJSON struct {
-	Name                  string           `json:"name"`
-	PeakBytesInUse        int64            `json:"peak_bytes_in_use"`
-	FirstStepPeakBytes    int64            `json:"first_step_peak_bytes"`
-	SteadyPeakBytes       int64            `json:"steady_peak_bytes"`
-	PeakPoolBytes         int64            `json:"peak_pool_bytes"`
-	BytesLimit            int64            `json:"bytes_limit"`
-	Allocator             string           `json:"allocator"`
-	Idle                  bool             `json:"idle,omitempty"`
-	Physical              int              `json:"physical_gpu"`
-	BytesInUse            int64            `json:"bytes_in_use"`
-	PoolBytes             int64            `json:"pool_bytes"`
-	LargestFreeBlockBytes int64            `json:"largest_free_block_bytes"`
-	BusyFraction          float64          `json:"busy_fraction"`
-	PoolGrowth            []PoolChangeJSON `json:"pool_growth"`
-	PoolGrowthDropped     int              `json:"pool_growth_dropped,omitempty"`
-	Timeline              []MemPointJSON   `json:"memory_timeline"`
-	StepProfile           []MemPointJSON   `json:"step_memory_profile"`
-	StepProfileStep       int              `json:"step_memory_profile_step"`
-	AccumulatorBytes      int64            `json:"accumulator_bytes"`
-	AllReduceStartBytes   int64            `json:"allreduce_start_bytes"`
-	AllReducePeakBytes    int64            `json:"allreduce_peak_bytes"`
+	Name                   string           `json:"name"`
+	PeakBytesInUse         int64            `json:"peak_bytes_in_use"`
+	PeakBytesInUseInterval *[2]int64        `json:"peak_bytes_in_use_interval,omitempty"`
+	FirstStepPeakBytes     int64            `json:"first_step_peak_bytes"`
+	SteadyPeakBytes        int64            `json:"steady_peak_bytes"`
+	PeakPoolBytes          int64            `json:"peak_pool_bytes"`
+	BytesLimit             int64            `json:"bytes_limit"`
+	Allocator              string           `json:"allocator"`
+	Idle                   bool             `json:"idle,omitempty"`
+	Physical               int              `json:"physical_gpu"`
+	BytesInUse             int64            `json:"bytes_in_use"`
+	PoolBytes              int64            `json:"pool_bytes"`
+	LargestFreeBlockBytes  int64            `json:"largest_free_block_bytes"`
+	BusyFraction           float64          `json:"busy_fraction"`
+	PoolGrowth             []PoolChangeJSON `json:"pool_growth"`
+	PoolGrowthDropped      int              `json:"pool_growth_dropped,omitempty"`
+	Timeline               []MemPointJSON   `json:"memory_timeline"`
+	StepProfile            []MemPointJSON   `json:"step_memory_profile"`
+	StepProfileStep        int              `json:"step_memory_profile_step"`
+	AccumulatorBytes       int64            `json:"accumulator_bytes"`
+	AllReduceStartBytes    int64            `json:"allreduce_start_bytes"`
+	AllReducePeakBytes     int64            `json:"allreduce_peak_bytes"`
 }
 
 // PoolChangeJSON is one change of the pool size: with memory growth the pool grows by regions
@@ -151,6 +158,10 @@ func NewResultJSON(res *analysis.Result) ResultJSON {
 		Devices: []DeviceJSON{}, Breakdown: []ShareJSON{},
 	}
 	j.GPUUtilization, j.InputStallFraction = reportedUtilization(res.Result) // 0 with steps_completed 0
+	if iv := res.Intervals; iv != nil && iv.SpeedBasis != "" {
+		st, tp := iv.StepTime, iv.Throughput
+		j.StepTimeSInterval, j.ThroughputSamplesPerSInterval, j.IntervalBasis = &st, &tp, iv.SpeedBasis
+	}
 	if j.StepTimesS == nil {
 		j.StepTimesS = []float64{}
 	}
@@ -173,6 +184,10 @@ func NewResultJSON(res *analysis.Result) ResultJSON {
 		dj.StepProfile, dj.StepProfileStep = []MemPointJSON{}, d.StepProfileStep
 		for _, p := range d.StepProfile {
 			dj.StepProfile = append(dj.StepProfile, MemPointJSON{TimeS: p.Time, MaxBytesInUse: p.MaxInUse, BytesInUse: p.InUse, PoolBytes: p.PoolBytes})
+		}
+		if iv := res.Intervals; iv != nil && len(j.Devices) < len(iv.Peak) && !d.Idle {
+			p := iv.Peak[len(j.Devices)]
+			dj.PeakBytesInUseInterval = &[2]int64{int64(p[0]), int64(p[1])}
 		}
 		j.Devices = append(j.Devices, dj)
 	}

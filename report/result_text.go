@@ -62,9 +62,14 @@ func WriteResultText(w io.Writer, res *analysis.Result) error {
 	}
 	rows = append(rows, [2]string{"steps completed", steps})
 	if len(res.StepTimes) > 0 {
+		stepTime, throughput := sec(res.StepTime), FormatValue(res.Throughput, UnitSamplesPerSec)
+		if iv := res.Intervals; iv != nil && iv.SpeedBasis != "" {
+			stepTime += intervalText(iv.Level, iv.StepTime, UnitSeconds)
+			throughput += intervalText(iv.Level, iv.Throughput, UnitSamplesPerSec)
+		}
 		rows = append(rows,
-			[2]string{"step time (median)", sec(res.StepTime)},
-			[2]string{"throughput", FormatValue(res.Throughput, UnitSamplesPerSec)},
+			[2]string{"step time (median)", stepTime},
+			[2]string{"throughput", throughput},
 		)
 		if r := runThroughputRow(res.Result); r[0] != "" {
 			rows = append(rows, r)
@@ -90,7 +95,7 @@ func WriteResultText(w io.Writer, res *analysis.Result) error {
 	if len(res.Devices) > 0 {
 		p("\nMemory per GPU\n")
 		tab := [][]string{{"device", "card", "allocator", "peak in use", "peak pool", "limit", "busy"}}
-		for _, d := range res.Devices {
+		for i, d := range res.Devices {
 			busy := pct(d.BusyFraction)
 			if len(res.StepTimes) == 0 {
 				busy = "-"
@@ -98,10 +103,15 @@ func WriteResultText(w io.Writer, res *analysis.Result) error {
 			if d.Idle {
 				busy = "idle (no replica)"
 			}
-			tab = append(tab, []string{shortDevice(d.Name), fmt.Sprintf("GPU %d", d.Physical), d.Allocator, bytes(d.PeakBytesInUse), bytes(d.PeakPoolBytes), bytes(d.BytesLimit), busy})
+			peak := bytes(d.PeakBytesInUse)
+			if iv := res.Intervals; iv != nil && i < len(iv.Peak) && !d.Idle {
+				peak += intervalText(iv.Level, iv.Peak[i], UnitBytes)
+			}
+			tab = append(tab, []string{shortDevice(d.Name), fmt.Sprintf("GPU %d", d.Physical), d.Allocator, peak, bytes(d.PeakPoolBytes), bytes(d.BytesLimit), busy})
 		}
 		writeTable(bw, tab)
 	}
+	writeIntervalBasis(p, res.Intervals)
 	for _, d := range res.Devices {
 		if len(d.Timeline) == 0 || d.Idle {
 			continue
@@ -325,4 +335,27 @@ func runThroughputRow(res *train.Result) [2]string {
 		why = fmt.Sprintf(", %d XLA compile(s) included", res.XLACompiles)
 	}
 	return [2]string{"throughput (run)", fmt.Sprintf("%s over the whole %s%s", FormatValue(whole, UnitSamplesPerSec), FormatValue(res.Elapsed, UnitSeconds), why)}
+}
+
+// intervalText is " (80%: LOW-HIGH)" for a figure's interval at level.
+// The low end drops its unit when the high end's is the same: " (80%: 657.3-757.7 samples/s)".
+func intervalText(level float64, iv analysis.Interval, unit string) string {
+	lo, hi := FormatValue(iv[0], unit), FormatValue(iv[1], unit)
+	num := func(s string) int { return strings.LastIndexAny(s, "0123456789") + 1 }
+	if a, b := num(lo), num(hi); lo[a:] == hi[b:] {
+		lo = lo[:a]
+	}
+	return fmt.Sprintf(" (%.0f%%: %s-%s)", 100*level, lo, hi)
+}
+
+// writeIntervalBasis says what the intervals rest on.
+func writeIntervalBasis(p func(string, ...any), iv *analysis.Intervals) {
+	if iv == nil || iv.SpeedBasis == "" {
+		return
+	}
+	p("\n%.0f%% intervals: where the real figure fell for %.0f%% of the shipped validation rows like this run; speed from %s", 100*iv.Level, 100*iv.Level, iv.SpeedBasis)
+	if iv.PeakBasis != "" {
+		p(", peak memory from %s", iv.PeakBasis)
+	}
+	p("\n")
 }

@@ -31,6 +31,9 @@ import (
 // No cost-model constant is fitted on these measurements, so each held-out figure is the
 // plain prediction: the spread over folds is how far an unseen GPU or model may be off.
 
+// defaultSteps is the optimizer updates a run simulates when Options.Steps is 0.
+const defaultSteps = 20
+
 // Options shapes Score.
 type Options struct {
 	// Steps is the optimizer updates each run simulates (0 = 20: under XLA the first step
@@ -107,7 +110,7 @@ type Validation struct {
 // Score runs every measurement and reports the errors.
 func Score(ctx context.Context, ms []Measurement, o Options) (*Validation, error) {
 	if o.Steps <= 0 {
-		o.Steps = 20
+		o.Steps = defaultSteps
 	}
 	run := o.Run
 	if run == nil {
@@ -159,9 +162,7 @@ func sharedRuns(run analysis.RunFunc) analysis.RunFunc {
 	var mu sync.Mutex
 	seen := map[string]*entry{}
 	return func(ctx context.Context, c train.Config) (*train.Result, error) {
-		k := c
-		k.Name = ""
-		key := fmt.Sprintf("%+v", k)
+		key := configKey(c)
 		mu.Lock()
 		e := seen[key]
 		if e == nil {
@@ -172,6 +173,12 @@ func sharedRuns(run analysis.RunFunc) analysis.RunFunc {
 		e.once.Do(func() { e.res, e.err = run(ctx, c) })
 		return e.res, e.err
 	}
+}
+
+// configKey identifies a configuration for sharedRuns: every field but its name.
+func configKey(c train.Config) string {
+	c.Name = ""
+	return fmt.Sprintf("%+v", c)
 }
 
 func predictOne(ctx context.Context, m Measurement, steps int, run analysis.RunFunc) Row {

@@ -30,6 +30,7 @@ var capacityExamples = []string{
 	"gpusim capacity gpus resnet50-a100 --throughput 10000",
 	"gpusim capacity gpus resnet50-a100 --throughput 10000 --global-batch 1024 --max-gpus 16",
 	"gpusim capacity gpus resnet50-a100 --throughput 10000 --dataset-size 1281167 --epochs 90",
+	"gpusim capacity gpus resnet50-a100 --throughput 10000 --confidence 0.9",
 	"gpusim capacity gpus resnet50-8xa100 --set hardware.host.profile=dgx-a100 --set precision=mixed_float16 --set xla=true --throughput 60000 --per-gpu-batch 256",
 	"gpusim capacity gpus resnet50-8xa100 --set hardware.host.profile=dgx-a100 --set precision=mixed_float16 --set xla=true --throughput 60000 --per-gpu-batch 256 --strategy horovod",
 }
@@ -38,7 +39,7 @@ func capacityUsage() string {
 	var b strings.Builder
 	b.WriteString(`Usage:
   gpusim capacity max-batch [SCENARIO] [--set key=value]... [--min 1] [--max 65536] [--multiple 8] [--steps 3] [-o text|json]
-  gpusim capacity gpus [SCENARIO] --throughput N [--max-gpus 64] [--per-gpu-batch B | --global-batch B] [--dataset-size N [--epochs E]] [-o text|json]
+  gpusim capacity gpus [SCENARIO] --throughput N [--max-gpus 64] [--per-gpu-batch B | --global-batch B] [--dataset-size N [--epochs E]] [--confidence P] [-o text|json]
 
 max-batch finds the largest global batch (a multiple of --multiple) for which the scenario does
 not run out of memory: it doubles the batch from --min until one OOMs, bisects between the last
@@ -65,7 +66,10 @@ is one host on NVSwitch. The report states where the batches come from: a
 scenario without an input section has synthetic input (batches already on the GPU), so its
 throughput is an upper bound that no tf.data pipeline lowers. --dataset-size (samples per
 epoch) and --epochs add each count's time to train: epochs x ceil(dataset / global batch)
-steps at the median simulated step (no compile, evaluation or checkpoints).
+steps at the median simulated step (no compile, evaluation or checkpoints). Every throughput and
+time to train carries its 80% prediction interval (the validation residuals of runs like it:
+gpusim validate prints how often it holds); --confidence 0.9 answers with the fewest GPUs whose
+throughput reaches the target with 90% probability.
 
 SCENARIO is a YAML file or a built-in name (gpusim list scenarios); none means the built-in
 "default". --set overrides a scenario key (gpusim run --help lists them); the searched keys
@@ -233,6 +237,7 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 	fs.IntVar(&o.GlobalBatch, "global-batch", 0, "global batch, fixed and split over the GPUs (strong scaling)")
 	fs.IntVar(&o.Training.DatasetSize, "dataset-size", 0, "samples per epoch: report each count's time to train (ImageNet-1k: 1281167)")
 	fs.IntVar(&o.Training.Epochs, "epochs", 1, "epochs of --dataset-size to train")
+	fs.Float64Var(&o.Confidence, "confidence", 0, "answer at this `probability` (0.9): a count reaches the target when its throughput does with that confidence (0 = the simulated throughput)")
 	strategy := fs.String("strategy", "mirrored", "`mirrored` (MirroredStrategy in a box, MultiWorkerMirroredStrategy across boxes) or horovod (one process per GPU, in a box and across)")
 	sc, done, err := c.parse("gpus", fs, stdout, args, "batch", "hardware.count", "strategy.name", "hardware.nodes")
 	if done || err != nil {
@@ -264,6 +269,8 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 		return usagef("capacity gpus: --global-batch %d: want at least 1", o.GlobalBatch)
 	case c.steps < 0:
 		return usagef("capacity gpus: --steps %d: want at least 0", c.steps)
+	case !(o.Confidence >= 0 && o.Confidence < 1):
+		return usagef("capacity gpus: --confidence %v: want a probability from 0 to below 1 (0.9 for 90%%)", o.Confidence)
 	}
 	switch {
 	case fs.Changed("epochs") && !fs.Changed("dataset-size"):
@@ -311,6 +318,14 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 		}{sc.Name, capacitySetup(sc.Config), rep})
 	}
 	return writeGPUsText(stdout, sc, rep)
+}
+
+// ivText is " (80%: LOW-HIGH)" with each end in format, "" without an interval.
+func ivText(iv *analysis.Interval, format string) string {
+	if iv == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (80%%: "+format+"-"+format+")", iv[0], iv[1])
 }
 
 // maxEpochs bounds --epochs: far past any real training (ImageNet schedules run 90 to a few
@@ -449,22 +464,31 @@ func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *analysis.GPUsReport
 	fmt.Fprintf(&b, "  input: %s\n\n", rep.Input)
 	if f := rep.Fit; f != nil {
 		fmt.Fprintf(&b, "GPUs needed      %d", rep.GPUs)
+		if rep.Confidence > 0 {
+			fmt.Fprintf(&b, " at %.0f%% confidence", 100*rep.Confidence)
+		}
 		if f.Nodes > 1 {
 			fmt.Fprintf(&b, " on %d nodes of %d (%s)", f.Nodes, f.GPUs/f.Nodes, f.Strategy)
 		}
 		b.WriteString("\n")
-		fmt.Fprintf(&b, "  throughput     %.0f samples/s (global batch %d, step %s)\n", f.Throughput, f.GlobalBatch, fmtSeconds(f.StepTime))
+		fmt.Fprintf(&b, "  throughput     %.0f samples/s%s (global batch %d, step %s)\n", f.Throughput, ivText(f.ThroughputInterval, "%.0f"), f.GlobalBatch, fmtSeconds(f.StepTime))
+		if rep.Confidence > 0 {
+			fmt.Fprintf(&b, "                 at least %.0f samples/s with %.0f%% confidence\n", f.ThroughputAtConfidence, 100*rep.Confidence)
+		}
 		fmt.Fprintf(&b, "  scaling eff.   %.1f%% (all-reduce %s per step)\n", 100*f.Efficiency, fmtSeconds(f.AllReduceTime))
 		if tr := rep.Training; tr != nil {
 			fmt.Fprintf(&b, "  time to train  %s: %d epochs x %d steps of %d samples (%d per epoch) at the median step\n",
 				fmtTrainTime(f.TrainSeconds), tr.Epochs, tr.StepsPerEpoch(f.GlobalBatch), f.GlobalBatch, tr.DatasetSize)
+			if iv := f.TrainSecondsInterval; iv != nil {
+				fmt.Fprintf(&b, "                 80%%: %s to %s\n", fmtTrainTime(iv[0]), fmtTrainTime(iv[1]))
+			}
 		}
 	} else {
 		fmt.Fprintf(&b, "unreachable      %s\n", rep.Reason)
 	}
 	b.WriteString("\ncounts tried\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	head := "  GPUs\tnodes\tphase\tglobal batch\tper GPU\tsamples/s\tefficiency\tall-reduce\tinput stall\tbound\tpeak in use"
+	head := "  GPUs\tnodes\tphase\tglobal batch\tper GPU\tsamples/s\t80% interval\tefficiency\tall-reduce\tinput stall\tbound\tpeak in use"
 	if rep.Training != nil {
 		head += "\ttime to train"
 	}
@@ -478,8 +502,12 @@ func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *analysis.GPUsReport
 		if t.Reaches {
 			mark = " *"
 		}
-		row := fmt.Sprintf("  %d\t%d\t%s\t%d\t%d\t%s%s\t%s\t%s\t%.1f%%\t%s\t%s", t.GPUs, t.Nodes, t.Phase, t.GlobalBatch, t.ReplicaBatch,
-			tp, mark, eff, fmtSeconds(t.AllReduceTime), 100*t.InputStall, t.Bound, fmtBytes(t.PeakBytes))
+		iv := "-"
+		if t.ThroughputInterval != nil {
+			iv = fmt.Sprintf("%.0f-%.0f", t.ThroughputInterval[0], t.ThroughputInterval[1])
+		}
+		row := fmt.Sprintf("  %d\t%d\t%s\t%d\t%d\t%s%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s", t.GPUs, t.Nodes, t.Phase, t.GlobalBatch, t.ReplicaBatch,
+			tp, mark, iv, eff, fmtSeconds(t.AllReduceTime), 100*t.InputStall, t.Bound, fmtBytes(t.PeakBytes))
 		if rep.Training != nil {
 			tt := "-"
 			if t.TrainSeconds > 0 {
@@ -493,7 +521,11 @@ func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *analysis.GPUsReport
 		return err
 	}
 	if rep.Fit != nil {
-		b.WriteString("  (* reaches the target)\n")
+		if rep.Confidence > 0 {
+			fmt.Fprintf(&b, "  (* reaches the target with %.0f%% confidence)\n", 100*rep.Confidence)
+		} else {
+			b.WriteString("  (* reaches the target)\n")
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -92,7 +92,7 @@ func prepareScenario(c compareConfig, sess *analysis.Session) (func(context.Cont
 			// train.Run fails only on a configuration TF itself rejects: bad input.
 			return report.Run{}, asUsage(err)
 		}
-		return report.FromResult(c.Label, c.Params, res.Result), nil
+		return report.FromAnalysis(c.Label, c.Params, res), nil
 	}, nil
 }
 

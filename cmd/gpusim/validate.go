@@ -66,7 +66,12 @@ prediction too fast for a throughput, too slow for a step time) and the largest 
 rows and by GPU, model, precision and XLA; the XLA on/off and AMP/TF32 (AMP/FP32) speedups of
 rows of one table that differ in that knob only, and each multi-GPU row's scaling over its
 1-GPU twin; leave-one-GPU-out / leave-one-model-out figures over a set file's single-GPU rows,
-and leave-one-architecture-out over every set's (each fold is the plain prediction). testdata/dle/README.md says which DLE rows are kept and why the others are not.
+and leave-one-architecture-out over every set's (each fold is the plain prediction); and the
+coverage of the 80% prediction intervals that run, compare and capacity print: for each shipped
+row, the interval from the residuals of the other configurations only (the row's model, GPU and
+precision left out), and how often it holds the measured value (the PyTorch proxies are not in
+the intervals' residuals); for a file of your own, how often the intervals gpusim prints for its
+rows hold them. testdata/dle/README.md says which DLE rows are kept and why the others are not.
 
 --set keeps the sets whose name starts with NAME (repeatable). --rows lists every row; a
 "run mean" row is a table that gives a whole run's mean throughput, its startup included
@@ -126,10 +131,12 @@ func runValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 		}
 		ms = kept
 	}
-	v, err := validate.Score(ctx, ms, validate.Options{Jobs: *jobs, Run: validateProgress(stderr, len(ms))})
+	v, rs, err := validate.Residuals(ctx, ms, validate.Options{Jobs: *jobs, Run: validateProgress(stderr, len(ms))})
 	if err != nil {
 		return err
 	}
+	st, err := os.Stat(*data)
+	cov := intervalCoverage(rs, err == nil && !st.IsDir())
 	if *plotDir != "" {
 		paths, err := validate.WritePlot(*plotDir, v)
 		if err != nil {
@@ -140,9 +147,59 @@ func runValidate(ctx context.Context, stdout, stderr io.Writer, args []string) e
 		}
 	}
 	if *format == "json" {
-		return writeValidateJSON(stdout, v)
+		return writeValidateJSON(stdout, v, cov)
 	}
-	return writeValidateText(stdout, v, *rows)
+	if err := writeValidateText(stdout, v, *rows); err != nil {
+		return err
+	}
+	return writeCoverageText(stdout, cov)
+}
+
+// coverageJSON is the coverage of the prediction intervals over one family of rows.
+type coverageJSON struct {
+	Quantity string  `json:"quantity"`
+	Set      string  `json:"set"`
+	Level    float64 `json:"level"`
+	Held     int     `json:"held"`
+	N        int     `json:"n"`
+	Coverage float64 `json:"coverage"`
+	// Basis says where the residuals come from: this run's rows, or the shipped table.
+	Basis string `json:"basis"`
+}
+
+// intervalCoverage is the coverage of the 80% interval on this run's speed residuals: for the
+// shipped sets leave-one-cluster-out among themselves, for a user's file (own) the intervals
+// the shipped table gives its rows; and leave-one-cluster-out over the shipped peak-memory
+// residuals (the H200 Keras peaks, which validate does not run).
+func intervalCoverage(rs []analysis.Residual, own bool) []coverageJSON {
+	var out []coverageJSON
+	add := func(q, basis string, gs []analysis.CoverageGroup) {
+		for _, g := range gs {
+			if g.N > 0 {
+				out = append(out, coverageJSON{q, g.Set, analysis.IntervalLevel, g.Held, g.N, float64(g.Held) / float64(g.N), basis})
+			}
+		}
+	}
+	shipped := analysis.ShippedUncertainty()
+	if own {
+		add(analysis.QuantitySpeed, "intervals from the shipped table", shipped.CoverageOf(rs, analysis.QuantitySpeed, analysis.IntervalLevel))
+	} else {
+		add(analysis.QuantitySpeed, "these rows", analysis.NewUncertainty(rs).CoverageOf(rs, analysis.QuantitySpeed, analysis.IntervalLevel))
+	}
+	add(analysis.QuantityPeak, "shipped table", shipped.CoverageOf(shipped.Residuals(), analysis.QuantityPeak, analysis.IntervalLevel)[:1])
+	return out
+}
+
+func writeCoverageText(w io.Writer, cov []coverageJSON) error {
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Prediction intervals: how often the 80% interval holds the measured value (a shipped row's")
+	fmt.Fprintln(w, "interval is built without the residuals of its own model, GPU and precision)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUANTITY\tSET\tHELD\tN\tCOVERAGE\tRESIDUALS")
+	for _, c := range cov {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f%%\t%s\n", c.Quantity, c.Set, c.Held, c.N, 100*c.Coverage, c.Basis)
+	}
+	return tw.Flush()
 }
 
 // readMeasurements reads --data: none is the shipped sets embedded in the binary, a directory
@@ -270,6 +327,8 @@ type validateJSON struct {
 	HoldOut  []groupJSON   `json:"hold_out_summary"`
 	Rows     []rowJSON     `json:"rows"`
 	Notes    []string      `json:"notes"`
+	// Coverage is the prediction intervals' coverage (intervalCoverage).
+	Coverage []coverageJSON `json:"interval_coverage"`
 }
 
 type groupJSON struct {
@@ -323,9 +382,9 @@ func toGroupJSON(gs []validate.GroupError) []groupJSON {
 	return out
 }
 
-func writeValidateJSON(w io.Writer, v *validate.Validation) error {
+func writeValidateJSON(w io.Writer, v *validate.Validation, cov []coverageJSON) error {
 	doc := validateJSON{Groups: toGroupJSON(v.Groups), Ratios: toGroupJSON(v.RatioSets), HoldOut: toGroupJSON(v.HoldOutSum),
-		HoldOuts: []holdOutJSON{}, Rows: []rowJSON{}, Notes: append([]string{}, v.Notes...)}
+		HoldOuts: []holdOutJSON{}, Rows: []rowJSON{}, Notes: append([]string{}, v.Notes...), Coverage: append([]coverageJSON{}, cov...)}
 	for _, h := range v.HoldOuts {
 		doc.HoldOuts = append(doc.HoldOuts, holdOutJSON{h.By, h.Held, h.Train, h.N, h.FitMAE, h.HeldMAE})
 	}

@@ -43,12 +43,18 @@ func TestValidateExamples(t *testing.T) {
 		}
 		if strings.Contains(ex, "json") {
 			var doc struct {
-				Groups []struct{ Set string } `json:"groups"`
-				Rows   []struct{ Ref string } `json:"rows"`
+				Groups   []struct{ Set string } `json:"groups"`
+				Rows     []struct{ Ref string } `json:"rows"`
+				Coverage []coverageJSON         `json:"interval_coverage"`
 			}
 			if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Rows) < 12 {
 				t.Errorf("%s: %d rows, err %v", ex, len(doc.Rows), err)
 			}
+			if len(doc.Coverage) == 0 || doc.Coverage[0].Quantity != "speed" || doc.Coverage[0].Set != "all" || doc.Coverage[0].N == 0 {
+				t.Errorf("%s: interval_coverage %+v, want the speed rows' first", ex, doc.Coverage)
+			}
+		} else if !strings.Contains(out.String(), "Prediction intervals: ") {
+			t.Errorf("%s: no interval coverage in the text:\n%s", ex, out.String())
 		}
 	}
 }

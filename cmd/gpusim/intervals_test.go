@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestRunIntervals: gpusim run -o json gives each figure a sibling <figure>_interval, the 80%
+// interval around it (the simulated figure lies within the range the residuals give, which for
+// the shipped table brackets it), and the text prints it after the figure.
+func TestRunIntervals(t *testing.T) {
+	m := runJSON(t, "run", "--set", "steps=3")
+	for _, k := range []string{"step_time_s", "throughput_samples_per_s"} {
+		iv, ok := m[k+"_interval"].([]any)
+		if !ok || len(iv) != 2 {
+			t.Fatalf("%s_interval = %v, want [low, high]", k, m[k+"_interval"])
+		}
+		lo, hi, v := iv[0].(float64), iv[1].(float64), m[k].(float64)
+		if !(lo < v && v < hi) {
+			t.Errorf("%s %g: interval [%g, %g], want it around the figure", k, v, lo, hi)
+		}
+	}
+	d := m["devices"].([]any)[0].(map[string]any)
+	iv, ok := d["peak_bytes_in_use_interval"].([]any)
+	if !ok || len(iv) != 2 || !(iv[0].(float64) < d["peak_bytes_in_use"].(float64) && d["peak_bytes_in_use"].(float64) < iv[1].(float64)) {
+		t.Errorf("devices[0] peak %v: interval %v, want [low, high] around it", d["peak_bytes_in_use"], d["peak_bytes_in_use_interval"])
+	}
+	if b, _ := m["interval_basis"].(string); !strings.Contains(b, "speed rows") {
+		t.Errorf("interval_basis = %q, want the residuals named", b)
+	}
+	out, _, code := runCLI(t, "run", "--set", "steps=3")
+	if code != 0 || !strings.Contains(out, "samples/s (80%: ") || !strings.Contains(out, "80% intervals: ") {
+		t.Errorf("text: exit %d, no 80%% interval after the throughput:\n%s", code, out)
+	}
+	// An OOM has no step time to bound.
+	m = runJSON(t, append([]string{"run"}, strings.Fields(t4OOM)...)...)
+	if _, ok := m["step_time_s_interval"]; ok {
+		t.Errorf("OOM run has step_time_s_interval %v", m["step_time_s_interval"])
+	}
+}
+
+// TestCapacityConfidence: at 90% confidence a count reaches the target only when the 10th
+// percentile of its throughput does, so it needs at least as many GPUs as the simulated
+// figure alone; the answer says at which confidence.
+func TestCapacityConfidence(t *testing.T) {
+	type trial struct {
+		GPUs       int        `json:"gpus"`
+		Throughput float64    `json:"throughput_samples_per_s"`
+		Interval   [2]float64 `json:"throughput_samples_per_s_interval"`
+		AtConf     float64    `json:"throughput_at_confidence"`
+		Reaches    bool       `json:"reaches"`
+	}
+	type report struct {
+		GPUs       int     `json:"gpus"`
+		Confidence float64 `json:"confidence"`
+		Trials     []trial `json:"trials"`
+	}
+	get := func(extra ...string) report {
+		args := append([]string{"capacity", "gpus", "--set", "model=resnet50", "--per-gpu-batch", "64", "--steps", "3", "--throughput", "2000", "--max-gpus", "8", "-o", "json"}, extra...)
+		out, stderr, code := allocRun(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		var r report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	plain, conf := get(), get("--confidence", "0.9")
+	if plain.GPUs == 0 || conf.GPUs < plain.GPUs || conf.Confidence != 0.9 {
+		t.Fatalf("GPUs %d plain, %d at confidence %v: want an answer, no fewer at 90%%", plain.GPUs, conf.GPUs, conf.Confidence)
+	}
+	for _, tr := range conf.Trials {
+		if tr.AtConf >= tr.Throughput || tr.Reaches != (tr.AtConf >= 2000) || tr.Interval[0] >= tr.Interval[1] {
+			t.Errorf("trial %+v: want the 90%% bound below the figure, reaches iff it passes 2000, an interval", tr)
+		}
+	}
+	text, _, _ := allocRun(t, "capacity", "gpus", "--set", "model=resnet50", "--per-gpu-batch", "64", "--steps", "3", "--throughput", "2000", "--max-gpus", "8", "--confidence", "0.9")
+	if !strings.Contains(text, "at 90% confidence") {
+		t.Errorf("text lacks the confidence:\n%s", text)
+	}
+	if _, stderr, code := allocRun(t, "capacity", "gpus", "--throughput", "1", "--confidence", "90"); code != 2 || !strings.Contains(stderr, "--confidence") {
+		t.Errorf("--confidence 90: exit %d, %q; want 2 naming the flag", code, stderr)
+	}
+}
