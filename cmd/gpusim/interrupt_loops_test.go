@@ -89,9 +89,12 @@ func TestInterruptLongInputLoops(t *testing.T) {
 			t.Errorf("gpusim %s, interrupted: %v (stderr %q), want exit status 130", args[0], err, stderr.String())
 			continue
 		}
-		if took > 1500*time.Millisecond {
-			t.Errorf("gpusim %s took %v after SIGINT, want < 1.5s", args[0], took)
+		// The loop stopped itself, not main's backstop (exitIfStuck, which says so): how long that
+		// took depends on the machine's load, and is only logged.
+		if strings.Contains(stderr.String(), "did not stop within") {
+			t.Errorf("gpusim %s ignored the interrupt until the backstop ended it (%v): stderr %q", args[0], took, stderr.String())
 		}
+		t.Logf("gpusim %s stopped %v after SIGINT", args[0], took)
 	}
 	for _, out := range []string{"out.csv", "p.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, out)); err == nil {
