@@ -50,7 +50,11 @@
 // space around the profile's value, of a width with a stated source (the scatter of the H200's
 // micro-benchmarks of its kind), against an observation error estimated from the fit's residuals (at least [ObsErrorFloor]). A parameter
 // the fitted observations do not identify (a half-precision efficiency from float32 steps) is
-// not fitted and is reported so. Observations marked HoldOut are predicted and reported apart
+// not fitted and is reported so. Of the others, the fit frees one direction at a time, the
+// most informative first, no more than the observed quantities, ties parameters it cannot tell
+// apart (parallel columns of the Jacobian) and keeps a direction only if leave-one-out
+// cross-validation over the fitted observations says it predicts better (fitselect.go); a
+// parameter that fails stays at its prior, with the reason in [ParamResult] Note. Observations marked HoldOut are predicted and reported apart
 // ([FitResult] HoldOut), as a test of the fit on jobs it did not see.
 // cmd/gpusim's predictor runs train with the candidate profile in memory
 // (train.Config.GPUProfile = &candidate):

@@ -79,8 +79,8 @@ type FitConfig struct {
 	// data narrow by less than 5% is left at its prior.
 	MinInformation float64
 	// MaxEvaluations bounds the simulator runs of the search, the refits that estimate the
-	// observation error included (default 5000; the identifiability probes come on top: four
-	// per parameter).
+	// observation error included (default 5000; the identifiability probes come on top, four
+	// per parameter, and the cross-validation's refits, at most looEvaluations each).
 	MaxEvaluations int
 }
 
@@ -123,6 +123,16 @@ type ParamResult struct {
 	// peak, 1): the observations want more than the parameter can give, a sign that what they
 	// miss is not this parameter.
 	AtBound bool `json:"at_bound,omitempty"`
+	// TiedTo names the parameter this one moves with: the observations change the two in
+	// one direction only (their effects on every observed quantity are proportional), so
+	// neither can be fitted apart and the posterior mode moves both, each by its share of
+	// the effect (Ratio: this parameter's move in its widths per width of TiedTo's).
+	TiedTo string  `json:"tied_to,omitempty"`
+	Ratio  float64 `json:"ratio,omitempty"`
+	// Note says why a parameter the observations inform stays at its prior (the
+	// observations' rank is spent, leave-one-out cross-validation found no gain) or how a
+	// fitted one was checked.
+	Note string `json:"note,omitempty"`
 }
 
 // FitResult is a finished fit.
@@ -190,6 +200,13 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 	if estimate {
 		sigma = ObsErrorFloor
 	}
+	// The cross-validation's refits come on top of the search's budget too.
+	used := f.evals
+	dirs, notes, err := f.choose(sigma)
+	if err != nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	f.maxEvals += f.evals - used
 	// With no ObsError given, it is estimated from the fit's own residuals: the residual
 	// variance over the degrees of freedom the parameters leave (the observed quantities less
 	// the effective number of parameters, sum of info/(1+info): a parameter the prior holds
@@ -199,15 +216,15 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 	start := f.prior
 	var s searchResult
 	for iter := 0; ; iter++ {
-		s, err = f.search(sigma, start, iter == 0)
+		s, err = f.search(f.informed(dirs, sigma), sigma, start, iter == 0)
 		if err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
-		start = f.at(s.active, s.x)
+		start = f.at(s.dirs, s.x)
 		if !estimate || iter == 5 || f.evals >= f.maxEvals {
 			break
 		}
-		next, err := f.residualSigma(start, s.active, sigma)
+		next, err := f.residualSigma(start, s.dirs, sigma)
 		if err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
@@ -216,18 +233,8 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		}
 		sigma = next
 	}
-	best := f.at(s.active, s.x)
-	table := make([]ParamResult, len(f.ps))
-	for i, p := range f.ps {
-		table[i] = ParamResult{Param: p, Fitted: p.Prior, Information: f.raw[i] / (sigma * sigma)}
-	}
-	for _, i := range s.active {
-		v := best[f.ps[i].Name]
-		table[i].Identified = true
-		table[i].Fitted = v
-		table[i].AtBound = v <= f.ps[i].Min*(1+1e-9) || v >= f.ps[i].Max*(1-1e-9)
-	}
-	out := &FitResult{Params: best, Table: table, ObsError: sigma, ObsErrorEstimated: estimate, Evaluations: f.evals, Status: s.status, Converged: s.converged, Loss: s.fx}
+	best := f.at(s.dirs, s.x)
+	out := &FitResult{Params: best, Table: f.table(best, s.dirs, notes, sigma), ObsError: sigma, ObsErrorEstimated: estimate, Evaluations: f.evals, Status: s.status, Converged: s.converged, Loss: s.fx}
 	after, err := f.predictAll(obs, best)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
@@ -252,17 +259,59 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 	return out, nil
 }
 
+// table is the fit's parameter table: the directions' lead and tied parameters fitted at best,
+// the others at their prior with the note choose gave them.
+func (f *fitter) table(best Params, dirs []direction, notes map[int]string, sigma float64) []ParamResult {
+	table := make([]ParamResult, len(f.ps))
+	for i, p := range f.ps {
+		table[i] = ParamResult{Param: p, Fitted: p.Prior, Information: f.raw[i] / (sigma * sigma), Note: notes[i]}
+	}
+	fitted := func(i int) {
+		v := best[f.ps[i].Name]
+		table[i].Identified = true
+		table[i].Fitted = v
+		table[i].AtBound = v <= f.ps[i].Min*(1+1e-9) || v >= f.ps[i].Max*(1-1e-9)
+	}
+	for _, d := range dirs {
+		fitted(d.lead)
+		for _, t := range d.tied {
+			fitted(t.param)
+			table[t.param].TiedTo, table[t.param].Ratio = f.ps[d.lead].Name, t.ratio
+		}
+	}
+	return table
+}
+
 // fitter holds one fit's parameters, with their bounds filled in, and counts its simulator
 // runs.
 type fitter struct {
-	cfg      FitConfig
-	ps       []Param
-	prior    Params
-	fitted   []Observation // the observations not held out
-	raw      []float64     // per parameter, probe's largest squared change per width
+	cfg    FitConfig
+	ps     []Param
+	prior  Params
+	fitted []Observation // the observations not held out
+	raw    []float64     // per parameter, probe's largest squared change per width
+	// cols is, per parameter, the change of each fitted quantity's log prediction per width
+	// at the probe's step that changed them most: the parameter's column of the Jacobian.
+	cols     [][]float64
+	e0       []float64 // the fitted quantities' log errors at the prior
 	evals    int
 	maxEvals int
 	evalErr  error // the first simulation error the loss met
+	// light makes a search cheaper (one simplex, a shorter convergence test): the
+	// cross-validation's refits compare fits, they are not the answer.
+	light bool
+}
+
+// direction is one degree of freedom of a fit: its lead parameter (an index into ps) and the
+// parameters tied to it, each moving ratio of its widths per width of the lead.
+type direction struct {
+	lead int
+	tied []tie
+}
+
+type tie struct {
+	param int
+	ratio float64
 }
 
 func newFitter(obs []Observation, cfg FitConfig) (*fitter, error) {
@@ -339,28 +388,37 @@ func (f *fitter) logErrs(os []Observation, pr []Prediction, v Params) []float64 
 	return e
 }
 
-// at is the prior with the parameters ps[active[j]] at x[j] = log(value/prior)/Width, within
-// their bounds.
-func (f *fitter) at(active []int, x []float64) Params {
+// at is the prior with each direction dirs[j] at x[j] widths (log(value/prior)/Width) of its
+// lead, its tied parameters at their ratio of that, within their bounds.
+func (f *fitter) at(dirs []direction, x []float64) Params {
 	v := Params{}
 	for k, w := range f.prior {
 		v[k] = w
 	}
-	for j, i := range active {
+	set := func(i int, w float64) {
 		p := f.ps[i]
-		v[p.Name] = math.Min(math.Max(p.Prior*math.Exp(x[j]*p.Width), p.Min), p.Max)
+		v[p.Name] = math.Min(math.Max(p.Prior*math.Exp(w*p.Width), p.Min), p.Max)
+	}
+	for j, d := range dirs {
+		set(d.lead, x[j])
+		for _, t := range d.tied {
+			set(t.param, x[j]*t.ratio)
+		}
 	}
 	return v
 }
 
 // probe is the identifiability check: each parameter alone at -2, -1, +1 and +2 widths from
 // the prior, whose log errors are e0; raw is the largest squared change of the log predictions
-// per width, the information times ObsError^2.
+// per width, the information times ObsError^2, and cols the change at that step.
 func (f *fitter) probe(e0 []float64) {
+	f.e0 = e0
 	f.raw = make([]float64, len(f.ps))
+	f.cols = make([][]float64, len(f.ps))
 	for i := range f.ps {
+		f.cols[i] = make([]float64, len(e0))
 		for _, d := range []float64{-2, -1, 1, 2} {
-			v := f.at([]int{i}, []float64{d})
+			v := f.at([]direction{{lead: i}}, []float64{d})
 			pr, err := f.predictAll(f.fitted, v)
 			f.evals++
 			if err != nil {
@@ -369,30 +427,33 @@ func (f *fitter) probe(e0 []float64) {
 			}
 			e := f.logErrs(f.fitted, pr, v)
 			s := 0.0
+			col := make([]float64, len(e))
 			for k := range e {
-				dd := (e[k] - e0[k]) / d
-				s += dd * dd
+				col[k] = (e[k] - e0[k]) / d
+				s += col[k] * col[k]
 			}
-			f.raw[i] = math.Max(f.raw[i], s)
+			if s > f.raw[i] {
+				f.raw[i], f.cols[i] = s, col
+			}
 		}
 	}
 }
 
-// searchResult is where a search stopped: the parameters it moved (indices into ps), their
-// values in widths, the loss there, the optimizer's status and whether it converged.
+// searchResult is where a search stopped: the directions it moved, their values in widths,
+// the loss there, the optimizer's status and whether it converged.
 type searchResult struct {
-	active    []int
+	dirs      []direction
 	x         []float64
 	fx        float64
 	status    string
 	converged bool
 }
 
-// loss is the fit's objective over the active parameters at x: the fitted observations' log
-// errors in units of sigma, and each parameter's distance from its prior in widths.
-func (f *fitter) loss(active []int, sigma float64, x []float64) float64 {
+// loss is the fit's objective over the directions at x: the fitted observations' log errors
+// in units of sigma, and each moved parameter's distance from its prior in widths.
+func (f *fitter) loss(dirs []direction, sigma float64, x []float64) float64 {
 	f.evals++
-	v := f.at(active, x)
+	v := f.at(dirs, x)
 	pr, err := f.predictAll(f.fitted, v)
 	if err != nil {
 		if f.evalErr == nil {
@@ -404,33 +465,33 @@ func (f *fitter) loss(active []int, sigma float64, x []float64) float64 {
 	for _, e := range f.logErrs(f.fitted, pr, v) {
 		sum += e * e / (sigma * sigma)
 	}
-	for j, i := range active {
+	prior := func(i int, w float64) {
 		// A parameter pushed past its limit costs as if it were there, plus the excess.
 		lx := math.Log(v[f.ps[i].Name]/f.ps[i].Prior) / f.ps[i].Width
-		sum += lx*lx + (x[j]-lx)*(x[j]-lx)
+		sum += lx*lx + (w-lx)*(w-lx)
+	}
+	for j, d := range dirs {
+		prior(d.lead, x[j])
+		for _, t := range d.tied {
+			prior(t.param, x[j]*t.ratio)
+		}
 	}
 	return sum
 }
 
-// search finds the loss's minimum at observation error sigma over the parameters the
-// observations identify at that error, from the values start.
-func (f *fitter) search(sigma float64, start Params, scan bool) (searchResult, error) {
-	var r searchResult
-	for i := range f.ps {
-		if f.raw[i]/(sigma*sigma) >= f.cfg.MinInformation {
-			r.active = append(r.active, i)
-		}
-	}
-	loss := func(x []float64) float64 { return f.loss(r.active, sigma, x) }
-	r.x = make([]float64, len(r.active))
-	for j, i := range r.active {
-		r.x[j] = math.Log(start[f.ps[i].Name]/f.ps[i].Prior) / f.ps[i].Width
+// search finds the loss's minimum at observation error sigma over dirs, from the values start.
+func (f *fitter) search(dirs []direction, sigma float64, start Params, scan bool) (searchResult, error) {
+	r := searchResult{dirs: dirs}
+	loss := func(x []float64) float64 { return f.loss(r.dirs, sigma, x) }
+	r.x = make([]float64, len(r.dirs))
+	for j, d := range r.dirs {
+		r.x[j] = math.Log(start[f.ps[d.lead].Name]/f.ps[d.lead].Prior) / f.ps[d.lead].Width
 	}
 	r.fx = loss(r.x)
 	if math.IsInf(r.fx, 1) && f.evalErr != nil {
 		return searchResult{}, f.evalErr
 	}
-	if len(r.active) == 0 {
+	if len(r.dirs) == 0 {
 		r.status, r.converged = "no parameter identified", true
 		return r, nil
 	}
@@ -441,10 +502,14 @@ func (f *fitter) search(sigma float64, start Params, scan bool) (searchResult, e
 	// longer improves the loss: a simplex collapses early on the flat stretches of a
 	// simulator. The loss is in units of the prior's and the observations' variances, so
 	// a change of 1e-6 is nothing either can tell.
-	for restart := 0; restart < 10 && f.evals < f.maxEvals; restart++ {
+	restarts, iters := 10, 50
+	if f.light {
+		restarts, iters = 2, 20
+	}
+	for restart := 0; restart < restarts && f.evals < f.maxEvals; restart++ {
 		settings := &optimize.Settings{
 			FuncEvaluations: f.maxEvals - f.evals,
-			Converger:       &optimize.FunctionConverge{Absolute: 1e-6, Relative: 1e-9, Iterations: 50},
+			Converger:       &optimize.FunctionConverge{Absolute: 1e-6, Relative: 1e-9, Iterations: iters},
 		}
 		// The first simplex spans one prior width in each direction; restarts refine with
 		// a third of one.
@@ -472,21 +537,21 @@ func (f *fitter) search(sigma float64, start Params, scan bool) (searchResult, e
 	return r, nil
 }
 
-// scan is a coarse scan before the simplex: each parameter in turn over -3 .. +3 widths
+// scan is a coarse scan before the simplex: each direction in turn over -3 .. +3 widths
 // around the current point, twice. It finds the basin of a parameter whose effect starts only
 // past a threshold (a launch overhead below the kernels' run time changes nothing), which a
 // local simplex would not leave. Host parameters go first: a host-bound step moves only with
 // the host's cost, and the GPU's efficiencies, scanned first, would absorb a host miss by
 // slowing the GPU into the host's place.
 func (f *fitter) scan(r *searchResult, loss func([]float64) float64) {
-	order := make([]int, 0, len(r.active))
-	for j, i := range r.active {
-		if hostParam(f.ps[i].Name) {
+	order := make([]int, 0, len(r.dirs))
+	for j, d := range r.dirs {
+		if hostParam(f.ps[d.lead].Name) {
 			order = append(order, j)
 		}
 	}
-	for j, i := range r.active {
-		if !hostParam(f.ps[i].Name) {
+	for j, d := range r.dirs {
+		if !hostParam(f.ps[d.lead].Name) {
 			order = append(order, j)
 		}
 	}
@@ -508,8 +573,8 @@ func (f *fitter) scan(r *searchResult, loss func([]float64) float64) {
 }
 
 // residualSigma is the observation error the fitted observations' residuals at v give: their
-// variance over the degrees of freedom the active parameters leave, not below ObsErrorFloor.
-func (f *fitter) residualSigma(v Params, active []int, sigma float64) (float64, error) {
+// variance over the degrees of freedom the directions leave, not below ObsErrorFloor.
+func (f *fitter) residualSigma(v Params, dirs []direction, sigma float64) (float64, error) {
 	pr, err := f.predictAll(f.fitted, v)
 	if err != nil {
 		return 0, err
@@ -520,8 +585,8 @@ func (f *fitter) residualSigma(v Params, active []int, sigma float64) (float64, 
 		rss += e * e
 	}
 	pEff := 0.0
-	for _, i := range active {
-		info := f.raw[i] / (sigma * sigma)
+	for _, d := range dirs {
+		info := f.raw[d.lead] / (sigma * sigma)
 		pEff += info / (1 + info)
 	}
 	next := ObsErrorFloor
@@ -563,17 +628,30 @@ func (r *FitResult) WriteText(w io.Writer) error {
 		}
 	}
 	pf("%-36s %12s %12s %7s %8s  %s\n", "parameter", "prior", "fitted", "width", "info", "width from")
-	var idle []string
+	var idle, held []string
 	for _, p := range r.Table {
-		if !p.Identified {
+		switch {
+		case !p.Identified && p.Note == "":
 			idle = append(idle, p.Name)
+			continue
+		case !p.Identified:
+			held = append(held, fmt.Sprintf("  %s (info %.3g): %s", p.Name, p.Information, p.Note))
 			continue
 		}
 		bound := ""
 		if p.AtBound {
 			bound = " (at its bound)"
 		}
+		if p.TiedTo != "" {
+			bound += fmt.Sprintf(" (tied to %s: %.3g of its widths)", p.TiedTo, p.Ratio)
+		}
 		pf("%-36s %12.6g %12.6g %7.3g %8.3g  %s%s\n", p.Name, p.Prior, p.Fitted, p.Width, p.Information, p.Source, bound)
+		if p.Note != "" && p.TiedTo == "" {
+			pf("%-36s %s\n", "", p.Note)
+		}
+	}
+	if len(held) > 0 {
+		pf("informed but left at the prior:\n%s\n", strings.Join(held, "\n"))
 	}
 	if len(idle) > 0 {
 		pf("not identified by the fitted observations (left at the prior): %s\n", strings.Join(idle, ", "))

@@ -257,13 +257,15 @@ func TestFitContextObservation(t *testing.T) {
 	}
 }
 
-// TestFitByKind: two models that mix convolutions and GEMMs differently, made by a GPU whose
-// convolutions run 1.5x the profile and its GEMMs 0.8x. The efficiencies of the two paths are
-// separate parameters, as the cost model prices them: the fit recovers both.
+// TestFitByKind: three models that mix convolutions and GEMMs differently, made by a GPU
+// whose convolutions run 1.5x the profile and its GEMMs 0.8x. The efficiencies of the two
+// paths are separate parameters, as the cost model prices them: any two of the models
+// identify both, so each passes leave-one-out, and the fit recovers both. (From two models
+// alone, a fit to either one predicts the other worse than the prior: neither is freed.)
 func TestFitByKind(t *testing.T) {
 	truth := Params{"conv_tf32": 0.75, "tf32": 0.64, "half": 0.78, "memory": 0.85, ParamLaunchOverhead: 6e-6, ParamContextBytes: 528 << 20}
 	var obs []Observation
-	for i, m := range []rooflineModel{{conv: 3e12, gemm: 0.3e12}, {conv: 1e12, gemm: 2e12}} {
+	for i, m := range []rooflineModel{{conv: 3e12, gemm: 0.3e12}, {conv: 1e12, gemm: 2e12}, {conv: 2e12, gemm: 1e12}} {
 		o := observe(fmt.Sprint("model", i), m, truth)
 		o.MemoryBytes = 0
 		obs = append(obs, o)
@@ -279,6 +281,15 @@ func TestFitByKind(t *testing.T) {
 	}
 	if got := res.Params; math.Abs(got["conv_tf32"]/0.75-1) > 0.02 || math.Abs(got["tf32"]/0.64-1) > 0.02 {
 		t.Errorf("fitted conv_tf32 %.3f tf32 %.3f, want 0.75 and 0.64", got["conv_tf32"], got["tf32"])
+	}
+	two, err := Fit(obs[:2], FitConfig{Params: wide()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range two.Table {
+		if p.Identified {
+			t.Errorf("two models: %s fitted (%s), want none past leave-one-out", p.Name, p.Note)
+		}
 	}
 }
 

@@ -52,7 +52,9 @@ fit        reads step times (step_time= lines, Keras "120ms/step" or --regex), t
            the allocator mode and the memory plateau from each trace, and fits the profile's
            parameters that the traces identify (an efficiency per op kind and math path, the
            host's launch, step and dispatch costs, the context), each pulled toward the
-           profile by a prior of stated width, so the simulation of the scenario matches; it
+           profile by a prior of stated width, so the simulation of the scenario matches: one
+           direction per observed quantity at most, parameters it cannot tell apart tied, and
+           only those that predict a trace left out better (leave-one-out) freed; it
            prints the parameters it could not identify, the residuals of the fitted traces and,
            apart, of the --hold-out ones, and writes the calibrated profile. A TRACE of the
            form step_time=VALUE (33.7ms) is a step time measured without a trace.

@@ -209,18 +209,23 @@ func TestCalibrateWholePath(t *testing.T) {
 	if len(fit.Fit.Residuals) != 4 {
 		t.Fatalf("residuals = %+v, want step time and context of 2 traces", fit.Fit.Residuals)
 	}
-	// Within 4%: the TF32 convolutions of this NHWC H200 plan are priced at the TF32 GEMM
-	// rate (hw's Hopper convolution passes), and the fit takes tf32 to its bound with the
-	// batch-128 step still 3.6% slow: the plan's other kernels, not its convolutions, are
-	// what runs slower than PyTorch's (train's TestNCHWTransposesMatchH200 holds PyTorch's NHWC
-	// convolutions of ResNet-50 within 3%).
-	// The stem's filter gradient (3 channels, 7x7 stride 2) runs on the CUDA cores: the
-	// autotuner's FP32 kernel beats TF32's unaligned one (hw candidatePaths), and no fitted
-	// parameter moves it, so the batch-128 step keeps 5% of its error.
+	// Two step times of one model identify two directions at most, and leave-one-out keeps
+	// only what predicts the other batch: the step overhead (a fixed cost weighs more at batch
+	// 64), not tf32 (fitted to one batch, it predicts the other worse), so the batch-128 step
+	// stays 18% slow. The context is fitted from the traces' own context observations.
 	for _, r := range fit.Fit.Residuals {
-		if math.Abs(r.RelErrAfter()) > math.Abs(r.RelErrBefore()) || math.Abs(r.RelErrAfter()) > 0.06 {
-			t.Errorf("%s %s: error %+.3f after the fit, %+.3f before; want within 6%%", r.Observation, r.Quantity, r.RelErrAfter(), r.RelErrBefore())
+		if math.Abs(r.RelErrAfter()) > math.Abs(r.RelErrBefore()) {
+			t.Errorf("%s %s: error %+.3f after the fit, %+.3f before; want no worse", r.Observation, r.Quantity, r.RelErrAfter(), r.RelErrBefore())
 		}
+	}
+	moved := 0
+	for _, p := range fit.Fit.Table {
+		if p.Identified && p.TiedTo == "" && p.Name != calibrate.ParamContextBytes {
+			moved++
+		}
+	}
+	if moved > 2 {
+		t.Errorf("%d step-time directions fitted from 2 step times, want at most 2:\n%+v", moved, fit.Fit.Table)
 	}
 	g, err := hw.LookupGPU("@" + prof)
 	if err != nil {
@@ -230,8 +235,8 @@ func TestCalibrateWholePath(t *testing.T) {
 		t.Errorf("calibrated profile: name %q launch %g, want h200-calibrated, %g", g.Name, g.LaunchOverhead, fit.Fit.Params[calibrate.ParamLaunchOverhead])
 	}
 	for _, p := range fit.Fit.Table {
-		if p.Name == "tf32" && !(p.Identified && p.AtBound) {
-			t.Errorf("tf32: %+v, want fitted to its bound and reported there", p)
+		if p.Name == "tf32" && (p.Identified || !strings.Contains(p.Note, "leave-one-out")) {
+			t.Errorf("tf32: %+v, want left at the prior by leave-one-out", p)
 		}
 	}
 	// The context is the PyTorch context the traces show (612 MiB).
@@ -255,23 +260,14 @@ func TestCalibrateWholePath(t *testing.T) {
 		after := stepTime("--set", "model="+m.model, "--set", "hardware.gpu=@"+prof)
 		eb, ea := before/steps.Median-1, after/steps.Median-1
 		t.Logf("%s: measured %.2f ms, uncalibrated %.2f ms (%+.1f%%), calibrated %.2f ms (%+.1f%%)", m.model, 1e3*steps.Median, 1e3*before, 100*eb, 1e3*after, 100*ea)
-		// MobileNetV2 must gain. VGG16 is already within 4% uncalibrated; PyTorch's ResNet-50
-		// steps (NHWC, channels_last) run faster than the TF plan's, the fit takes tf32 to
-		// its bound (the TF32 peak) and reports it so, and VGG16, convolutions
-		// nearly all through, comes out 37% fast: pinned here at 45%. Two traces of one
-		// model on another framework's kernels say nothing of how VGG16's shapes run.
-		if m.model == "vgg16" {
-			if math.Abs(ea) > 0.45 {
-				t.Errorf("%s: calibrated error %+.1f%%, want within 45%%", m.model, 100*ea)
-			}
-			continue
-		}
-		// Two ResNet-50 traces do not tell the launch overhead from the step overhead: the
-		// fit lands anywhere from 6 us per kernel and 5 ms per step to 27 us and 0.7 ms as one
-		// kernel's path changes, and MobileNetV2, 3x the kernels per FLOP, moves with it. What
-		// the fit must not do is take it further than the uncalibrated error's width again.
-		if math.Abs(ea) >= 1.5*math.Abs(eb) {
-			t.Errorf("%s: calibrated error %+.1f%%, uncalibrated %+.1f%%: the calibration made it much worse", m.model, 100*ea, 100*eb)
+		// Two traces of one model on another framework's kernels say little of other models.
+		// The fit lowers the step overhead (PyTorch's loop costs less than Keras's), which
+		// makes every step faster: VGG16 goes from -3% to -10%, MobileNetV2, whose short
+		// step the overhead weighs on most, from -18% to -28%. Before issue 31 the fit took
+		// tf32 to its bound from these two steps and VGG16 came out 37% fast; both are
+		// pinned here within 30%.
+		if math.Abs(ea) > 0.30 {
+			t.Errorf("%s: calibrated error %+.1f%% (uncalibrated %+.1f%%), want within 30%%", m.model, 100*ea, 100*eb)
 		}
 	}
 }
@@ -402,8 +398,8 @@ func readKerasRecordings(t *testing.T, path string) []kerasRecording {
 // The fit must converge (not stop on its evaluation limit), lower its residuals, leave at the
 // spec sheet what the recordings cannot identify (half-precision efficiencies from float32
 // steps; the TF step overhead and the per-kernel launch cost, which a JAX step run from CUDA
-// graphs does not pay), and predict the held-out device-fed steps better than the spec-sheet
-// profile does.
+// graphs does not pay) and what leave-one-out does not confirm, and predict the held-out
+// device-fed steps better than the spec-sheet profile does.
 func TestCalibrateFitKerasRecordings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits through train (seconds)")
@@ -456,9 +452,15 @@ func TestCalibrateFitKerasRecordings(t *testing.T) {
 			t.Errorf("%s identified by float32 JAX steps: want it left at the spec sheet", n)
 		}
 	}
-	for _, n := range []string{"tf32", calibrate.ParamHostDispatchScale} {
-		if !identified[n] {
-			t.Errorf("%s not identified: want it fitted", n)
+	if !identified["tf32"] {
+		t.Errorf("tf32 not identified: want it fitted")
+	}
+	// The host's dispatch scale is informed (the host-fed steps depend on it) but a fit of it
+	// to five of the six steps predicts the sixth worse than leaving it: it stays at the
+	// spec sheet, and the table says why.
+	for _, p := range r.Table {
+		if p.Name == calibrate.ParamHostDispatchScale && (p.Identified || !strings.Contains(p.Note, "leave-one-out")) {
+			t.Errorf("%s: %+v, want left at the prior by leave-one-out", p.Name, p)
 		}
 	}
 	var dev, host []calibrate.Residual
