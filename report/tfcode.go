@@ -17,6 +17,19 @@ import (
 func TFCode(cfg *train.Config) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	tfEnv(p, cfg)
+	tfConfig(p, cfg)
+	indent := tfStrategy(p, cfg)
+	tfModel(p, cfg, indent)
+	tfData(p, cfg)
+	return b.String()
+}
+
+// printer writes one line of Python.
+type printer func(format string, args ...any)
+
+// tfEnv writes the other processes, the environment and the import.
+func tfEnv(p printer, cfg *train.Config) {
 	for _, pr := range cfg.Processes {
 		gpus := "every GPU"
 		if pr.GPUs != nil {
@@ -47,6 +60,10 @@ func TFCode(cfg *train.Config) string {
 		p("os.environ[\"TF_ENABLE_GPU_GARBAGE_COLLECTION\"] = \"false\"")
 	}
 	p("import tensorflow as tf")
+}
+
+// tfConfig writes the tf.config calls and the precision policy, before the GPUs initialize.
+func tfConfig(p printer, cfg *train.Config) {
 	p("")
 	p("gpus = tf.config.list_physical_devices(\"GPU\")")
 	if v := cfg.VisibleDevices; v != nil {
@@ -93,6 +110,10 @@ func TFCode(cfg *train.Config) string {
 	if cfg.Precision != "float32" {
 		p("tf.keras.mixed_precision.set_global_policy(%q)", cfg.Precision)
 	}
+}
+
+// tfStrategy opens the strategy (or device) scope and returns the indent inside it.
+func tfStrategy(p printer, cfg *train.Config) string {
 	p("")
 	indent := ""
 	switch {
@@ -131,6 +152,11 @@ func TFCode(cfg *train.Config) string {
 		p("with tf.device(%q):", cfg.Device)
 		indent = "    "
 	}
+	return indent
+}
+
+// tfModel writes the model, its optimizer and compile call.
+func tfModel(p printer, cfg *train.Config, indent string) {
 	model := "build_model()  # " + cfg.Model
 	if d := models.Describe(cfg.Model); strings.HasPrefix(d, "keras.applications.") {
 		name, _, _ := strings.Cut(strings.TrimPrefix(d, "keras.applications."), " ")
@@ -164,6 +190,10 @@ func TFCode(cfg *train.Config) string {
 		p("%s# gradients accumulated over %d micro-batches of %d before each update (a custom", indent, cfg.AccumulationSteps, cfg.Batch/cfg.AccumulationSteps)
 		p("%s# train_step, or Keras 3's optimizer gradient_accumulation_steps=%d)", indent, cfg.AccumulationSteps)
 	}
+}
+
+// tfData writes the tf.data pipeline and the fit call.
+func tfData(p printer, cfg *train.Config) {
 	p("")
 	micro := cfg.Batch / max(cfg.AccumulationSteps, 1)
 	if in := cfg.Input; in != nil {
@@ -196,7 +226,6 @@ func TFCode(cfg *train.Config) string {
 		p("# the batches come in %d distinct shapes (sequence buckets, a ragged last batch)", cfg.XLADistinctShapes)
 	}
 	p("model.fit(ds, steps_per_epoch=%d, epochs=1)", cfg.Steps*max(cfg.AccumulationSteps, 1))
-	return b.String()
 }
 
 func tfTunable(n int) string {
