@@ -33,6 +33,9 @@ type PlanOptions struct {
 	Jobs int
 	// Run simulates one configuration (nil = train.Run).
 	Run RunFunc
+	// Uncertainty gives the residuals of the reported plans' intervals (nil:
+	// ShippedUncertainty).
+	Uncertainty *Uncertainty
 }
 
 // PlanResult is one simulated plan.
@@ -63,6 +66,14 @@ type PlanResult struct {
 	GPUHours        float64 `json:"gpu_hours"`
 	PricePerGPUHour float64 `json:"price_per_gpu_hour,omitempty"`
 	Dollars         float64 `json:"dollars,omitempty"`
+	// The 80% prediction intervals (IntervalLevel) of the reported plans' figures, from the
+	// validation residuals (Uncertainty.Intervals); nil where no residual pool answers, and
+	// IntervalBasis says which pool did.
+	ThroughputInterval   *Interval `json:"throughput_samples_per_s_interval,omitempty"`
+	StepTimeInterval     *Interval `json:"step_time_s_interval,omitempty"`
+	TrainSecondsInterval *Interval `json:"train_seconds_interval,omitempty"`
+	DollarsInterval      *Interval `json:"dollars_interval,omitempty"`
+	IntervalBasis        string    `json:"interval_basis,omitempty"`
 	// Bounds are the cheap bounds the search ordered and pruned by.
 	Bounds Bounds `json:"bounds"`
 
@@ -338,6 +349,9 @@ func (o *PlanOptions) judge(ctx context.Context, sess *Session, r *PlanResult) e
 	if err != nil {
 		return err
 	}
+	if err := o.intervals(r, res.Result); err != nil {
+		return err
+	}
 	if d := res.Diagnosis; d != nil {
 		r.Bound = string(d.Bound)
 		if len(d.Evidence) > 0 {
@@ -414,4 +428,28 @@ func (q *planQueue) wave(kth float64, full bool) ([]candidate, error) {
 		q.ready = q.ready[1:]
 	}
 	return wave, nil
+}
+
+// intervals fills r's prediction intervals from res, its run.
+func (o *PlanOptions) intervals(r *PlanResult, res *train.Result) error {
+	u := o.Uncertainty
+	if u == nil {
+		u = ShippedUncertainty()
+	}
+	iv, err := u.Intervals(r.Config, res, IntervalLevel)
+	if err != nil || iv == nil || iv.SpeedBasis == "" {
+		return err
+	}
+	tp, st := iv.Throughput, iv.StepTime
+	r.ThroughputInterval, r.StepTimeInterval, r.IntervalBasis = &tp, &st, iv.SpeedBasis
+	if r.TrainSeconds > 0 {
+		// The time to train scales with the step; the dollars with the time.
+		tt := Interval{o.Training.Seconds(r.Knobs.GlobalBatch, st[0]), o.Training.Seconds(r.Knobs.GlobalBatch, st[1])}
+		r.TrainSecondsInterval = &tt
+		if r.PricePerGPUHour > 0 {
+			d := Interval{float64(r.Knobs.GPUs) * tt[0] / 3600 * r.PricePerGPUHour, float64(r.Knobs.GPUs) * tt[1] / 3600 * r.PricePerGPUHour}
+			r.DollarsInterval = &d
+		}
+	}
+	return nil
 }

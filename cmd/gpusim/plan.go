@@ -62,8 +62,9 @@ figures are illustrative), max-batch (the largest global batch that fits; ties: 
 Counts run 1, 2, 4, ... up to --max-gpus (the scenario's GPUs by default, 8 with --gpus);
 above 8 they are whole hosts of 8, up to --max-nodes.
 
-The predicted figures are the simulator's; their intervals come from the calibration work:
-where a figure has none yet, the report says "no interval yet".
+The predicted figures are the simulator's, with their 80% prediction intervals from the
+validation residuals of runs like each plan (the calibration work); where no residual pool
+answers, the report says "no interval yet".
 
 Examples:
 `)
@@ -312,14 +313,16 @@ func planSetLines(p analysis.PlanResult) []string {
 }
 
 // noInterval is what a figure without a calibrated interval says.
-const noInterval = "no interval yet (intervals come from the calibration work)"
+const noInterval = "no interval yet"
+
+// intervalNote says where the intervals come from.
+const intervalNote = "80% prediction intervals from the validation residuals of runs like each plan (gpusim validate); \"no interval yet\" where none answers"
 
 func planJSON(sc *scenarios.Scenario, rep *analysis.PlanReport, o analysis.PlanOptions) any {
 	type plan struct {
 		analysis.PlanResult
-		Set      []string `json:"set"`
-		TFCode   string   `json:"tf_code"`
-		Interval *string  `json:"interval"`
+		Set    []string `json:"set"`
+		TFCode string   `json:"tf_code"`
 	}
 	wrap := func(p analysis.PlanResult) plan {
 		return plan{PlanResult: p, Set: planSetLines(p), TFCode: report.TFCode(&p.Config)}
@@ -331,7 +334,7 @@ func planJSON(sc *scenarios.Scenario, rep *analysis.PlanReport, o analysis.PlanO
 		Current  plan   `json:"current"`
 		Plans    []plan `json:"plans"`
 		Interval string `json:"interval_note"`
-	}{Scenario: sc.Name, Setup: capacitySetup(sc.Config), PlanReport: rep, Current: wrap(*rep.Current), Interval: noInterval}
+	}{Scenario: sc.Name, Setup: capacitySetup(sc.Config), PlanReport: rep, Current: wrap(*rep.Current), Interval: intervalNote}
 	for _, p := range rep.Plans {
 		out.Plans = append(out.Plans, wrap(p))
 	}
@@ -350,7 +353,7 @@ func writePlanText(w io.Writer, sc *scenarios.Scenario, rep *analysis.PlanReport
 		rep.Space, rep.OutOfRange, rep.PrunedMemory, rep.PrunedBudget)
 	fmt.Fprintf(&b, "  %d by the roofline bound, %d by the compute bound; %d simulated (%d do not fit or break the budget)\n",
 		rep.PrunedRoofline, rep.PrunedCompute, rep.Simulated, rep.Infeasible)
-	fmt.Fprintf(&b, "  intervals: %s\n\n", noInterval)
+	fmt.Fprintf(&b, "  intervals: %s\n\n", intervalNote)
 	if len(rep.Plans) == 0 {
 		b.WriteString("no plan fits within the constraints\n")
 		_, err := io.WriteString(w, b.String())
@@ -368,8 +371,8 @@ func writePlanText(w io.Writer, sc *scenarios.Scenario, rep *analysis.PlanReport
 	if rep.Goal == analysis.GoalCost || o.BudgetDollars > 0 {
 		b.WriteString("\ncost (GPU-hours x $/GPU-hour = $)\n")
 		for _, p := range rep.Plans {
-			fmt.Fprintf(&b, "  %d  %d x %s x %s = %.2f GPU-hours x $%.2f/h = $%.2f\n", p.Rank, p.Knobs.GPUs, p.Knobs.GPU,
-				fmtTrainTime(p.TrainSeconds), p.GPUHours, p.PricePerGPUHour, p.Dollars)
+			fmt.Fprintf(&b, "  %d  %d x %s x %s = %.2f GPU-hours x $%.2f/h = $%.2f%s\n", p.Rank, p.Knobs.GPUs, p.Knobs.GPU,
+				fmtTrainTime(p.TrainSeconds), p.GPUHours, p.PricePerGPUHour, p.Dollars, ivText(p.DollarsInterval, "$%.2f"))
 		}
 	}
 	for _, p := range rep.Plans[:min(show, len(rep.Plans))] {
@@ -394,7 +397,7 @@ func writePlanText(w io.Writer, sc *scenarios.Scenario, rep *analysis.PlanReport
 // writePlanTable writes the ranked plans under the scenario as it is ("now").
 func writePlanTable(b *strings.Builder, rep *analysis.PlanReport, o analysis.PlanOptions) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	head := "  rank\tGPU\tGPUs\tstrategy\tbatch\taccum\tprecision\tXLA\tTF32\tmemory\tsamples/s\tstep\tpeak / limit\tthroughput vs now"
+	head := "  rank\tGPU\tGPUs\tstrategy\tbatch\taccum\tprecision\tXLA\tTF32\tmemory\tsamples/s\t80% interval\tstep\tpeak / limit\tthroughput vs now"
 	cost := rep.Goal == analysis.GoalCost || rep.Goal == analysis.GoalTimeToTrain || o.BudgetDollars > 0 || o.BudgetSeconds > 0
 	if cost {
 		head += "\ttime to train\tGPU-hours"
@@ -421,8 +424,12 @@ func writePlanTable(b *strings.Builder, rep *analysis.PlanReport, o analysis.Pla
 		if p.OOM != nil {
 			tp, st = "OOM", "-"
 		}
-		row := fmt.Sprintf("  %s\t%s\t%d\t%s\t%d\t%d\t%s\t%t\t%t\t%s\t%s\t%s\t%s / %s\t%s", name, k.GPU, k.GPUs, k.Strategy, k.GlobalBatch,
-			k.Accumulation, prec, k.XLA, k.TF32, k.Memory, tp, st, fmtBytes(p.PeakBytes), fmtBytes(p.LimitBytes), vs)
+		iv := noInterval
+		if p.ThroughputInterval != nil {
+			iv = fmt.Sprintf("%.0f-%.0f", p.ThroughputInterval[0], p.ThroughputInterval[1])
+		}
+		row := fmt.Sprintf("  %s\t%s\t%d\t%s\t%d\t%d\t%s\t%t\t%t\t%s\t%s\t%s\t%s\t%s / %s\t%s", name, k.GPU, k.GPUs, k.Strategy, k.GlobalBatch,
+			k.Accumulation, prec, k.XLA, k.TF32, k.Memory, tp, iv, st, fmtBytes(p.PeakBytes), fmtBytes(p.LimitBytes), vs)
 		if cost {
 			row += fmt.Sprintf("\t%s\t%.2f", fmtTrainTime(p.TrainSeconds), p.GPUHours)
 			if o.Prices != nil {

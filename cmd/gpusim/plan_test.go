@@ -24,14 +24,15 @@ type planOut struct {
 			GPU  string `json:"gpu"`
 			GPUs int    `json:"gpus"`
 		} `json:"plan"`
-		Set          []string `json:"set"`
-		TFCode       string   `json:"tf_code"`
-		Fits         bool     `json:"fits"`
-		Throughput   float64  `json:"throughput_samples_per_s"`
-		TrainSeconds float64  `json:"train_seconds"`
-		GPUHours     float64  `json:"gpu_hours"`
-		Price        float64  `json:"price_per_gpu_hour"`
-		Dollars      float64  `json:"dollars"`
+		Set          []string    `json:"set"`
+		TFCode       string      `json:"tf_code"`
+		Fits         bool        `json:"fits"`
+		Throughput   float64     `json:"throughput_samples_per_s"`
+		Interval     *[2]float64 `json:"throughput_samples_per_s_interval"`
+		TrainSeconds float64     `json:"train_seconds"`
+		GPUHours     float64     `json:"gpu_hours"`
+		Price        float64     `json:"price_per_gpu_hour"`
+		Dollars      float64     `json:"dollars"`
 	} `json:"plans"`
 }
 
@@ -80,6 +81,9 @@ func TestPlanThroughputBeatsScenario(t *testing.T) {
 		t.Errorf("plan simulated %d of %d plans: the bounds pruned none", p.Simulated, p.Space)
 	}
 	top := p.Plans[0]
+	if iv := top.Interval; iv == nil || !(0 < iv[0] && iv[0] < iv[1]) {
+		t.Errorf("top plan's throughput interval %v: want a range from the validation residuals", iv)
+	}
 	var args []string
 	for _, s := range top.Set {
 		args = append(args, strings.Fields(s)...)
