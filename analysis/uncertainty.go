@@ -378,7 +378,12 @@ func (u *Uncertainty) Intervals(cfg train.Config, res *train.Result, level float
 		return nil, err
 	}
 	out := &Intervals{Level: level}
+	g, err := runGPU(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if lo, hi, basis, ok := u.Bounds(k, level); ok {
+		lo, hi, basis = widen(lo, hi, basis, g.PredictionError, level)
 		out.Throughput = Interval{res.Throughput * math.Exp(lo), res.Throughput * math.Exp(hi)}
 		out.StepTime = Interval{res.StepTime * math.Exp(-hi), res.StepTime * math.Exp(-lo)}
 		out.SpeedBasis = basis
@@ -397,4 +402,17 @@ func (u *Uncertainty) Intervals(cfg train.Config, res *train.Result, level float
 		}
 	}
 	return out, nil
+}
+
+// widen adds a calibrated profile's prediction error sigma (a normal spread of
+// log(measured/predicted)) to the residuals' interval [lo, hi] at level: the half-widths add
+// in quadrature about the interval's centre.
+func widen(lo, hi float64, basis string, sigma, level float64) (float64, float64, string) {
+	if !(sigma > 0) {
+		return lo, hi, basis
+	}
+	z := math.Sqrt2 * math.Erfinv(level)
+	c, w := (lo+hi)/2, (hi-lo)/2
+	w = math.Hypot(w, z*sigma)
+	return c - w, c + w, fmt.Sprintf("%s, widened by the calibrated profile's prediction error %.3g", basis, sigma)
 }

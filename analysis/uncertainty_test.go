@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/train"
 )
 
@@ -148,5 +149,46 @@ func TestReadResidualsErrors(t *testing.T) {
 	got, err := ReadResiduals(strings.NewReader(b.String()))
 	if err != nil || len(got) != 1 || got[0] != rs[0] {
 		t.Errorf("round trip %q = %+v, %v; want %+v", b.String(), got, err, rs)
+	}
+}
+
+// TestIntervalsCalibratedProfile: a fitted profile's prediction error widens the interval
+// about the same centre, by the normal quantile of the level in quadrature.
+func TestIntervalsCalibratedProfile(t *testing.T) {
+	cfg := train.DefaultConfig()
+	cfg.Model, cfg.GPU, cfg.Batch, cfg.Steps = "resnet50", "a100-40gb", 32, 3
+	res, err := train.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []Residual
+	for i := 0; i < 20; i++ {
+		rs = append(rs, Residual{Quantity: QuantitySpeed, Arch: "sm80", Mix: MixConv, GPUs: 1, Cluster: string(rune('a' + i%5)), LogErr: -0.05 + 0.005*float64(i)})
+	}
+	u := NewUncertainty(rs)
+	plain, err := u.Intervals(cfg, res, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := hw.LookupGPU("a100-40gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.PredictionError = 0.1
+	cfg.GPU, cfg.GPUProfile = "", &g
+	cal, err := u.Intervals(cfg, res, 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := math.Log(plain.Throughput[0]/res.Throughput), math.Log(plain.Throughput[1]/res.Throughput)
+	c, w := (lo+hi)/2, math.Hypot((hi-lo)/2, 1.2815515655446004*0.1)
+	if got := math.Log(cal.Throughput[0] / res.Throughput); math.Abs(got-(c-w)) > 1e-9 {
+		t.Errorf("calibrated low end %g, want %g", got, c-w)
+	}
+	if got := math.Log(cal.Throughput[1] / res.Throughput); math.Abs(got-(c+w)) > 1e-9 {
+		t.Errorf("calibrated high end %g, want %g", got, c+w)
+	}
+	if !strings.Contains(cal.SpeedBasis, "prediction error 0.1") {
+		t.Errorf("basis %q does not name the calibration", cal.SpeedBasis)
 	}
 }

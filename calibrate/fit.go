@@ -145,6 +145,11 @@ type FitResult struct {
 	ObsError  float64    `json:"obs_error"`
 	// ObsErrorEstimated says ObsError was estimated from the residuals (FitConfig.ObsError 0).
 	ObsErrorEstimated bool `json:"obs_error_estimated,omitempty"`
+	// PredictionError is the standard deviation of log(measured/predicted) the fit expects of
+	// a new step like the fitted ones: ObsError widened for the directions fitted from the n
+	// observed quantities, sqrt(1 + k/n) (a regression's new-observation variance, sigma^2
+	// (1 + leverage), at the mean leverage k/n).
+	PredictionError float64 `json:"prediction_error"`
 	// Evaluations counts the simulator runs (of every observation at one parameter set) of
 	// the probes and the search.
 	Evaluations int    `json:"evaluations"`
@@ -235,6 +240,7 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 	}
 	best := f.at(s.dirs, s.x)
 	out := &FitResult{Params: best, Table: f.table(best, s.dirs, notes, sigma), ObsError: sigma, ObsErrorEstimated: estimate, Evaluations: f.evals, Status: s.status, Converged: s.converged, Loss: s.fx}
+	out.PredictionError = sigma * math.Sqrt(1+float64(len(s.dirs))/float64(max(len(f.e0), 1)))
 	after, err := f.predictAll(obs, best)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)

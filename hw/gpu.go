@@ -72,6 +72,11 @@ type GPU struct {
 	// JAX's counterpart of StepOverhead, kept in the profile so that calibrate can fit it;
 	// 0 = 1, the recording host.
 	HostDispatchScale float64 `yaml:"host_dispatch_scale,omitempty"`
+	// PredictionError is, for a profile gpusim calibrate fit wrote, the standard deviation of
+	// log(measured/predicted) it expects of a step like the fitted ones (the fit's
+	// observation error, widened by its parameters' share of the data); the prediction
+	// intervals add it to the validation residuals' spread. 0: not a fitted profile.
+	PredictionError float64 `yaml:"prediction_error,omitempty"`
 	// Efficiency holds the cost model's fitted factors.
 	Efficiency Efficiency `yaml:"efficiency"`
 }

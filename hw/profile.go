@@ -219,6 +219,8 @@ func (g GPU) validate() error {
 	switch {
 	case g.Name == "":
 		return bad("name", "a profile needs a name")
+	case !(g.PredictionError >= 0 && g.PredictionError < 10):
+		return bad("prediction_error", "must be from 0 (not a fitted profile) to below 10 (a log-normal spread)")
 	case g.MemoryBytes <= 0:
 		return bad("memory_bytes", "must be positive")
 	case g.ContextBytes < 0 || g.ContextBytes >= g.MemoryBytes:

@@ -435,6 +435,7 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		g := calibrate.ApplyParams(base, res.Params)
 		g.Name = strings.TrimSuffix(base.Name, "-calibrated") + "-calibrated"
 		g.Description = fmt.Sprintf("%s, calibrated by gpusim calibrate fit on %d trace(s)", base.Description, nFit)
+		g.PredictionError = res.PredictionError
 		if err := calibrate.WriteFileAtomic(opt.profileOut, g.WriteProfile); err != nil {
 			return err
 		}

@@ -231,6 +231,10 @@ func TestCalibrateWholePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The profile carries the fit's prediction error, which widens gpusim run's intervals.
+	if !(g.PredictionError > 0) || g.PredictionError != fit.Fit.PredictionError {
+		t.Errorf("calibrated profile: prediction_error %g, want the fit's %g", g.PredictionError, fit.Fit.PredictionError)
+	}
 	if g.Name != "h200-calibrated" || g.LaunchOverhead != fit.Fit.Params[calibrate.ParamLaunchOverhead] {
 		t.Errorf("calibrated profile: name %q launch %g, want h200-calibrated, %g", g.Name, g.LaunchOverhead, fit.Fit.Params[calibrate.ParamLaunchOverhead])
 	}
