@@ -79,18 +79,10 @@ const maxTraceLine = 1 << 20
 // Ops are alloc, free and init; anything else is an error, as are negative sizes, a free of an
 // unknown id, a missing column and a truncated line.
 func ReadTrace(r io.Reader, name string) (*Trace, error) {
-	bad := func(line int, field, format string, args ...any) error {
-		return &TraceError{File: name, Line: line, Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrBadTrace}, args...)...)}
-	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxTraceLine)
-	tr := &Trace{Name: name}
-	colOp, colID, colBytes, colPtr, ncols := -1, -1, -1, -1, 0
+	tp := newTraceParser(name)
 	line := 0
-	ids := map[int64]int32{}  // trace id -> slot of the live allocation
-	known := map[int64]bool{} // every id ever allocated
-	var free []int32          // recycled slots
-	var nextAuto int64
 	var fields [16][]byte
 	for sc.Scan() {
 		line++
@@ -99,115 +91,177 @@ func ReadTrace(r io.Reader, name string) (*Trace, error) {
 			continue
 		}
 		f := splitComma(raw, fields[:0])
-		if colOp < 0 {
-			ncols = len(f)
-			for i, h := range f {
-				switch strings.TrimSpace(string(h)) {
-				case "op":
-					colOp = i
-				case "id":
-					colID = i
-				case "bytes":
-					colBytes = i
-				case "ptr":
-					colPtr = i
-				}
+		if tp.colOp < 0 {
+			if err := tp.header(line, raw, f); err != nil {
+				return nil, err
 			}
-			if colOp < 0 {
-				return nil, bad(line, "op", "missing column op in header %q", raw)
-			}
-			if colBytes < 0 {
-				return nil, bad(line, "bytes", "missing column bytes in header %q", raw)
-			}
-			tr.HasPtr = colPtr >= 0
 			continue
 		}
-		if len(f) < ncols {
-			return nil, bad(line, "", "truncated line: %d fields, header has %d", len(f), ncols)
+		if err := tp.row(line, f); err != nil {
+			return nil, err
 		}
-		op := TraceOp{Op: string(bytes.TrimSpace(f[colOp])), Line: line, slot: -1}
-		var idField []byte
-		if colID >= 0 {
-			idField = bytes.TrimSpace(f[colID])
-		}
-		if len(idField) > 0 {
-			v, err := strconv.ParseInt(string(idField), 10, 64)
-			if err != nil {
-				return nil, bad(line, "id", "not an integer: %q", idField)
-			}
-			op.ID = v
-		}
-		bf := bytes.TrimSpace(f[colBytes])
-		if len(bf) > 0 {
-			v, err := strconv.ParseInt(string(bf), 10, 64)
-			if err != nil {
-				return nil, bad(line, "bytes", "not an integer: %q", bf)
-			}
-			if v < 0 {
-				return nil, bad(line, "bytes", "negative size %d", v)
-			}
-			op.Bytes = v
-		} else if op.Op == OpAlloc {
-			return nil, bad(line, "bytes", "empty size")
-		}
-		if colPtr >= 0 {
-			if pf := bytes.TrimSpace(f[colPtr]); len(pf) > 0 {
-				v, err := parsePtr(pf)
-				if err != nil {
-					return nil, bad(line, "ptr", "%v", err)
-				}
-				op.Ptr = v
-			}
-		}
-		switch op.Op {
-		case OpAlloc:
-			if len(idField) == 0 {
-				op.ID = nextAuto
-			}
-			nextAuto++
-			if _, live := ids[op.ID]; live {
-				return nil, bad(line, "id", "alloc of id %d that is still live", op.ID)
-			}
-			var s int32
-			if n := len(free); n > 0 {
-				s, free = free[n-1], free[:n-1]
-			} else {
-				s = int32(tr.slots)
-				tr.slots++
-			}
-			ids[op.ID] = s
-			known[op.ID] = true
-			op.slot = s
-		case OpFree:
-			if len(idField) == 0 {
-				return nil, bad(line, "id", "free without an id")
-			}
-			s, live := ids[op.ID]
-			if !live {
-				if known[op.ID] {
-					return nil, bad(line, "id", "free of id %d that was already freed", op.ID)
-				}
-				return nil, bad(line, "id", "free of unknown id %d", op.ID)
-			}
-			delete(ids, op.ID)
-			free = append(free, s)
-			op.slot = s
-		case OpInit:
-		default:
-			return nil, bad(line, "op", "unknown op %q (want alloc, free or init)", op.Op)
-		}
-		tr.Ops = append(tr.Ops, op)
 	}
 	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
 		// Not a trace (a binary file, /dev/zero): a row is a few dozen bytes.
-		return nil, bad(line+1, "", "a line longer than %d bytes: not a CSV trace", maxTraceLine)
+		return nil, tp.bad(line+1, "", "a line longer than %d bytes: not a CSV trace", maxTraceLine)
 	} else if err != nil {
 		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
 	}
-	if colOp < 0 {
-		return nil, bad(1, "", "empty trace: no header")
+	if tp.colOp < 0 {
+		return nil, tp.bad(1, "", "empty trace: no header")
 	}
-	return tr, nil
+	return tp.tr, nil
+}
+
+// traceParser is ReadTrace's state between rows: the header's columns and the live ids with
+// the slots they hold.
+type traceParser struct {
+	tr                             *Trace
+	colOp, colID, colBytes, colPtr int
+	ncols                          int
+	ids                            map[int64]int32 // trace id -> slot of the live allocation
+	known                          map[int64]bool  // every id ever allocated
+	free                           []int32         // recycled slots
+	nextAuto                       int64
+}
+
+func newTraceParser(name string) *traceParser {
+	return &traceParser{tr: &Trace{Name: name}, colOp: -1, colID: -1, colBytes: -1, colPtr: -1,
+		ids: map[int64]int32{}, known: map[int64]bool{}}
+}
+
+// bad is a TraceError for line and field of this trace, wrapping ErrBadTrace.
+func (p *traceParser) bad(line int, field, format string, args ...any) error {
+	return &TraceError{File: p.tr.Name, Line: line, Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrBadTrace}, args...)...)}
+}
+
+// header finds the columns in the header row f; op and bytes are required.
+func (p *traceParser) header(line int, raw []byte, f [][]byte) error {
+	p.ncols = len(f)
+	for i, h := range f {
+		switch strings.TrimSpace(string(h)) {
+		case "op":
+			p.colOp = i
+		case "id":
+			p.colID = i
+		case "bytes":
+			p.colBytes = i
+		case "ptr":
+			p.colPtr = i
+		}
+	}
+	if p.colOp < 0 {
+		return p.bad(line, "op", "missing column op in header %q", raw)
+	}
+	if p.colBytes < 0 {
+		return p.bad(line, "bytes", "missing column bytes in header %q", raw)
+	}
+	p.tr.HasPtr = p.colPtr >= 0
+	return nil
+}
+
+// row parses one data row and appends its op to the trace.
+func (p *traceParser) row(line int, f [][]byte) error {
+	if len(f) < p.ncols {
+		return p.bad(line, "", "truncated line: %d fields, header has %d", len(f), p.ncols)
+	}
+	op, hasID, err := p.fields(line, f)
+	if err != nil {
+		return err
+	}
+	switch op.Op {
+	case OpAlloc:
+		err = p.alloc(line, &op, hasID)
+	case OpFree:
+		err = p.release(line, &op, hasID)
+	case OpInit:
+	default:
+		err = p.bad(line, "op", "unknown op %q (want alloc, free or init)", op.Op)
+	}
+	if err != nil {
+		return err
+	}
+	p.tr.Ops = append(p.tr.Ops, op)
+	return nil
+}
+
+// fields reads the op, id, bytes and ptr columns of a row; hasID says whether the id was given.
+func (p *traceParser) fields(line int, f [][]byte) (op TraceOp, hasID bool, err error) {
+	op = TraceOp{Op: string(bytes.TrimSpace(f[p.colOp])), Line: line, slot: -1}
+	var idField []byte
+	if p.colID >= 0 {
+		idField = bytes.TrimSpace(f[p.colID])
+	}
+	if len(idField) > 0 {
+		v, err := strconv.ParseInt(string(idField), 10, 64)
+		if err != nil {
+			return op, false, p.bad(line, "id", "not an integer: %q", idField)
+		}
+		op.ID = v
+	}
+	bf := bytes.TrimSpace(f[p.colBytes])
+	if len(bf) > 0 {
+		v, err := strconv.ParseInt(string(bf), 10, 64)
+		if err != nil {
+			return op, false, p.bad(line, "bytes", "not an integer: %q", bf)
+		}
+		if v < 0 {
+			return op, false, p.bad(line, "bytes", "negative size %d", v)
+		}
+		op.Bytes = v
+	} else if op.Op == OpAlloc {
+		return op, false, p.bad(line, "bytes", "empty size")
+	}
+	if p.colPtr >= 0 {
+		if pf := bytes.TrimSpace(f[p.colPtr]); len(pf) > 0 {
+			v, err := parsePtr(pf)
+			if err != nil {
+				return op, false, p.bad(line, "ptr", "%v", err)
+			}
+			op.Ptr = v
+		}
+	}
+	return op, len(idField) > 0, nil
+}
+
+// alloc numbers an alloc without an id and gives it a slot, reusing a freed one first.
+func (p *traceParser) alloc(line int, op *TraceOp, hasID bool) error {
+	if !hasID {
+		op.ID = p.nextAuto
+	}
+	p.nextAuto++
+	if _, live := p.ids[op.ID]; live {
+		return p.bad(line, "id", "alloc of id %d that is still live", op.ID)
+	}
+	var s int32
+	if n := len(p.free); n > 0 {
+		s, p.free = p.free[n-1], p.free[:n-1]
+	} else {
+		s = int32(p.tr.slots)
+		p.tr.slots++
+	}
+	p.ids[op.ID] = s
+	p.known[op.ID] = true
+	op.slot = s
+	return nil
+}
+
+// release gives a free the slot of its live alloc and recycles the slot.
+func (p *traceParser) release(line int, op *TraceOp, hasID bool) error {
+	if !hasID {
+		return p.bad(line, "id", "free without an id")
+	}
+	s, live := p.ids[op.ID]
+	if !live {
+		if p.known[op.ID] {
+			return p.bad(line, "id", "free of id %d that was already freed", op.ID)
+		}
+		return p.bad(line, "id", "free of unknown id %d", op.ID)
+	}
+	delete(p.ids, op.ID)
+	p.free = append(p.free, s)
+	op.slot = s
+	return nil
 }
 
 // parsePtr reads a device address: decimal as record_bfc_trace.py writes it, or 0x-prefixed hex.
