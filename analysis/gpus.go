@@ -120,6 +120,45 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 	if o.Uncertainty == nil {
 		o.Uncertainty = ShippedUncertainty()
 	}
+	rep := newGPUsReport(base, o)
+	// box is how many GPUs one host holds (0: any count on one host); counts above it are
+	// whole boxes.
+	box, err := boxSize(base)
+	if err != nil {
+		return nil, err
+	}
+	if box > 0 && rep.MaxGPUs > box {
+		rep.MaxGPUs -= rep.MaxGPUs % box
+	}
+	// Every count of a weak scaling search has the same one-GPU baseline: simulated once.
+	s := &gpuSearch{ctx: ctx, base: base, o: o, rep: rep, box: box, sess: NewSession(o.Run)}
+	trials, short, reach, err := s.scan(gpuLadder(rep.MaxGPUs))
+	if err != nil {
+		return nil, err
+	}
+	trials, reach, err = s.bisect(trials, short, reach)
+	if err != nil {
+		return nil, err
+	}
+	sortTrials(trials)
+	rep.Trials = trials
+	if reach != 0 {
+		rep.GPUs = reach
+		for i := range trials {
+			if trials[i].GPUs == reach {
+				t := trials[i]
+				rep.Fit = &t
+			}
+		}
+		return rep, nil
+	}
+	rep.Reason = unreachable(rep, o.Throughput)
+	return rep, nil
+}
+
+// newGPUsReport is the report before any trial: the target and confidence, the scaling and its fixed batch
+// (the scenario's batch per replica unless o gives one), the count limit and the training job.
+func newGPUsReport(base train.Config, o GPUsOptions) *GPUsReport {
 	rep := &GPUsReport{Target: o.Throughput, Scaling: "weak", MaxGPUs: o.MaxGPUs, Input: InputAssumption(base), Confidence: o.Confidence}
 	if o.Training.DatasetSize > 0 {
 		tr := o.Training
@@ -138,83 +177,42 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 		}
 		rep.Batch = max(base.Batch/replicas, 1)
 	}
-	// box is how many GPUs one host holds (0: any count on one host); counts above it are
-	// whole boxes.
-	box, err := boxSize(base)
-	if err != nil {
-		return nil, err
-	}
-	if box > 0 && rep.MaxGPUs > box {
-		rep.MaxGPUs -= rep.MaxGPUs % box
-	}
-	// Every count of a weak scaling search has the same one-GPU baseline: simulated once.
-	sess := NewSession(o.Run)
-	trial := func(n int, phase string) (GPUTrial, error) {
-		cfg := base
-		cfg.GPUCount, cfg.Strategy, cfg.Nodes = n, "mirrored", 0
-		if base.Strategy == "horovod" {
-			cfg.Strategy = "horovod"
-		}
-		if box > 0 && n > box {
-			// Beyond one box: whole boxes, one worker each (MultiWorkerMirroredStrategy over
-			// the hosts' network, NCCL's hierarchical rings), hardware.count per host.
-			cfg.Nodes, cfg.GPUCount = n/box, box
-			if cfg.Strategy == "mirrored" {
-				cfg.Strategy = "multi_worker_mirrored"
-			}
-		}
-		cfg.Batch = rep.Batch
-		if rep.Scaling == "weak" {
-			cfg.Batch = rep.Batch * n
-		}
-		if o.Steps > 0 {
-			cfg.Steps = o.Steps
-		}
-		res, err := sess.Run(ctx, cfg)
-		if err != nil {
-			return GPUTrial{}, errTrial("gpus", n, err)
-		}
-		m := measureResult(res)
-		t := GPUTrial{GPUs: n, Nodes: cfg.NodeCount(), Strategy: cfg.Strategy, Phase: phase, GlobalBatch: cfg.Batch, ReplicaBatch: m.replicaBatch,
-			Throughput: m.throughput, StepTime: m.stepTime, Efficiency: m.eff, AllReduceTime: m.allReduce,
-			InputStall: m.inputStall, Bound: m.bound, PeakBytes: m.peak, OOM: m.oom}
-		if t.OOM != nil {
-			t.Throughput, t.StepTime = 0, 0
-		}
-		if err := o.trialIntervals(&t, cfg, res, rep.Training); err != nil {
-			return GPUTrial{}, errTrial("gpus", n, err)
-		}
-		return t, nil
-	}
-	try := func(counts []int, phase string) ([]GPUTrial, error) {
-		out := make([]GPUTrial, len(counts))
-		err := runAll(ctx, len(counts), o.Jobs, func(i int) error {
-			t, err := trial(counts[i], phase)
-			out[i] = t
-			return err
-		})
-		return out, err
-	}
+	return rep
+}
 
+// gpuLadder is the scan's counts: 1, 2, 4, ... below maxGPUs, then maxGPUs.
+func gpuLadder(maxGPUs int) []int {
 	var ladder []int
 	for n := 1; ; n *= 2 {
-		if n >= rep.MaxGPUs {
-			ladder = append(ladder, rep.MaxGPUs)
-			break
+		if n >= maxGPUs {
+			return append(ladder, maxGPUs)
 		}
 		ladder = append(ladder, n)
-		if n > rep.MaxGPUs/2 { // the next doubling passes the maximum (and could overflow)
-			ladder = append(ladder, rep.MaxGPUs)
-			break
+		if n > maxGPUs/2 { // the next doubling passes the maximum (and could overflow)
+			return append(ladder, maxGPUs)
 		}
 	}
-	var trials []GPUTrial
-	short, reach := 0, 0
-	jobs := max(o.Jobs, 1)
+}
+
+// gpuSearch simulates the counts GPUs tries, sharing one session.
+type gpuSearch struct {
+	ctx  context.Context
+	base train.Config
+	o    GPUsOptions
+	rep  *GPUsReport
+	box  int
+	sess *Session
+}
+
+// scan simulates the ladder o.Jobs counts at a time until a count reaches the target; the
+// counts after it in its wave are dropped so that the result does not depend on o.Jobs. short
+// is the last count short of the target, reach the first that reaches it (0: none).
+func (s *gpuSearch) scan(ladder []int) (trials []GPUTrial, short, reach int, err error) {
+	jobs := max(s.o.Jobs, 1)
 	for start := 0; start < len(ladder) && reach == 0; start += jobs {
-		wave, err := try(ladder[start:min(start+jobs, len(ladder))], PhaseScan)
+		wave, err := s.try(ladder[start:min(start+jobs, len(ladder))], PhaseScan)
 		if err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 		for _, t := range wave {
 			trials = append(trials, t)
@@ -225,14 +223,21 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 			short = t.GPUs
 		}
 	}
+	return trials, short, reach, nil
+}
+
+// bisect narrows (short, reach) to adjacent counts (whole boxes above one box), appending
+// each trial.
+func (s *gpuSearch) bisect(trials []GPUTrial, short, reach int) ([]GPUTrial, int, error) {
+	box := s.box
 	for reach != 0 && reach-short > 1 && !(box > 0 && short >= box && reach-short <= box) {
 		mid := short + (reach-short)/2
 		if box > 0 && mid > box {
 			mid -= mid % box
 		}
-		ts, err := try([]int{mid}, PhaseBinary)
+		ts, err := s.try([]int{mid}, PhaseBinary)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		trials = append(trials, ts[0])
 		if ts[0].Reaches {
@@ -241,20 +246,64 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 			short = mid
 		}
 	}
-	sortTrials(trials)
-	rep.Trials = trials
-	if reach != 0 {
-		rep.GPUs = reach
-		for i := range trials {
-			if trials[i].GPUs == reach {
-				t := trials[i]
-				rep.Fit = &t
-			}
-		}
-		return rep, nil
+	return trials, reach, nil
+}
+
+// try simulates counts, o.Jobs at a time, in order.
+func (s *gpuSearch) try(counts []int, phase string) ([]GPUTrial, error) {
+	out := make([]GPUTrial, len(counts))
+	err := runAll(s.ctx, len(counts), s.o.Jobs, func(i int) error {
+		t, err := s.trial(counts[i], phase)
+		out[i] = t
+		return err
+	})
+	return out, err
+}
+
+// config is base with n GPUs: mirrored (or Horovod), whole boxes over the network beyond one
+// box, the report's batch (times n for weak scaling) and o.Steps.
+func (s *gpuSearch) config(n int) train.Config {
+	cfg := s.base
+	cfg.GPUCount, cfg.Strategy, cfg.Nodes = n, "mirrored", 0
+	if s.base.Strategy == "horovod" {
+		cfg.Strategy = "horovod"
 	}
-	rep.Reason = unreachable(rep, o.Throughput)
-	return rep, nil
+	if s.box > 0 && n > s.box {
+		// Beyond one box: whole boxes, one worker each (MultiWorkerMirroredStrategy over
+		// the hosts' network, NCCL's hierarchical rings), hardware.count per host.
+		cfg.Nodes, cfg.GPUCount = n/s.box, s.box
+		if cfg.Strategy == "mirrored" {
+			cfg.Strategy = "multi_worker_mirrored"
+		}
+	}
+	cfg.Batch = s.rep.Batch
+	if s.rep.Scaling == "weak" {
+		cfg.Batch = s.rep.Batch * n
+	}
+	if s.o.Steps > 0 {
+		cfg.Steps = s.o.Steps
+	}
+	return cfg
+}
+
+// trial simulates n GPUs and measures the run.
+func (s *gpuSearch) trial(n int, phase string) (GPUTrial, error) {
+	cfg := s.config(n)
+	res, err := s.sess.Run(s.ctx, cfg)
+	if err != nil {
+		return GPUTrial{}, errTrial("gpus", n, err)
+	}
+	m := measureResult(res)
+	t := GPUTrial{GPUs: n, Nodes: cfg.NodeCount(), Strategy: cfg.Strategy, Phase: phase, GlobalBatch: cfg.Batch, ReplicaBatch: m.replicaBatch,
+		Throughput: m.throughput, StepTime: m.stepTime, Efficiency: m.eff, AllReduceTime: m.allReduce,
+		InputStall: m.inputStall, Bound: m.bound, PeakBytes: m.peak, OOM: m.oom}
+	if t.OOM != nil {
+		t.Throughput, t.StepTime = 0, 0
+	}
+	if err := s.o.trialIntervals(&t, cfg, res, s.rep.Training); err != nil {
+		return GPUTrial{}, errTrial("gpus", n, err)
+	}
+	return t, nil
 }
 
 // check refuses options GPUs cannot search with.
