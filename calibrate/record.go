@@ -47,6 +47,38 @@ func Record(ctx context.Context, r Reader, cfg RecordConfig) (*Trace, error) {
 	if len(cfg.Command) == 0 {
 		return nil, errors.New("record: no command")
 	}
+	cfg = recordDefaults(cfg)
+	rec, err := newRecorder(r, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cmd := rec.command(cfg)
+	rec.start = rec.clock()
+	rec.trace.Start = rec.start.UTC()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("record: start %s: %w", cfg.Command[0], err)
+	}
+	rec.trace.PID = cmd.Process.Pid
+
+	waitErr, err := rec.watch(ctx, r, cmd, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rec.finish(r, cmd)
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
+		return nil, fmt.Errorf("record: wait: %w", waitErr)
+	}
+	if cfg.Output != "" {
+		if err := rec.trace.WriteFile(cfg.Output); err != nil {
+			return rec.trace, fmt.Errorf("record: %w", err)
+		}
+	}
+	return rec.trace, nil
+}
+
+// recordDefaults fills cfg's unset interval, checkpoint period, grace and clock.
+func recordDefaults(cfg RecordConfig) RecordConfig {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 100 * time.Millisecond
 	}
@@ -56,10 +88,14 @@ func Record(ctx context.Context, r Reader, cfg RecordConfig) (*Trace, error) {
 	if cfg.Grace <= 0 {
 		cfg.Grace = 10 * time.Second
 	}
-	clock := cfg.Clock
-	if clock == nil {
-		clock = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
 	}
+	return cfg
+}
+
+// newRecorder starts a trace with r's inventory and a baseline sample taken before the command.
+func newRecorder(r Reader, cfg RecordConfig) (*recorder, error) {
 	inv, err := r.Inventory()
 	if err != nil {
 		return nil, fmt.Errorf("record: inventory: %w", err)
@@ -68,7 +104,7 @@ func Record(ctx context.Context, r Reader, cfg RecordConfig) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record: baseline sample: %w", err)
 	}
-	rec := &recorder{
+	return &recorder{
 		trace: &Trace{
 			Version:    TraceVersion,
 			Command:    append([]string(nil), cfg.Command...),
@@ -77,21 +113,25 @@ func Record(ctx context.Context, r Reader, cfg RecordConfig) (*Trace, error) {
 			Baseline:   base,
 			ExitCode:   -1,
 		},
-		clock: clock,
-	}
+		clock: cfg.Clock,
+	}, nil
+}
+
+// command is cfg.Command in its own process group, its output lines captured into rec.
+func (rec *recorder) command(cfg RecordConfig) *exec.Cmd {
 	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
 	cmd.Env = cfg.Env
 	cmd.Stdout = &lineWriter{rec: rec, stream: "stdout", echo: cfg.Stdout}
 	cmd.Stderr = &lineWriter{rec: rec, stream: "stderr", echo: cfg.Stderr}
 	cmd.WaitDelay = cfg.Grace // a grandchild holding the pipes open must not hang the recording
 	setProcessGroup(cmd)
-	rec.start = clock()
-	rec.trace.Start = rec.start.UTC()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("record: start %s: %w", cfg.Command[0], err)
-	}
-	rec.trace.PID = cmd.Process.Pid
+	return cmd
+}
 
+// watch samples r every cfg.Interval and checkpoints the trace until the started cmd exits;
+// a cancelled ctx forwards SIGINT, then SIGKILL after cfg.Grace. It returns cmd's Wait error,
+// and an error only when a checkpoint could not be written.
+func (rec *recorder) watch(ctx context.Context, r Reader, cmd *exec.Cmd, cfg RecordConfig) (waitErr, err error) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
@@ -106,8 +146,6 @@ func Record(ctx context.Context, r Reader, cfg RecordConfig) (*Trace, error) {
 	var kill <-chan time.Time
 	cancelled := ctx.Done()
 	rec.sample(r)
-	var waitErr error
-loop:
 	for {
 		select {
 		case <-ticker.C:
@@ -118,39 +156,36 @@ loop:
 			}
 		case <-cancelled:
 			cancelled = nil
-			rec.mu.Lock()
-			rec.trace.Signal = "SIGINT"
-			rec.mu.Unlock()
+			rec.setSignal("SIGINT")
 			interruptGroup(cmd.Process)
 			kill = time.After(cfg.Grace)
 		case <-kill:
 			kill = nil
-			rec.mu.Lock()
-			rec.trace.Signal = "SIGKILL"
-			rec.mu.Unlock()
+			rec.setSignal("SIGKILL")
 			killGroup(cmd.Process)
 		case waitErr = <-done:
-			break loop
+			return waitErr, nil
 		}
 	}
+}
+
+// setSignal records the last signal sent to the command.
+func (rec *recorder) setSignal(name string) {
+	rec.mu.Lock()
+	rec.trace.Signal = name
+	rec.mu.Unlock()
+}
+
+// finish takes the last sample, flushes the output lines and completes the trace of the exited cmd.
+func (rec *recorder) finish(r Reader, cmd *exec.Cmd) {
 	rec.sample(r)
 	cmd.Stdout.(*lineWriter).flush()
 	cmd.Stderr.(*lineWriter).flush()
 	rec.mu.Lock()
 	rec.trace.ExitCode = cmd.ProcessState.ExitCode()
 	rec.trace.Complete = true
-	rec.trace.EndNS = int64(clock().Sub(rec.start))
+	rec.trace.EndNS = int64(rec.clock().Sub(rec.start))
 	rec.mu.Unlock()
-	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
-		return nil, fmt.Errorf("record: wait: %w", waitErr)
-	}
-	if cfg.Output != "" {
-		if err := rec.trace.WriteFile(cfg.Output); err != nil {
-			return rec.trace, fmt.Errorf("record: %w", err)
-		}
-	}
-	return rec.trace, nil
 }
 
 // recorder holds the trace being recorded; the line writers and the sampling loop share it.

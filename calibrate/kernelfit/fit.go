@@ -296,64 +296,95 @@ func Fit(g hw.GPU, m *Measured, level Level) (Report, error) {
 	if level != Ops && level != Groups && level != OpsBase {
 		return Report{}, fmt.Errorf("fit: unknown level %q (want %q, %q or %q)", level, Ops, OpsBase, Groups)
 	}
-	byOps := level != Groups
 	d, err := prepare(m)
 	if err != nil {
 		return Report{}, err
 	}
-	frac := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
-	unfrac := func(f float64) float64 { return math.Log(f / (1 - f)) }
-	e0 := g.Efficiency
-	// A fixed starting point (not g's current factors), so the fit does not depend on them.
-	x0 := []float64{unfrac(0.7), unfrac(0.6), unfrac(0.6), unfrac(0.6 / 2), unfrac(0.6),
-		unfrac(0.6), unfrac(0.7), unfrac(0.5), math.Log(5e-6), math.Log(5e-6), 0}
+	f := &fitter{g: g, m: m, d: d, byOps: level != Groups}
+	res, err := minimizeRestarted(f.deviceLoss, startPoint(level))
+	if err != nil {
+		return Report{}, err
+	}
+	fitted, fh := f.apply(res.X)
+	host, err := f.fitHost(fitted, fh)
+	if err != nil {
+		return Report{}, err
+	}
+	rep := d.evaluate(fitted, m, host)
+	rep.Evaluations = f.evals
+	return rep, nil
+}
+
+// logistic maps a free parameter onto (0, 1), the range of an efficiency; logit inverts it.
+func logistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+func logit(f float64) float64 { return math.Log(f / (1 - f)) }
+
+// startPoint is the device fit's fixed starting point (not g's current factors, so the fit
+// does not depend on them), in fitter.apply's parameter order.
+func startPoint(level Level) []float64 {
+	x0 := []float64{logit(0.7), logit(0.6), logit(0.6), logit(0.6 / 2), logit(0.6),
+		logit(0.6), logit(0.7), logit(0.5), math.Log(5e-6), math.Log(5e-6), 0}
 	// The kernel-level data also prices each memory-bound kind on its own (fitKinds): a
 	// gather's scatter-add gradient or a max-pool gradient streams far below a vector add.
 	if level == Ops {
 		for range fitKinds {
-			x0 = append(x0, unfrac(0.6))
+			x0 = append(x0, logit(0.6))
 		}
 		x0 = append(x0, math.Log(5e-6)) // ConvRamp
+	}
+	return x0
+}
 
+// fitter holds what Fit's objectives read, and counts their evaluations.
+type fitter struct {
+	g     hw.GPU
+	m     *Measured
+	d     *fitData
+	byOps bool
+	evals int
+}
+
+// apply is g with the efficiencies of parameters x, and the harness's half-precision norm
+// host time.
+func (f *fitter) apply(x []float64) (hw.GPU, HarnessHost) {
+	h := f.g
+	e := f.g.Efficiency
+	e.FP32, e.TF32, e.Half = logistic(x[0]), logistic(x[1]), logistic(x[2])
+	e.ConvFP32, e.ConvTF32, e.ConvHalf = 2*logistic(x[3]), logistic(x[4]), logistic(x[5])
+	e.Memory = logistic(x[6])
+	e.MemoryByKind = map[string]float64{hw.KindNorm: logistic(x[7])}
+	for j, k := range fitKinds {
+		if 11+j < len(x) {
+			e.MemoryByKind[k] = logistic(x[11+j])
+		}
 	}
-	apply := func(x []float64) (hw.GPU, HarnessHost) {
-		h := g
-		e := e0
-		e.FP32, e.TF32, e.Half = frac(x[0]), frac(x[1]), frac(x[2])
-		e.ConvFP32, e.ConvTF32, e.ConvHalf = 2*frac(x[3]), frac(x[4]), frac(x[5])
-		e.Memory = frac(x[6])
-		e.MemoryByKind = map[string]float64{hw.KindNorm: frac(x[7])}
-		for j, k := range fitKinds {
-			if 11+j < len(x) {
-				e.MemoryByKind[k] = frac(x[11+j])
-			}
-		}
-		if j := 11 + len(fitKinds); j < len(x) {
-			e.ConvRamp = math.Exp(x[j])
-		}
-		e.MatrixRampOnly = byOps
-		e.ComputeRamp, e.MemoryRamp = math.Exp(x[8]), math.Exp(x[9])
-		h.Efficiency = e
-		return h, HarnessHost{NormHalf: math.Exp(x[10])}
+	if j := 11 + len(fitKinds); j < len(x) {
+		e.ConvRamp = math.Exp(x[j])
 	}
-	evals := 0
-	obj := func(x []float64) float64 {
-		evals++
-		g, hh := apply(x)
-		var s float64
-		var n int
-		if byOps {
-			for k := range d.ops {
-				o := &d.ops[k]
-				l := math.Log(o.predict(g, hh) / o.meas)
-				s += l * l
-				n++
-			}
+	e.MatrixRampOnly = f.byOps
+	e.ComputeRamp, e.MemoryRamp = math.Exp(x[8]), math.Exp(x[9])
+	h.Efficiency = e
+	return h, HarnessHost{NormHalf: math.Exp(x[10])}
+}
+
+// deviceLoss is the squared log error of the kernel times predicted with parameters x: per
+// op (byOps) or per config's kind group, plus the micro-benchmarks.
+func (f *fitter) deviceLoss(x []float64) float64 {
+	f.evals++
+	g, hh := f.apply(x)
+	d := f.d
+	var s float64
+	var n int
+	if f.byOps {
+		for k := range d.ops {
+			o := &d.ops[k]
+			l := math.Log(o.predict(g, hh) / o.meas)
+			s += l * l
+			n++
 		}
+	} else {
 		for i := range d.cfgs {
-			if byOps {
-				break
-			}
 			pg := d.groups(g, hh, i)
 			for k, mt := range d.group[i] {
 				// Groups under half a millisecond are dominated by a handful of tiny ops.
@@ -365,26 +396,29 @@ func Fit(g hw.GPU, m *Measured, level Level) (Report, error) {
 				n++
 			}
 		}
-		// Micro-benchmarks weighted to count half as much as the profiled groups in total.
-		var sm float64
-		for _, mm := range d.micro {
-			c, _ := g.Cost(mm.w)
-			l := math.Log(c.Exec / mm.t)
-			sm += l * l
-		}
-		if len(d.micro) > 0 {
-			s += 0.5 * sm * float64(n) / float64(len(d.micro))
-		}
-		return s
 	}
-	// Nelder-Mead restarted from its own result until it stops improving (at most 4 runs):
-	// a fresh simplex escapes the collapsed one a single run can end with.
+	// Micro-benchmarks weighted to count half as much as the profiled groups in total.
+	var sm float64
+	for _, mm := range d.micro {
+		c, _ := g.Cost(mm.w)
+		l := math.Log(c.Exec / mm.t)
+		sm += l * l
+	}
+	if len(d.micro) > 0 {
+		s += 0.5 * sm * float64(n) / float64(len(d.micro))
+	}
+	return s
+}
+
+// minimizeRestarted runs Nelder-Mead restarted from its own result until it stops improving
+// (at most 4 runs): a fresh simplex escapes the collapsed one a single run can end with.
+func minimizeRestarted(obj func([]float64) float64, x0 []float64) (*optimize.Result, error) {
 	var res *optimize.Result
 	for run := 0; run < 4; run++ {
 		r, err := optimize.Minimize(optimize.Problem{Func: obj}, x0,
 			&optimize.Settings{FuncEvaluations: 8000}, &optimize.NelderMead{})
 		if err != nil && r == nil {
-			return Report{}, fmt.Errorf("fit efficiency: %w", err)
+			return nil, fmt.Errorf("fit efficiency: %w", err)
 		}
 		if res != nil && r.F >= res.F*(1-1e-4) {
 			break
@@ -392,18 +426,22 @@ func Fit(g hw.GPU, m *Measured, level Level) (Report, error) {
 		res = r
 		x0 = r.X
 	}
-	fitted, fh := apply(res.X)
-	// Host time per op by phase, given the device model.
+	return res, nil
+}
+
+// fitHost fits the harness's host time per op by phase to the step times, given the fitted
+// device model and its half-precision norm host time fh.
+func (f *fitter) fitHost(fitted hw.GPU, fh HarnessHost) (HarnessHost, error) {
 	hx0 := []float64{math.Log(20e-6), math.Log(8e-6), math.Log(8e-6)}
 	hostOf := func(x []float64) HarnessHost {
 		return HarnessHost{Forward: math.Exp(x[0]), Backward: math.Exp(x[1]), Optimizer: math.Exp(x[2]), NormHalf: fh.NormHalf}
 	}
 	hobj := func(x []float64) float64 {
-		evals++
+		f.evals++
 		h := hostOf(x)
 		var s float64
-		for i, c := range d.cfgs {
-			l := math.Log(harnessStep(fitted, m, c, h) / d.meas[i].StepS)
+		for i, c := range f.d.cfgs {
+			l := math.Log(harnessStep(fitted, f.m, c, h) / f.d.meas[i].StepS)
 			s += l * l
 		}
 		return s
@@ -411,11 +449,9 @@ func Fit(g hw.GPU, m *Measured, level Level) (Report, error) {
 	hres, err := optimize.Minimize(optimize.Problem{Func: hobj}, hx0,
 		&optimize.Settings{FuncEvaluations: 600}, &optimize.NelderMead{})
 	if err != nil && hres == nil {
-		return Report{}, fmt.Errorf("fit host: %w", err)
+		return HarnessHost{}, fmt.Errorf("fit host: %w", err)
 	}
-	rep := d.evaluate(fitted, m, hostOf(hres.X))
-	rep.Evaluations = evals
-	return rep, nil
+	return hostOf(hres.X), nil
 }
 
 // SortRows orders rows by model, precision and batch.
