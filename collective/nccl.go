@@ -112,118 +112,146 @@ type model struct {
 
 func buildModel(t Topology, op Op) model {
 	var m model
-	n := t.GPUs
-	nNodes := t.nodes()
-	cc := t.cc()
-	arch := 1
-	switch {
-	case cc >= 90:
-		arch = 2
-	case cc < 80:
-		arch = 0
-	}
-	index2 := 2
-	if nNodes <= 2 {
-		index2 = nNodes - 1
-	}
-	index1 := arch
-	if nNodes > 1 {
-		index1 = 0 // multi-node LL limit follows the CPU vendor; Intel assumed
-	}
-	llMaxBw := llMaxBws[index1][index2]
-	nCh := float64(t.channels())
-	ppn := float64(n) / float64(nNodes)
-	intraHw := hwNVLink
-	if t.Kind == PCIe {
-		intraHw = hwPCI
-	}
-	nsteps, nInterSteps := 0, 0
-	switch op {
-	case OpAllReduce:
-		nsteps = 2 * (n - 1)
-		if nNodes > 1 {
-			nInterSteps = 2 * nNodes
-		}
-	case OpAllGather, OpReduceScatter:
-		nsteps = n - 1
-		nInterSteps = nNodes - 1
-	default:
-		nsteps = n
-		nInterSteps = nNodes
-	}
-	// LL128 runs only on NVLink between identical Volta, Ampere or Hopper GPUs (tuning.cc,
-	// "Enable LL128 by default only on Volta/Ampere/Hopper+NVLink").
-	ll128 := t.Kind != PCIe && (cc == 70 || cc == 80 || cc == 90)
-	busGBs := BusBandwidthOf(t) / 1e9
+	tn := newTuning(t, op)
 	for a := 0; a < 2; a++ {
 		if a == algTree && op != OpAllReduce {
 			continue
 		}
 		for p := 0; p < 3; p++ {
-			if p == 1 && !ll128 {
+			if p == 1 && !tn.ll128 {
 				continue
 			}
-			bus := busGBs
-			if a == algRing && p == 0 {
-				f := 1.0 / 3.0
-				if nNodes > 1 || op == OpAllReduce || op == OpReduce {
-					f = 1.0 / 4.0
-				}
-				bus = math.Min(llMaxBw, bus*f)
-			}
-			if a == algRing && p == 1 {
-				f := 0.92
-				if ppn < 2 {
-					f = 0.7
-				}
-				bus = math.Min(bus*f, nCh*perChMaxRingLL128Bws[arch][index2])
-			}
-			if a == algTree {
-				bus = math.Min(bus*.92, nCh*perChMaxTreeBws[arch][index2])
-				if p == 0 {
-					bus = math.Min(bus/3.8, llMaxBw)
-				}
-				if p == 1 {
-					f := 120.0 / 128.0
-					if nNodes == 1 {
-						f = 7.0 / 9.0
-					}
-					bus = math.Min(bus*f, nCh*perChMaxTreeLL128Bws[arch][index2])
-				}
-			}
-			ratio := 0.5
-			if a == algRing {
-				ratio = float64(n) / float64(nsteps)
-			}
-			m.bw[a][p] = bus * ratio
-
-			lat := baseLat[a][p]
-			intraLat := hwLat[intraHw][a][p]
-			interLat := hwLat[hwNet][a][p]
-			if a == algRing {
-				if op == OpBroadcast || op == OpReduce {
-					hw := intraHw
-					if nNodes > 1 {
-						hw = hwNet
-					}
-					lat += float64(nsteps) * hwLat[hw][a][p]
-				} else {
-					if nNodes > 1 {
-						ovh := netOverheadUS
-						if p == 2 {
-							ovh *= 3
-						}
-						intraLat = math.Max(intraLat, ovh)
-					}
-					lat += float64(nsteps-nInterSteps)*intraLat + float64(nInterSteps)*interLat
-				}
-			} else {
-				lat += 2 * (float64(n/nNodes-1)*intraLat + float64(log2i(int64(nNodes)))*interLat)
-			}
-			m.lat[a][p] = lat
+			m.bw[a][p] = tn.algBandwidth(a, p)
+			m.lat[a][p] = tn.latency(a, p)
 		}
 	}
 	return m
+}
+
+// tuning is what ncclTopoTuneModel derives from the topology and operation before it fills
+// the table: the architecture and node-count indices of its bandwidth caps, the channels,
+// the steps of a ring and whether LL128 is enabled.
+type tuning struct {
+	op                  Op
+	n, nNodes           int
+	arch, index2        int
+	llMaxBw             float64
+	nCh, ppn            float64
+	intraHw             int
+	nsteps, nInterSteps int
+	ll128               bool
+	busGBs              float64
+}
+
+func newTuning(t Topology, op Op) tuning {
+	tn := tuning{op: op, n: t.GPUs, nNodes: t.nodes()}
+	n, nNodes := tn.n, tn.nNodes
+	cc := t.cc()
+	tn.arch = 1
+	switch {
+	case cc >= 90:
+		tn.arch = 2
+	case cc < 80:
+		tn.arch = 0
+	}
+	tn.index2 = 2
+	if nNodes <= 2 {
+		tn.index2 = nNodes - 1
+	}
+	index1 := tn.arch
+	if nNodes > 1 {
+		index1 = 0 // multi-node LL limit follows the CPU vendor; Intel assumed
+	}
+	tn.llMaxBw = llMaxBws[index1][tn.index2]
+	tn.nCh = float64(t.channels())
+	tn.ppn = float64(n) / float64(nNodes)
+	tn.intraHw = hwNVLink
+	if t.Kind == PCIe {
+		tn.intraHw = hwPCI
+	}
+	switch op {
+	case OpAllReduce:
+		tn.nsteps = 2 * (n - 1)
+		if nNodes > 1 {
+			tn.nInterSteps = 2 * nNodes
+		}
+	case OpAllGather, OpReduceScatter:
+		tn.nsteps = n - 1
+		tn.nInterSteps = nNodes - 1
+	default:
+		tn.nsteps = n
+		tn.nInterSteps = nNodes
+	}
+	// LL128 runs only on NVLink between identical Volta, Ampere or Hopper GPUs (tuning.cc,
+	// "Enable LL128 by default only on Volta/Ampere/Hopper+NVLink").
+	tn.ll128 = t.Kind != PCIe && (cc == 70 || cc == 80 || cc == 90)
+	tn.busGBs = BusBandwidthOf(t) / 1e9
+	return tn
+}
+
+// algBandwidth is comm->bandwidths[op][a][p]: the bus bandwidth capped per protocol and
+// channel, times the algorithm's ratio, in GB/s.
+func (tn tuning) algBandwidth(a, p int) float64 {
+	arch, index2 := tn.arch, tn.index2
+	bus := tn.busGBs
+	if a == algRing && p == 0 {
+		f := 1.0 / 3.0
+		if tn.nNodes > 1 || tn.op == OpAllReduce || tn.op == OpReduce {
+			f = 1.0 / 4.0
+		}
+		bus = math.Min(tn.llMaxBw, bus*f)
+	}
+	if a == algRing && p == 1 {
+		f := 0.92
+		if tn.ppn < 2 {
+			f = 0.7
+		}
+		bus = math.Min(bus*f, tn.nCh*perChMaxRingLL128Bws[arch][index2])
+	}
+	if a == algTree {
+		bus = math.Min(bus*.92, tn.nCh*perChMaxTreeBws[arch][index2])
+		if p == 0 {
+			bus = math.Min(bus/3.8, tn.llMaxBw)
+		}
+		if p == 1 {
+			f := 120.0 / 128.0
+			if tn.nNodes == 1 {
+				f = 7.0 / 9.0
+			}
+			bus = math.Min(bus*f, tn.nCh*perChMaxTreeLL128Bws[arch][index2])
+		}
+	}
+	ratio := 0.5
+	if a == algRing {
+		ratio = float64(tn.n) / float64(tn.nsteps)
+	}
+	return bus * ratio
+}
+
+// latency is comm->latencies[op][a][p]: the base latency plus each step's hop, in us.
+func (tn tuning) latency(a, p int) float64 {
+	nNodes := tn.nNodes
+	lat := baseLat[a][p]
+	intraLat := hwLat[tn.intraHw][a][p]
+	interLat := hwLat[hwNet][a][p]
+	if a != algRing {
+		return lat + 2*(float64(tn.n/nNodes-1)*intraLat+float64(log2i(int64(nNodes)))*interLat)
+	}
+	if tn.op == OpBroadcast || tn.op == OpReduce {
+		hw := tn.intraHw
+		if nNodes > 1 {
+			hw = hwNet
+		}
+		return lat + float64(tn.nsteps)*hwLat[hw][a][p]
+	}
+	if nNodes > 1 {
+		ovh := netOverheadUS
+		if p == 2 {
+			ovh *= 3
+		}
+		intraLat = math.Max(intraLat, ovh)
+	}
+	return lat + (float64(tn.nsteps-tn.nInterSteps)*intraLat + float64(tn.nInterSteps)*interLat)
 }
 
 // timeUS is ncclTopoGetAlgoTime: latency + bytes / (1000 x GB/s), in microseconds, with the

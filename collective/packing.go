@@ -129,44 +129,66 @@ func Pack(gradientBytes []int64, o PackOptions) (PackPlan, error) {
 		return p, nil
 	}
 
-	k := o.NumPacks
 	// The buffer currently holding the flat gradients.
 	flat := GradientsName
 	if len(gradientBytes) > 1 {
 		p.Stages = append(p.Stages, Stage{Name: "pack.concat", Alloc: []Buffer{{"concat", p.TotalBytes}}, Free: []string{GradientsName}})
 		flat = "concat"
 	}
+	packElems := splitElems(totalElems, o.NumPacks)
+	packNames, owned := p.splitPacks(flat, packElems, eb)
+	for _, e := range packElems {
+		p.Packs = append(p.Packs, e*int64(eb))
+	}
+	reduced := p.allReduce(flat, packNames, owned, packElems, eb)
+	p.unpack(reduced, elems, eb)
+	p.PeakBytes = peakOf(p.TotalBytes, p.Stages)
+	p.ExtraBytes = p.PeakBytes - p.TotalBytes
+	return p, nil
+}
 
-	split := totalElems / int64(k)
+// splitElems is array_ops.split's sizes for k packs: total//k each, the remainder on the last.
+func splitElems(total int64, k int) []int64 {
+	split := total / int64(k)
 	packElems := make([]int64, k)
 	for i := range packElems {
 		packElems[i] = split
 	}
-	packElems[k-1] = totalElems - split*int64(k-1)
-	packNames := make([]string, k)
-	owned := make([]bool, k) // the pack's buffer has no other reference
+	packElems[k-1] = total - split*int64(k-1)
+	return packElems
+}
+
+// splitPacks adds the split of the flat buffer into packs, returning each pack's buffer and
+// whether it owns that buffer alone: one pack is the flat buffer, aligned packs are slices of
+// it, unaligned ones copies.
+func (p *PackPlan) splitPacks(flat string, packElems []int64, eb int) (names []string, owned []bool) {
+	k := len(packElems)
+	names = make([]string, k)
+	owned = make([]bool, k) // the pack's buffer has no other reference
 	switch {
 	case k == 1:
-		packNames[0], owned[0] = flat, true
+		names[0], owned[0] = flat, true
 	case allAligned(packElems, eb):
-		for i := range packNames {
-			packNames[i] = flat
+		for i := range names {
+			names[i] = flat
 		}
 	default:
 		st := Stage{Name: "pack.split", Free: []string{flat}}
 		for i, e := range packElems {
-			packNames[i] = fmt.Sprintf("pack_%d", i)
+			names[i] = fmt.Sprintf("pack_%d", i)
 			owned[i] = true
-			st.Alloc = append(st.Alloc, Buffer{packNames[i], e * int64(eb)})
+			st.Alloc = append(st.Alloc, Buffer{names[i], e * int64(eb)})
 		}
 		p.Stages = append(p.Stages, st)
 	}
-	for _, e := range packElems {
-		p.Packs = append(p.Packs, e*int64(eb))
-	}
+	return names, owned
+}
 
+// allReduce adds the NCCL stage and returns each reduced pack's buffer: in place for an owned
+// pack, a new output for a slice.
+func (p *PackPlan) allReduce(flat string, packNames []string, owned []bool, packElems []int64, eb int) []string {
 	ar := Stage{Name: "allreduce"}
-	reduced := make([]string, k)
+	reduced := make([]string, len(packElems))
 	for i, e := range packElems {
 		if owned[i] {
 			reduced[i] = packNames[i]
@@ -179,27 +201,29 @@ func Pack(gradientBytes []int64, o PackOptions) (PackPlan, error) {
 		ar.Free = []string{flat} // the slices' source dies with its last slice
 	}
 	p.Stages = append(p.Stages, ar)
+	return reduced
+}
 
+// unpack adds the concat of the reduced packs and the split back into the gradients (elems
+// each), setting the plan's outputs.
+func (p *PackPlan) unpack(reduced []string, elems []int64, eb int) {
 	unflat := reduced[0]
-	if k > 1 {
+	if len(reduced) > 1 {
 		p.Stages = append(p.Stages, Stage{Name: "unpack.concat", Alloc: []Buffer{{"unpacked", p.TotalBytes}}, Free: dedupe(reduced)})
 		unflat = "unpacked"
 	}
 	switch {
-	case len(gradientBytes) == 1 || allAligned(elems, eb):
+	case len(p.GradientBytes) == 1 || allAligned(elems, eb):
 		p.Outputs = []string{unflat}
 	default:
 		st := Stage{Name: "unpack.split", Free: []string{unflat}}
-		for i, b := range gradientBytes {
+		for i, b := range p.GradientBytes {
 			name := fmt.Sprintf("grad_reduced_%d", i)
 			st.Alloc = append(st.Alloc, Buffer{name, b})
 			p.Outputs = append(p.Outputs, name)
 		}
 		p.Stages = append(p.Stages, st)
 	}
-	p.PeakBytes = peakOf(p.TotalBytes, p.Stages)
-	p.ExtraBytes = p.PeakBytes - p.TotalBytes
-	return p, nil
 }
 
 func dedupe(names []string) []string {
