@@ -505,9 +505,54 @@ func paramKeys(runs []Run) string {
 // one line per combination of the other varied keys. OOM runs are marked with a cross (at zero
 // throughput, and at the memory they held when they failed).
 func SweepFigure(runs []Run, key string) (*Figure, error) {
-	var values []string
-	idx := map[string]int{}
-	var groups []string
+	values, idx, groups := sweepAxes(runs, key)
+	if len(values) < 2 {
+		return nil, fmt.Errorf("key %s takes fewer than two values", key)
+	}
+	tp := newPlot("Throughput vs "+key, key, "throughput (samples/s)")
+	mp := newPlot("Peak memory in use vs "+key, key, "peak memory in use (GiB)")
+	tlg, mlg := newLegend(), newLegend()
+	f := &Figure{Name: "sweep-" + slug(key), Title: "Throughput and peak memory vs " + key, Width: figureWidth}
+	var oom sweepPoints
+	for gi, g := range groups {
+		pts := groupPoints(runs, key, g, idx)
+		oom.tOOM = append(oom.tOOM, pts.tOOM...)
+		oom.mOOM = append(oom.mOOM, pts.mOOM...)
+		// With one line per panel the metric names it; otherwise the other keys do.
+		tname, mname := g, g
+		if g == "" {
+			tname, mname = "throughput", "peak in use"
+		}
+		if err := f.addSweepLine(tp, &tlg, pts.throughput, gi, tname); err != nil {
+			return nil, fmt.Errorf("sweep plot of %s: %w", key, err)
+		}
+		if err := f.addSweepLine(mp, &mlg, pts.memory, gi, mname); err != nil {
+			return nil, fmt.Errorf("sweep plot of %s: %w", key, err)
+		}
+	}
+	if err := addOOMMarks(tp, &tlg, oom.tOOM); err != nil {
+		return nil, fmt.Errorf("sweep plot of %s: %w", key, err)
+	}
+	if err := addOOMMarks(mp, &mlg, oom.mOOM); err != nil {
+		return nil, fmt.Errorf("sweep plot of %s: %w", key, err)
+	}
+	if len(oom.tOOM)+len(oom.mOOM) > 0 {
+		f.Series = append(f.Series, SeriesOOM)
+	}
+	for _, p := range []*plot.Plot{tp, mp} {
+		p.NominalX(values...)
+		p.Y.Min = 0
+		p.X.Min, p.X.Max = -0.5, float64(len(values))-0.5
+	}
+	f.panels = []panel{{tp, tlg}, {mp, mlg}}
+	f.Height = 2 * panelHeight
+	return f, nil
+}
+
+// sweepAxes is the values of key in the order the runs first take them (idx: each value's
+// x position) and the combinations of the other parameters, one line each.
+func sweepAxes(runs []Run, key string) (values []string, idx map[string]int, groups []string) {
+	idx = map[string]int{}
 	gidx := map[string]int{}
 	for _, r := range runs {
 		v := r.Param(key)
@@ -521,91 +566,76 @@ func SweepFigure(runs []Run, key string) (*Figure, error) {
 			groups = append(groups, g)
 		}
 	}
-	if len(values) < 2 {
-		return nil, fmt.Errorf("key %s takes fewer than two values", key)
-	}
-	tp := newPlot("Throughput vs "+key, key, "throughput (samples/s)")
-	mp := newPlot("Peak memory in use vs "+key, key, "peak memory in use (GiB)")
-	tlg, mlg := newLegend(), newLegend()
-	f := &Figure{Name: "sweep-" + slug(key), Title: "Throughput and peak memory vs " + key, Width: figureWidth}
-	var tOOM, mOOM plotter.XYs
-	for gi, g := range groups {
-		var txy, mxy plotter.XYs
-		for _, r := range runs {
-			if otherParams(r, key) != g {
-				continue
-			}
-			x := float64(idx[r.Param(key)])
-			if m, ok := r.Metric(MetricThroughput); ok && !r.OOM {
-				txy = append(txy, plotter.XY{X: x, Y: m.Value})
-			} else if r.OOM {
-				tOOM = append(tOOM, plotter.XY{X: x, Y: 0})
-			}
-			if m, ok := r.Metric(MetricPeakInUse); ok {
-				mxy = append(mxy, plotter.XY{X: x, Y: m.Value / gib})
-				if r.OOM {
-					mOOM = append(mOOM, plotter.XY{X: x, Y: m.Value / gib})
-				}
-			}
-		}
-		for _, s := range []struct {
-			p    *plot.Plot
-			lg   *plot.Legend
-			xys  plotter.XYs
-			name string
-		}{{tp, &tlg, txy, "throughput"}, {mp, &mlg, mxy, "peak in use"}} {
-			if len(s.xys) == 0 {
-				continue
-			}
-			l, err := line(s.xys, gi)
-			if err != nil {
-				return nil, fmt.Errorf("sweep plot of %s: %w", key, err)
-			}
-			pts, err := plotter.NewScatter(s.xys)
-			if err != nil {
-				return nil, fmt.Errorf("sweep plot of %s: %w", key, err)
-			}
-			pts.GlyphStyle.Color = palette[gi%len(palette)]
-			pts.GlyphStyle.Shape = draw.CircleGlyph{}
-			pts.GlyphStyle.Radius = vg.Points(3.5)
-			s.p.Add(l, pts)
-			// With one line per panel the metric names it; otherwise the other keys do.
-			name := g
-			if name == "" {
-				name = s.name
-			}
-			s.lg.Add(name, l, pts)
-			if !slices.Contains(f.Series, name) {
-				f.Series = append(f.Series, name)
-			}
-		}
-	}
-	for _, s := range []struct {
-		p   *plot.Plot
-		lg  *plot.Legend
-		xys plotter.XYs
-	}{{tp, &tlg, tOOM}, {mp, &mlg, mOOM}} {
-		if len(s.xys) == 0 {
+	return values, idx, groups
+}
+
+// sweepPoints is one line's points of a sweep: the throughput and peak memory of the runs
+// that fit, and where the OOM runs are marked.
+type sweepPoints struct {
+	throughput, memory plotter.XYs
+	tOOM, mOOM         plotter.XYs
+}
+
+// groupPoints collects the points of the runs whose other parameters are g.
+func groupPoints(runs []Run, key, g string, idx map[string]int) sweepPoints {
+	var s sweepPoints
+	for _, r := range runs {
+		if otherParams(r, key) != g {
 			continue
 		}
-		m, err := oomMarks(s.xys)
-		if err != nil {
-			return nil, fmt.Errorf("sweep plot of %s: %w", key, err)
+		x := float64(idx[r.Param(key)])
+		if m, ok := r.Metric(MetricThroughput); ok && !r.OOM {
+			s.throughput = append(s.throughput, plotter.XY{X: x, Y: m.Value})
+		} else if r.OOM {
+			s.tOOM = append(s.tOOM, plotter.XY{X: x, Y: 0})
 		}
-		s.p.Add(m)
-		s.lg.Add(SeriesOOM, m)
+		if m, ok := r.Metric(MetricPeakInUse); ok {
+			s.memory = append(s.memory, plotter.XY{X: x, Y: m.Value / gib})
+			if r.OOM {
+				s.mOOM = append(s.mOOM, plotter.XY{X: x, Y: m.Value / gib})
+			}
+		}
 	}
-	if len(tOOM)+len(mOOM) > 0 {
-		f.Series = append(f.Series, SeriesOOM)
+	return s
+}
+
+// addSweepLine draws xys on p as line gi with round markers and names it in lg and f's series
+// (nothing when xys is empty).
+func (f *Figure) addSweepLine(p *plot.Plot, lg *plot.Legend, xys plotter.XYs, gi int, name string) error {
+	if len(xys) == 0 {
+		return nil
 	}
-	for _, p := range []*plot.Plot{tp, mp} {
-		p.NominalX(values...)
-		p.Y.Min = 0
-		p.X.Min, p.X.Max = -0.5, float64(len(values))-0.5
+	l, err := line(xys, gi)
+	if err != nil {
+		return err
 	}
-	f.panels = []panel{{tp, tlg}, {mp, mlg}}
-	f.Height = 2 * panelHeight
-	return f, nil
+	pts, err := plotter.NewScatter(xys)
+	if err != nil {
+		return err
+	}
+	pts.GlyphStyle.Color = palette[gi%len(palette)]
+	pts.GlyphStyle.Shape = draw.CircleGlyph{}
+	pts.GlyphStyle.Radius = vg.Points(3.5)
+	p.Add(l, pts)
+	lg.Add(name, l, pts)
+	if !slices.Contains(f.Series, name) {
+		f.Series = append(f.Series, name)
+	}
+	return nil
+}
+
+// addOOMMarks draws the OOM crosses xys on p and names them in lg (nothing when empty).
+func addOOMMarks(p *plot.Plot, lg *plot.Legend, xys plotter.XYs) error {
+	if len(xys) == 0 {
+		return nil
+	}
+	m, err := oomMarks(xys)
+	if err != nil {
+		return err
+	}
+	p.Add(m)
+	lg.Add(SeriesOOM, m)
+	return nil
 }
 
 // otherParams joins the parameters of r other than key: "batch=64, precision=float32".

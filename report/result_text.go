@@ -20,10 +20,48 @@ const sparkWidth = 60
 func WriteResultText(w io.Writer, res *analysis.Result) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-	sec := func(v float64) string { return FormatValue(v, UnitSeconds) }
-	pct := func(v float64) string { return FormatValue(v, UnitRatio) }
-	bytes := func(v int64) string { return FormatBytes(float64(v)) }
 
+	writeRunHeader(p, res)
+	for _, r := range summaryRows(res) {
+		p("  %-20s %s\n", r[0], r[1])
+	}
+	if len(res.Devices) > 0 {
+		p("\nMemory per GPU\n")
+		writeTable(bw, deviceTable(res))
+	}
+	writeIntervalBasis(p, res.Intervals)
+	for i := range res.Devices {
+		if d := &res.Devices[i]; len(d.Timeline) > 0 && !d.Idle {
+			writeDeviceMemory(p, res, d)
+		}
+	}
+	writeBreakdownText(p, res)
+	writeSpeedText(p, res)
+
+	writeInputText(p, res)
+	writeMultiGPUText(p, res)
+
+	writeProcessesText(p, res)
+	for _, n := range res.Notes {
+		p("\nnote: %s\n", n)
+	}
+	writeWarnings(p, res)
+	writeOOMText(p, res)
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write result text: %w", err)
+	}
+	return nil
+}
+
+// secText, pctText and bytesText format a duration, a ratio and a size for the text report.
+func secText(v float64) string { return FormatValue(v, UnitSeconds) }
+
+func pctText(v float64) string { return FormatValue(v, UnitRatio) }
+
+func bytesText(v int64) string { return FormatBytes(float64(v)) }
+
+// writeRunHeader writes the scenario, the model on its GPUs and the batch.
+func writeRunHeader(p func(string, ...any), res *analysis.Result) {
 	p("gpusim run: %s\n", res.Scenario)
 	batches := ""
 	if res.Replicas > 1 {
@@ -42,7 +80,11 @@ func WriteResultText(w io.Writer, res *analysis.Result) error {
 		p(", %d accumulation steps", res.AccumulationSteps)
 	}
 	p("\n\n")
+}
 
+// summaryRows is the summary table: whether the run fits, the steps, speed (with its
+// interval), utilization and, with several replicas, the all-reduce.
+func summaryRows(res *analysis.Result) [][2]string {
 	status := "fits in memory"
 	if res.OOM != nil {
 		status = fmt.Sprintf("OUT OF MEMORY at step %d", res.OOM.Step)
@@ -50,19 +92,9 @@ func WriteResultText(w io.Writer, res *analysis.Result) error {
 			status = "OUT OF MEMORY before step 1 (" + res.OOM.Op + ")"
 		}
 	}
-	rows := [][2]string{{"result", status}}
-	steps := fmt.Sprintf("%d of %d", len(res.StepTimes), res.StepsRequested)
-	if res.FastForwarded > 0 {
-		how := "identical to the step before"
-		if len(res.Replayed) > 0 && len(res.Replayed[0].Window) > 0 {
-			// The replicas' jitter: a window of simulated steps replayed in turn.
-			how = fmt.Sprintf("replaying a window of %d jittered steps", len(res.Replayed[0].Window))
-		}
-		steps += fmt.Sprintf(" (%d fast-forwarded: %s)", res.FastForwarded, how)
-	}
-	rows = append(rows, [2]string{"steps completed", steps})
+	rows := [][2]string{{"result", status}, {"steps completed", stepsText(res)}}
 	if len(res.StepTimes) > 0 {
-		stepTime, throughput := sec(res.StepTime), FormatValue(res.Throughput, UnitSamplesPerSec)
+		stepTime, throughput := secText(res.StepTime), FormatValue(res.Throughput, UnitSamplesPerSec)
 		if iv := res.Intervals; iv != nil && iv.SpeedBasis != "" {
 			stepTime += intervalText(iv.Level, iv.StepTime, UnitSeconds)
 			throughput += intervalText(iv.Level, iv.Throughput, UnitSamplesPerSec)
@@ -77,110 +109,128 @@ func WriteResultText(w io.Writer, res *analysis.Result) error {
 	}
 	// A run that failed before its first update has no training speed: the kernels it ran
 	// until the OOM would read as a busy GPU (99.8% for a second process that OOMs in step 1).
-	util, stall := pct(res.GPUUtilization), pct(res.InputStallFraction)
+	util, stall := pctText(res.GPUUtilization), pctText(res.InputStallFraction)
 	if len(res.StepTimes) == 0 {
 		util, stall = "- (no step completed)", "-"
 	}
 	rows = append(rows, [2]string{"GPU utilization", util},
 		[2]string{"input stall", stall})
 	if res.Replicas > 1 {
-		rows = append(rows, [2]string{"all-reduce (median)", sec(res.AllReduceTime)},
-			[2]string{"scaling efficiency", pct(res.ScalingEfficiency)})
+		rows = append(rows, [2]string{"all-reduce (median)", secText(res.AllReduceTime)},
+			[2]string{"scaling efficiency", pctText(res.ScalingEfficiency)})
 	}
-	rows = append(rows, [2]string{"skipped steps", fmt.Sprint(res.SkippedSteps)})
-	for _, r := range rows {
-		p("  %-20s %s\n", r[0], r[1])
-	}
+	return append(rows, [2]string{"skipped steps", fmt.Sprint(res.SkippedSteps)})
+}
 
-	if len(res.Devices) > 0 {
-		p("\nMemory per GPU\n")
-		tab := [][]string{{"device", "card", "allocator", "peak in use", "peak pool", "limit", "busy"}}
-		for i, d := range res.Devices {
-			busy := pct(d.BusyFraction)
-			if len(res.StepTimes) == 0 {
-				busy = "-"
-			}
-			if d.Idle {
-				busy = "idle (no replica)"
-			}
-			peak := bytes(d.PeakBytesInUse)
-			if iv := res.Intervals; iv != nil && i < len(iv.Peak) && !d.Idle {
-				peak += intervalText(iv.Level, iv.Peak[i], UnitBytes)
-			}
-			tab = append(tab, []string{shortDevice(d.Name), fmt.Sprintf("GPU %d", d.Physical), d.Allocator, peak, bytes(d.PeakPoolBytes), bytes(d.BytesLimit), busy})
+// stepsText is the steps completed of those requested, and how many were fast-forwarded.
+func stepsText(res *analysis.Result) string {
+	steps := fmt.Sprintf("%d of %d", len(res.StepTimes), res.StepsRequested)
+	if res.FastForwarded > 0 {
+		how := "identical to the step before"
+		if len(res.Replayed) > 0 && len(res.Replayed[0].Window) > 0 {
+			// The replicas' jitter: a window of simulated steps replayed in turn.
+			how = fmt.Sprintf("replaying a window of %d jittered steps", len(res.Replayed[0].Window))
 		}
-		writeTable(bw, tab)
+		steps += fmt.Sprintf(" (%d fast-forwarded: %s)", res.FastForwarded, how)
 	}
-	writeIntervalBasis(p, res.Intervals)
-	for _, d := range res.Devices {
-		if len(d.Timeline) == 0 || d.Idle {
-			continue
-		}
-		top := d.BytesLimit
-		if top <= 0 {
-			top = d.PeakBytesInUse
-		}
-		end := d.Timeline[len(d.Timeline)-1].Time
-		p("\n  %s memory in use over time (0 .. %s, full height = limit %s)\n", shortDevice(d.Name), sec(end), bytes(top))
-		p("  |%s|\n", sparkline(d.Timeline, top, sparkWidth))
-		if n := len(d.Growth); n > 0 {
-			p("  pool: %d region change(s)", n+d.GrowthDropped)
-			show := d.Growth
-			if len(show) > 12 {
-				show = show[:12]
-			}
-			var parts []string
-			for _, g := range show {
-				if g.RegionBytes >= 0 {
-					parts = append(parts, "+"+bytes(g.RegionBytes))
-				} else {
-					parts = append(parts, "-"+bytes(-g.RegionBytes))
-				}
-			}
-			p(": %s", strings.Join(parts, " "))
-			if len(d.Growth) > len(show) || d.GrowthDropped > 0 {
-				p(" …")
-			}
-			p("\n")
-		}
-		if n := len(d.StepProfile); n > 0 {
-			var peak int64
-			for _, pt := range d.StepProfile {
-				peak = max(peak, pt.MaxInUse)
-			}
-			what := "one step"
-			if res.OOM != nil && d.StepProfileStep == res.OOM.Step {
-				what = "the failing step"
-			}
-			p("  %s within %s (step %d, 0 .. %s, full height = its peak %s)\n", shortDevice(d.Name), what, d.StepProfileStep,
-				sec(d.StepProfile[n-1].Time), bytes(peak))
-			p("  |%s|\n", sparkline(d.StepProfile, peak, sparkWidth))
-		}
-	}
+	return steps
+}
 
-	if len(res.Breakdown) > 0 {
-		var total float64
-		for _, s := range res.Breakdown {
-			total += s.Seconds
+// deviceTable is the memory per GPU table, a header row first, each peak with its interval.
+func deviceTable(res *analysis.Result) [][]string {
+	tab := [][]string{{"device", "card", "allocator", "peak in use", "peak pool", "limit", "busy"}}
+	for i, d := range res.Devices {
+		busy := pctText(d.BusyFraction)
+		if len(res.StepTimes) == 0 {
+			busy = "-"
 		}
-		p("\nMedian step (%s) by category\n", sec(total))
-		for _, s := range res.Breakdown {
-			frac := 0.0
-			if total > 0 {
-				frac = s.Seconds / total
-			}
-			p("  %-10s %10s %6s  %s\n", s.Category, sec(s.Seconds), pct(frac), strings.Repeat("█", int(frac*40+0.5)))
+		if d.Idle {
+			busy = "idle (no replica)"
+		}
+		peak := bytesText(d.PeakBytesInUse)
+		if iv := res.Intervals; iv != nil && i < len(iv.Peak) && !d.Idle {
+			peak += intervalText(iv.Level, iv.Peak[i], UnitBytes)
+		}
+		tab = append(tab, []string{shortDevice(d.Name), fmt.Sprintf("GPU %d", d.Physical), d.Allocator, peak, bytesText(d.PeakPoolBytes), bytesText(d.BytesLimit), busy})
+	}
+	return tab
+}
+
+// writeDeviceMemory writes d's memory in use over the run as a sparkline, its pool's growth
+// and its memory within one step.
+func writeDeviceMemory(p func(string, ...any), res *analysis.Result, d *train.Device) {
+	top := d.BytesLimit
+	if top <= 0 {
+		top = d.PeakBytesInUse
+	}
+	end := d.Timeline[len(d.Timeline)-1].Time
+	p("\n  %s memory in use over time (0 .. %s, full height = limit %s)\n", shortDevice(d.Name), secText(end), bytesText(top))
+	p("  |%s|\n", sparkline(d.Timeline, top, sparkWidth))
+	if len(d.Growth) > 0 {
+		writePoolGrowth(p, d)
+	}
+	if n := len(d.StepProfile); n > 0 {
+		var peak int64
+		for _, pt := range d.StepProfile {
+			peak = max(peak, pt.MaxInUse)
+		}
+		what := "one step"
+		if res.OOM != nil && d.StepProfileStep == res.OOM.Step {
+			what = "the failing step"
+		}
+		p("  %s within %s (step %d, 0 .. %s, full height = its peak %s)\n", shortDevice(d.Name), what, d.StepProfileStep,
+			secText(d.StepProfile[n-1].Time), bytesText(peak))
+		p("  |%s|\n", sparkline(d.StepProfile, peak, sparkWidth))
+	}
+}
+
+// writePoolGrowth writes the count of d's region changes and the first 12 of them.
+func writePoolGrowth(p func(string, ...any), d *train.Device) {
+	p("  pool: %d region change(s)", len(d.Growth)+d.GrowthDropped)
+	show := d.Growth
+	if len(show) > 12 {
+		show = show[:12]
+	}
+	var parts []string
+	for _, g := range show {
+		if g.RegionBytes >= 0 {
+			parts = append(parts, "+"+bytesText(g.RegionBytes))
+		} else {
+			parts = append(parts, "-"+bytesText(-g.RegionBytes))
 		}
 	}
-	writeSpeedText(p, res)
+	p(": %s", strings.Join(parts, " "))
+	if len(d.Growth) > len(show) || d.GrowthDropped > 0 {
+		p(" …")
+	}
+	p("\n")
+}
 
-	writeInputText(p, res)
-	writeMultiGPUText(p, res)
+// writeBreakdownText writes the median step's time by category with a bar each.
+func writeBreakdownText(p func(string, ...any), res *analysis.Result) {
+	if len(res.Breakdown) == 0 {
+		return
+	}
+	var total float64
+	for _, s := range res.Breakdown {
+		total += s.Seconds
+	}
+	p("\nMedian step (%s) by category\n", secText(total))
+	for _, s := range res.Breakdown {
+		frac := 0.0
+		if total > 0 {
+			frac = s.Seconds / total
+		}
+		p("  %-10s %10s %6s  %s\n", s.Category, secText(s.Seconds), pctText(frac), strings.Repeat("█", int(frac*40+0.5)))
+	}
+}
 
+// writeProcessesText writes nvidia-smi's memory per card and what the other processes hold.
+func writeProcessesText(p func(string, ...any), res *analysis.Result) {
 	if len(res.Physical) > 0 {
 		var parts []string
 		for _, g := range res.Physical {
-			parts = append(parts, fmt.Sprintf("GPU %d %s / %s", g.Index, bytes(g.UsedBytes), bytes(g.TotalBytes)))
+			parts = append(parts, fmt.Sprintf("GPU %d %s / %s", g.Index, bytesText(g.UsedBytes), bytesText(g.TotalBytes)))
 		}
 		p("\nnvidia-smi memory at the end (all processes): %s\n", strings.Join(parts, ", "))
 	}
@@ -191,38 +241,36 @@ func WriteResultText(w io.Writer, res *analysis.Result) error {
 		}
 		p("\nprocess %s %s\n", pr.Name, processHolds(pr.PoolBytes))
 	}
-	for _, n := range res.Notes {
-		p("\nnote: %s\n", n)
-	}
-	writeWarnings(p, res)
+}
 
-	if o := res.OOM; o != nil {
-		if o.Tensor == "" {
-			p("\nOut of memory at %s on %s\n", o.Op, o.Device)
-		} else {
-			p("\nOut of memory at step %d", o.Step)
-			if res.AccumulationSteps > 1 && o.MicroStep > 0 {
-				p(" (micro-step %d)", o.MicroStep)
-			}
-			p(", op %s, tensor %s (%s requested), fragmentation %s\n", o.Op, o.Tensor, bytes(o.Requested), pct(o.Fragmentation))
+// writeOOMText writes where the run ran out of memory, TF's message and the head of the
+// allocator's log (nothing when it fit).
+func writeOOMText(p func(string, ...any), res *analysis.Result) {
+	o := res.OOM
+	if o == nil {
+		return
+	}
+	if o.Tensor == "" {
+		p("\nOut of memory at %s on %s\n", o.Op, o.Device)
+	} else {
+		p("\nOut of memory at step %d", o.Step)
+		if res.AccumulationSteps > 1 && o.MicroStep > 0 {
+			p(" (micro-step %d)", o.MicroStep)
 		}
-		p("  %s\n", o.Message)
-		if o.Log != "" {
-			lines := strings.Split(strings.TrimRight(o.Log, "\n"), "\n")
-			head := lines
-			if len(head) > 3 {
-				head = head[:3]
-			}
-			p("  allocator log (%d lines, all in -o json):\n", len(lines))
-			for _, l := range head {
-				p("    %s\n", l)
-			}
+		p(", op %s, tensor %s (%s requested), fragmentation %s\n", o.Op, o.Tensor, bytesText(o.Requested), pctText(o.Fragmentation))
+	}
+	p("  %s\n", o.Message)
+	if o.Log != "" {
+		lines := strings.Split(strings.TrimRight(o.Log, "\n"), "\n")
+		head := lines
+		if len(head) > 3 {
+			head = head[:3]
+		}
+		p("  allocator log (%d lines, all in -o json):\n", len(lines))
+		for _, l := range head {
+			p("    %s\n", l)
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write result text: %w", err)
-	}
-	return nil
 }
 
 func joinInts(xs []int) string {

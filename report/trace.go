@@ -224,35 +224,7 @@ func trackID(track string, extra map[string]int) int {
 // spanEvents selects and converts spans: every span of the detailed steps, startup work and
 // allocator events; one whole-step span per GPU for the other steps, thinned to the budget.
 func spanEvents(spans []TraceSpan, o TraceOptions) []traceEvent {
-	lastStep := -1
-	allocSteps := map[int]bool{}
-	for _, s := range spans {
-		lastStep = max(lastStep, s.Step)
-		if s.Track == TrackAllocator {
-			allocSteps[s.Step] = true
-		}
-	}
-	detailed := func(step int) bool {
-		return step < o.DetailSteps || step == lastStep || allocSteps[step]
-	}
-	// Whole-step extents of the steps written without detail, per (device, step).
-	type key struct{ dev, step int }
-	extent := map[key][2]sim.Time{}
-	var kept []TraceSpan
-	for _, s := range spans {
-		if detailed(s.Step) {
-			kept = append(kept, s)
-			continue
-		}
-		k := key{s.Device, s.Step}
-		e, ok := extent[k]
-		end := s.Start + s.Dur
-		if !ok {
-			e = [2]sim.Time{s.Start, end}
-		}
-		e[0], e[1] = min(e[0], s.Start), max(e[1], end)
-		extent[k] = e
-	}
+	kept, extent := splitDetail(spans, o.DetailSteps)
 	if len(kept) > o.MaxEvents {
 		// Too many even in detail (a huge model): keep allocator events, then the earliest spans.
 		slices.SortStableFunc(kept, func(a, b TraceSpan) int {
@@ -260,57 +232,18 @@ func spanEvents(spans []TraceSpan, o TraceOptions) []traceEvent {
 		})
 		kept = kept[:o.MaxEvents]
 	}
-	summary := make([]key, 0, len(extent))
+	summary := make([]stepKey, 0, len(extent))
 	for k := range extent {
 		summary = append(summary, k)
 	}
-	slices.SortFunc(summary, func(a, b key) int { return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.dev, b.dev)) })
+	slices.SortFunc(summary, func(a, b stepKey) int { return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.dev, b.dev)) })
 	if room := o.MaxEvents - len(kept); len(summary) > room {
-		// Keep every stride-th step, all of its devices.
-		steps := 0
-		for i, k := range summary {
-			if i == 0 || k.step != summary[i-1].step {
-				steps++
-			}
-		}
-		perStep := (len(summary) + steps - 1) / steps
-		stride := 1
-		if room > 0 {
-			stride = (steps*perStep + room - 1) / room
-		}
-		thinned := summary[:0]
-		idx := -1
-		for i, k := range summary {
-			if i == 0 || k.step != summary[i-1].step {
-				idx++
-			}
-			if room > 0 && idx%stride == 0 {
-				thinned = append(thinned, k)
-			}
-		}
-		summary = thinned
+		summary = thinSteps(summary, room)
 	}
 	extra := map[string]int{}
 	evs := make([]traceEvent, 0, len(kept)+len(summary))
 	for _, s := range kept {
-		ev := traceEvent{Name: s.Name, Cat: s.Track, Ts: micros(s.Start), PID: pid(s.Device), TID: trackID(s.Track, extra)}
-		if s.Dur > 0 {
-			d := micros(s.Dur)
-			ev.Ph, ev.Dur = "X", &d
-		} else {
-			ev.Ph, ev.S = "i", "t"
-		}
-		if len(s.Args) > 0 || s.Step >= 0 {
-			ev.Args = map[string]any{}
-			for k, v := range s.Args {
-				ev.Args[k] = v
-			}
-			if s.Step >= 0 {
-				ev.Args["step"] = s.Step
-			}
-		}
-		ev.sort = [3]int64{int64(s.Start), int64(ev.PID), int64(ev.TID)}
-		evs = append(evs, ev)
+		evs = append(evs, spanEvent(s, extra))
 	}
 	for _, k := range summary {
 		e := extent[k]
@@ -324,6 +257,88 @@ func spanEvents(spans []TraceSpan, o TraceOptions) []traceEvent {
 		return cmp.Or(cmp.Compare(a.sort[0], b.sort[0]), cmp.Compare(a.sort[1], b.sort[1]), cmp.Compare(a.sort[2], b.sort[2]))
 	})
 	return evs
+}
+
+// stepKey is one GPU's step.
+type stepKey struct{ dev, step int }
+
+// splitDetail keeps every span of the detailed steps (the first detailSteps, the last, and any
+// with allocator events) and sums the others into whole-step extents per GPU and step.
+func splitDetail(spans []TraceSpan, detailSteps int) (kept []TraceSpan, extent map[stepKey][2]sim.Time) {
+	lastStep := -1
+	allocSteps := map[int]bool{}
+	for _, s := range spans {
+		lastStep = max(lastStep, s.Step)
+		if s.Track == TrackAllocator {
+			allocSteps[s.Step] = true
+		}
+	}
+	extent = map[stepKey][2]sim.Time{}
+	for _, s := range spans {
+		if s.Step < detailSteps || s.Step == lastStep || allocSteps[s.Step] {
+			kept = append(kept, s)
+			continue
+		}
+		k := stepKey{s.Device, s.Step}
+		e, ok := extent[k]
+		end := s.Start + s.Dur
+		if !ok {
+			e = [2]sim.Time{s.Start, end}
+		}
+		e[0], e[1] = min(e[0], s.Start), max(e[1], end)
+		extent[k] = e
+	}
+	return kept, extent
+}
+
+// thinSteps keeps every stride-th step of the sorted summary, all of its GPUs, so that at
+// most about room are left.
+func thinSteps(summary []stepKey, room int) []stepKey {
+	steps := 0
+	for i, k := range summary {
+		if i == 0 || k.step != summary[i-1].step {
+			steps++
+		}
+	}
+	perStep := (len(summary) + steps - 1) / steps
+	stride := 1
+	if room > 0 {
+		stride = (steps*perStep + room - 1) / room
+	}
+	thinned := summary[:0]
+	idx := -1
+	for i, k := range summary {
+		if i == 0 || k.step != summary[i-1].step {
+			idx++
+		}
+		if room > 0 && idx%stride == 0 {
+			thinned = append(thinned, k)
+		}
+	}
+	return thinned
+}
+
+// spanEvent is the trace event of one span: a complete event, or an instant one for a span
+// without duration, with the span's args and step.
+func spanEvent(s TraceSpan, extra map[string]int) traceEvent {
+	ev := traceEvent{Name: s.Name, Cat: s.Track, Ts: micros(s.Start), PID: pid(s.Device), TID: trackID(s.Track, extra)}
+	if s.Dur > 0 {
+		d := micros(s.Dur)
+		ev.Ph, ev.Dur = "X", &d
+	} else {
+		ev.Ph, ev.S = "i", "t"
+	}
+	if len(s.Args) > 0 || s.Step >= 0 {
+		ev.Args = map[string]any{}
+		for k, v := range s.Args {
+			ev.Args[k] = v
+		}
+		if s.Step >= 0 {
+			ev.Args["step"] = s.Step
+		}
+	}
+	ev.sort = [3]int64{int64(s.Start), int64(ev.PID), int64(ev.TID)}
+	return ev
 }
 
 func boolInt(b bool) int {
