@@ -127,109 +127,22 @@ func runList(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		return usagef("list: --file applies to models only")
 	}
 	var rows any
+	var err error
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	switch what {
 	case "models":
-		var ms []*models.Model
-		if *file != "" {
-			// As model=@FILE reads it: Keras JSON or a .keras archive, at most models' bound,
-			// its sidecar of custom layers, and FILE:image=N.
-			m, err := models.GetContext(ctx, "@"+*file)
-			if err != nil {
-				return asUsage(fmt.Errorf("list models: %w", err))
-			}
-			ms = append(ms, m)
-		} else {
-			for _, n := range models.Names() {
-				m, err := models.Get(n)
-				if err != nil {
-					return fmt.Errorf("list models: %w", err)
-				}
-				ms = append(ms, m)
-			}
-		}
-		var out []modelJSON
-		// The FLOPs are one sample's forward pass, the activations what it keeps for backward in
-		// float32 (models.Model, docs/models.md); the header says so.
-		fmt.Fprintln(tw, "NAME\tPARAMS\tTRAINABLE\tFORWARD FLOP/SAMPLE\tACTIVATIONS KEPT/SAMPLE (FP32)")
-		for _, m := range ms {
-			out = append(out, modelJSON{m.Name, m.Params, m.TrainableParams, m.FLOPsPerSample, m.ActivationBytesPerSample})
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", m.Name, m.Params, m.TrainableParams, report.FormatValue(m.FLOPsPerSample, "FLOP"), report.FormatBytes(m.ActivationBytesPerSample))
-		}
-		rows = out
+		rows, err = listModels(ctx, tw, *file)
 	case "devices":
-		var out []deviceJSON
-		fmt.Fprintln(tw, "NAME\tMEMORY\tCC\tSMS\tFP32\tTF32\tFP16\tBF16\tMEM BW\tALIASES\tDESCRIPTION")
-		for _, n := range hw.GPUNames() {
-			g, err := hw.LookupGPU(n)
-			if err != nil {
-				return fmt.Errorf("list devices: %w", err)
-			}
-			cc := fmt.Sprintf("%d.%d", g.CCMajor, g.CCMinor)
-			out = append(out, deviceJSON{g.Name, g.Description, g.MemoryBytes, cc, g.SMs, g.MemBandwidth,
-				g.PeakFP32, g.PeakTF32, g.PeakFP16, g.PeakBF16, g.NVLinkBandwidth, g.L2Bytes, append([]string{}, hw.Aliases(n)...), hw.SpecSource(n)})
-			tf := func(v float64) string {
-				if v == 0 {
-					return "-"
-				}
-				return fmt.Sprintf("%.1fT", v/1e12)
-			}
-			al := strings.Join(hw.Aliases(n), ",")
-			if al == "" {
-				al = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.0fGB/s\t%s\t%s\n", g.Name, report.FormatBytes(float64(g.MemoryBytes)), cc, g.SMs,
-				tf(g.PeakFP32), tf(g.PeakTF32), tf(g.PeakFP16), tf(g.PeakBF16), g.MemBandwidth/1e9, al, g.Description)
-		}
-		rows = out
+		rows, err = listDevices(tw)
 	case "hosts":
-		var out []hostJSON
-		fmt.Fprintln(tw, "NAME\tCORES\tRAM\tPCIE/GPU\tDISK\tGPUS\tINTERCONNECT\tNETWORK")
-		for _, n := range hw.HostNames() {
-			h, err := hw.LookupHost(n)
-			if err != nil {
-				return fmt.Errorf("list hosts: %w", err)
-			}
-			out = append(out, hostJSON{h.Name, h.Cores, h.ThreadsPerCore, h.SMTGain, h.MemoryBytes, h.PCIeBandwidth,
-				h.DiskBandwidth, h.GPUs, h.Interconnect, h.NVLinkBandwidth, h.PCIePath, h.InterSocketBandwidth, h.Network, h.NICBandwidth})
-			cores := fmt.Sprint(h.Cores)
-			if h.ThreadsPerCore > 1 {
-				cores = fmt.Sprintf("%d (%d per core)", h.Cores, h.ThreadsPerCore)
-			}
-			gpus, ic, nw := "any", "from the GPU", "-"
-			if h.GPUs > 0 {
-				gpus = fmt.Sprint(h.GPUs)
-			}
-			switch {
-			case h.Interconnect == hw.InterconnectPCIe && h.PCIePath != "":
-				ic = "pcie (" + h.PCIePath + ")"
-			case h.Interconnect != "" && h.NVLinkBandwidth > 0:
-				ic = fmt.Sprintf("%s %.0fGB/s", h.Interconnect, h.NVLinkBandwidth/1e9)
-			case h.Interconnect != "":
-				ic = h.Interconnect
-			}
-			if h.Network != "" {
-				nw = fmt.Sprintf("%s %.1fGB/s per GPU", h.Network, h.NICBandwidth/1e9)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fGB/s\t%.0fGB/s\t%s\t%s\t%s\n", h.Name, cores, report.FormatBytes(float64(h.MemoryBytes)),
-				h.PCIeBandwidth/1e9, h.DiskBandwidth/1e9, gpus, ic, nw)
-		}
-		rows = out
+		rows, err = listHosts(tw)
 	case "scenarios":
-		var out []scenarioJSON
-		fmt.Fprintln(tw, "NAME\tMODEL\tGPUS\tBATCH\tDESCRIPTION")
-		for _, n := range scenarios.Names() {
-			s, err := scenarios.Builtin(n)
-			if err != nil {
-				return fmt.Errorf("list scenarios: %w", err)
-			}
-			c := s.Config
-			out = append(out, scenarioJSON{n, s.Description, c.Model, c.GPU, c.GPUCount, c.Batch})
-			fmt.Fprintf(tw, "%s\t%s\t%d x %s\t%d\t%s\n", n, c.Model, c.GPUCount, c.GPU, c.Batch, s.Description)
-		}
-		rows = out
+		rows, err = listScenarios(tw)
 	default:
 		return usagef("list: unknown list %q: want models, devices, hosts or scenarios", what)
+	}
+	if err != nil {
+		return err
 	}
 	if *format == "json" {
 		enc := json.NewEncoder(stdout)
@@ -237,4 +150,123 @@ func runList(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		return enc.Encode(rows)
 	}
 	return tw.Flush()
+}
+
+// listModels writes the zoo's table (or file's model alone) to tw and returns its JSON rows.
+func listModels(ctx context.Context, tw io.Writer, file string) ([]modelJSON, error) {
+	var ms []*models.Model
+	if file != "" {
+		// As model=@FILE reads it: Keras JSON or a .keras archive, at most models' bound,
+		// its sidecar of custom layers, and FILE:image=N.
+		m, err := models.GetContext(ctx, "@"+file)
+		if err != nil {
+			return nil, asUsage(fmt.Errorf("list models: %w", err))
+		}
+		ms = append(ms, m)
+	} else {
+		for _, n := range models.Names() {
+			m, err := models.Get(n)
+			if err != nil {
+				return nil, fmt.Errorf("list models: %w", err)
+			}
+			ms = append(ms, m)
+		}
+	}
+	var out []modelJSON
+	// The FLOPs are one sample's forward pass, the activations what it keeps for backward in
+	// float32 (models.Model, docs/models.md); the header says so.
+	fmt.Fprintln(tw, "NAME\tPARAMS\tTRAINABLE\tFORWARD FLOP/SAMPLE\tACTIVATIONS KEPT/SAMPLE (FP32)")
+	for _, m := range ms {
+		out = append(out, modelJSON{m.Name, m.Params, m.TrainableParams, m.FLOPsPerSample, m.ActivationBytesPerSample})
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", m.Name, m.Params, m.TrainableParams, report.FormatValue(m.FLOPsPerSample, "FLOP"), report.FormatBytes(m.ActivationBytesPerSample))
+	}
+	return out, nil
+}
+
+// listDevices writes the GPU profiles' table to tw and returns its JSON rows.
+func listDevices(tw io.Writer) ([]deviceJSON, error) {
+	var out []deviceJSON
+	fmt.Fprintln(tw, "NAME\tMEMORY\tCC\tSMS\tFP32\tTF32\tFP16\tBF16\tMEM BW\tALIASES\tDESCRIPTION")
+	for _, n := range hw.GPUNames() {
+		g, err := hw.LookupGPU(n)
+		if err != nil {
+			return nil, fmt.Errorf("list devices: %w", err)
+		}
+		cc := fmt.Sprintf("%d.%d", g.CCMajor, g.CCMinor)
+		out = append(out, deviceJSON{g.Name, g.Description, g.MemoryBytes, cc, g.SMs, g.MemBandwidth,
+			g.PeakFP32, g.PeakTF32, g.PeakFP16, g.PeakBF16, g.NVLinkBandwidth, g.L2Bytes, append([]string{}, hw.Aliases(n)...), hw.SpecSource(n)})
+		al := strings.Join(hw.Aliases(n), ",")
+		if al == "" {
+			al = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.0fGB/s\t%s\t%s\n", g.Name, report.FormatBytes(float64(g.MemoryBytes)), cc, g.SMs,
+			teraFLOPs(g.PeakFP32), teraFLOPs(g.PeakTF32), teraFLOPs(g.PeakFP16), teraFLOPs(g.PeakBF16), g.MemBandwidth/1e9, al, g.Description)
+	}
+	return out, nil
+}
+
+// teraFLOPs is a peak rate in TFLOP/s for the devices table; "-" for a precision the GPU lacks.
+func teraFLOPs(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1fT", v/1e12)
+}
+
+// listHosts writes the host profiles' table to tw and returns its JSON rows.
+func listHosts(tw io.Writer) ([]hostJSON, error) {
+	var out []hostJSON
+	fmt.Fprintln(tw, "NAME\tCORES\tRAM\tPCIE/GPU\tDISK\tGPUS\tINTERCONNECT\tNETWORK")
+	for _, n := range hw.HostNames() {
+		h, err := hw.LookupHost(n)
+		if err != nil {
+			return nil, fmt.Errorf("list hosts: %w", err)
+		}
+		out = append(out, hostJSON{h.Name, h.Cores, h.ThreadsPerCore, h.SMTGain, h.MemoryBytes, h.PCIeBandwidth,
+			h.DiskBandwidth, h.GPUs, h.Interconnect, h.NVLinkBandwidth, h.PCIePath, h.InterSocketBandwidth, h.Network, h.NICBandwidth})
+		cores := fmt.Sprint(h.Cores)
+		if h.ThreadsPerCore > 1 {
+			cores = fmt.Sprintf("%d (%d per core)", h.Cores, h.ThreadsPerCore)
+		}
+		gpus, nw := "any", "-"
+		if h.GPUs > 0 {
+			gpus = fmt.Sprint(h.GPUs)
+		}
+		if h.Network != "" {
+			nw = fmt.Sprintf("%s %.1fGB/s per GPU", h.Network, h.NICBandwidth/1e9)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fGB/s\t%.0fGB/s\t%s\t%s\t%s\n", h.Name, cores, report.FormatBytes(float64(h.MemoryBytes)),
+			h.PCIeBandwidth/1e9, h.DiskBandwidth/1e9, gpus, hostInterconnect(h), nw)
+	}
+	return out, nil
+}
+
+// hostInterconnect is the hosts table's INTERCONNECT cell: the PCIe path, or the link and its
+// bandwidth; "from the GPU" when the profile leaves it to the GPU's.
+func hostInterconnect(h hw.Host) string {
+	switch {
+	case h.Interconnect == hw.InterconnectPCIe && h.PCIePath != "":
+		return "pcie (" + h.PCIePath + ")"
+	case h.Interconnect != "" && h.NVLinkBandwidth > 0:
+		return fmt.Sprintf("%s %.0fGB/s", h.Interconnect, h.NVLinkBandwidth/1e9)
+	case h.Interconnect != "":
+		return h.Interconnect
+	}
+	return "from the GPU"
+}
+
+// listScenarios writes the built-in scenarios' table to tw and returns its JSON rows.
+func listScenarios(tw io.Writer) ([]scenarioJSON, error) {
+	var out []scenarioJSON
+	fmt.Fprintln(tw, "NAME\tMODEL\tGPUS\tBATCH\tDESCRIPTION")
+	for _, n := range scenarios.Names() {
+		s, err := scenarios.Builtin(n)
+		if err != nil {
+			return nil, fmt.Errorf("list scenarios: %w", err)
+		}
+		c := s.Config
+		out = append(out, scenarioJSON{n, s.Description, c.Model, c.GPU, c.GPUCount, c.Batch})
+		fmt.Fprintf(tw, "%s\t%s\t%d x %s\t%d\t%s\n", n, c.Model, c.GPUCount, c.GPU, c.Batch, s.Description)
+	}
+	return out, nil
 }
