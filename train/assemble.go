@@ -26,52 +26,103 @@ func (r *runner) result() *Result {
 		AutotunedConvs: r.autotuned * r.fan(), AutotuneSkips: r.autotuneSkips * r.fan(),
 		Spans: sortSpans(r.spans), SpansDropped: r.spansDropped, Utilization: r.util,
 	}
-	if ps, ok := r.input.(pipelineSource); ok {
-		for _, l := range ps.p.Stats().BufferLevel {
-			if l.T >= r.end {
-				break
-			}
-			res.InputBuffer = append(res.InputBuffer, LevelPoint{T: l.T.Seconds(), Width: l.Width.Seconds(), Mean: l.Mean})
-		}
-	}
+	r.inputBufferResult(res)
 	res.ReplicaBatches = r.replicaBatches
 	if res.StepTime > 0 {
 		res.Throughput = float64(cfg.Batch) / res.StepTime
 	}
 	elapsed := r.end
 	res.Elapsed = elapsed.Seconds()
-	var busy float64
-	usedBytes := map[int]int64{} // physical GPUs of the replicas simulated as copies
+	busy, usedBytes := r.replicaDevices(res)
+	r.idleDevices(res)
+	for i, d := range r.devs {
+		used, ok := usedBytes[i]
+		if !ok {
+			used = d.UsedBytes()
+		}
+		res.Physical = append(res.Physical, PhysicalGPU{Index: i, TotalBytes: d.Spec().TotalBytes, UsedBytes: used})
+	}
+	if len(r.replicas) > 0 {
+		res.GPUUtilization = busy / float64(len(r.replicas))
+	}
+	if elapsed > 0 && len(r.replicas) > 0 {
+		res.InputStallFraction = float64(r.inputWait) / float64(len(r.replicas)) / float64(elapsed)
+	}
+	r.breakdownResult(res)
+	res.ScalingEfficiency = r.scalingEfficiency(res)
+	res.AllReduce = r.allReduceInfo()
+	if r.tfd != nil {
+		res.DeviceTable = r.tfd.ctx.Table()
+	}
+	r.prefixResult(res)
+	r.inputResult(res)
+	r.xlaResult(res)
+	r.kindResult(res)
+	return res
+}
+
+// inputBufferResult reports the tf.data pipeline's buffer level over the run.
+func (r *runner) inputBufferResult(res *Result) {
+	ps, ok := r.input.(pipelineSource)
+	if !ok {
+		return
+	}
+	for _, l := range ps.p.Stats().BufferLevel {
+		if l.T >= r.end {
+			break
+		}
+		res.InputBuffer = append(res.InputBuffer, LevelPoint{T: l.T.Seconds(), Width: l.Width.Seconds(), Mean: l.Mean})
+	}
+}
+
+// replicaDevices adds each replica's device to res; it returns the sum of their busy
+// fractions and the memory used on the physical GPUs of replicas simulated as copies.
+func (r *runner) replicaDevices(res *Result) (busy float64, usedBytes map[int]int64) {
+	usedBytes = map[int]int64{}
 	for _, rep := range r.replicas {
 		// A replica simulated as a copy of replica 0 (symmetric.go) has its measurements.
 		src := r.source(rep)
-		s := src.alloc.Stats()
-		d := Device{
-			Name: rep.device, Allocator: rep.alloc.Name(), Physical: r.physicalOf(rep.logical),
-			PeakBytesInUse: s.PeakBytesInUse, PeakPoolBytes: s.PeakPoolBytes, BytesLimit: s.BytesLimit,
-			BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
-			Growth: src.growth, GrowthDropped: src.dropped, Timeline: src.sampler.timeline(),
-			AccumulatorBytes: src.accumBytes, AllReduceStartBytes: src.arStartBytes, AllReducePeakBytes: src.arPeakBytes,
-			FirstStepPeakBytes: src.firstPeak, SteadyPeakBytes: src.steadyPeak,
-		}
+		d := r.replicaDevice(rep, src)
 		if src != rep {
-			d.Growth = append([]PoolChange(nil), src.growth...)
 			usedBytes[d.Physical] = r.devs[r.physicalOf(src.logical)].UsedBytes()
-		}
-		switch {
-		case r.stepTimes.len() >= 2:
-			d.StepProfile, d.StepProfileStep = src.profiles[1].timeline(), 2
-		case r.step >= 1:
-			d.StepProfile, d.StepProfileStep = src.profiles[0].timeline(), 1
-		}
-		if elapsed > 0 {
-			d.BusyFraction = float64(src.busy) / float64(elapsed)
 		}
 		busy += d.BusyFraction
 		res.Devices = append(res.Devices, d)
 	}
-	// TF creates an allocator on every visible GPU (and preallocates it by default) even when
-	// only the first runs the model: those GPUs are listed too, idle, holding their pool.
+	return busy, usedBytes
+}
+
+// replicaDevice is rep's device with the allocator statistics, growth, timelines and busy
+// fraction measured on src (rep itself, or the replica it copies).
+func (r *runner) replicaDevice(rep, src *replica) Device {
+	s := src.alloc.Stats()
+	d := Device{
+		Name: rep.device, Allocator: rep.alloc.Name(), Physical: r.physicalOf(rep.logical),
+		PeakBytesInUse: s.PeakBytesInUse, PeakPoolBytes: s.PeakPoolBytes, BytesLimit: s.BytesLimit,
+		BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
+		Growth: src.growth, GrowthDropped: src.dropped, Timeline: src.sampler.timeline(),
+		AccumulatorBytes: src.accumBytes, AllReduceStartBytes: src.arStartBytes, AllReducePeakBytes: src.arPeakBytes,
+		FirstStepPeakBytes: src.firstPeak, SteadyPeakBytes: src.steadyPeak,
+	}
+	if src != rep {
+		d.Growth = append([]PoolChange(nil), src.growth...)
+	}
+	switch {
+	case r.stepTimes.len() >= 2:
+		d.StepProfile, d.StepProfileStep = src.profiles[1].timeline(), 2
+	case r.step >= 1:
+		d.StepProfile, d.StepProfileStep = src.profiles[0].timeline(), 1
+	}
+	if r.end > 0 {
+		d.BusyFraction = float64(src.busy) / float64(r.end)
+	}
+	return d
+}
+
+// idleDevices adds the visible GPUs no replica runs on: TF creates an allocator on every
+// visible GPU (and preallocates it by default) even when only the first runs the model, so
+// those GPUs are listed too, idle, holding their pool.
+func (r *runner) idleDevices(res *Result) {
 	used := map[int]bool{}
 	for _, rep := range r.replicas {
 		used[rep.logical] = true
@@ -88,39 +139,22 @@ func (r *runner) result() *Result {
 			Timeline: []MemPoint{{InUse: s.BytesInUse, MaxInUse: s.BytesInUse, PoolBytes: s.PoolBytes}},
 		})
 	}
-	for i, d := range r.devs {
-		used, ok := usedBytes[i]
-		if !ok {
-			used = d.UsedBytes()
+}
+
+// breakdownResult reports the median step's time per category, averaged over the replicas.
+func (r *runner) breakdownResult(res *Result) {
+	i := medianRun(&r.stepTimes)
+	if i < 0 {
+		return
+	}
+	bd := r.breakdowns.at(i)
+	n := float64(len(r.replicas))
+	for c, name := range categories {
+		if c == catCompile && bd[c] == 0 {
+			continue // only runs that compiled under XLA show the category
 		}
-		res.Physical = append(res.Physical, PhysicalGPU{Index: i, TotalBytes: d.Spec().TotalBytes, UsedBytes: used})
+		res.Breakdown = append(res.Breakdown, Share{Category: name, Seconds: float64(bd[c]) / n / float64(sim.Second)})
 	}
-	if len(r.replicas) > 0 {
-		res.GPUUtilization = busy / float64(len(r.replicas))
-	}
-	if elapsed > 0 && len(r.replicas) > 0 {
-		res.InputStallFraction = float64(r.inputWait) / float64(len(r.replicas)) / float64(elapsed)
-	}
-	if i := medianRun(&r.stepTimes); i >= 0 {
-		bd := r.breakdowns.at(i)
-		n := float64(len(r.replicas))
-		for c, name := range categories {
-			if c == catCompile && bd[c] == 0 {
-				continue // only runs that compiled under XLA show the category
-			}
-			res.Breakdown = append(res.Breakdown, Share{Category: name, Seconds: float64(bd[c]) / n / float64(sim.Second)})
-		}
-	}
-	res.ScalingEfficiency = r.scalingEfficiency(res)
-	res.AllReduce = r.allReduceInfo()
-	if r.tfd != nil {
-		res.DeviceTable = r.tfd.ctx.Table()
-	}
-	r.prefixResult(res)
-	r.inputResult(res)
-	r.xlaResult(res)
-	r.kindResult(res)
-	return res
 }
 
 // scalingEfficiency compares the run's throughput with Replicas copies of one replica
