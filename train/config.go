@@ -431,6 +431,37 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	c.validateJob(add)
+	c.validateReplicas(add)
+	if c.AccumulationSteps <= 0 {
+		add(fieldErr("AccumulationSteps", "must be positive, got %d", c.AccumulationSteps))
+	}
+	c.validateVersions(add)
+	if c.StepsPerExecution <= 0 {
+		add(fieldErr("StepsPerExecution", "must be positive, got %d", c.StepsPerExecution))
+	}
+	add(c.Memory.validate("Memory"))
+	if c.Input != nil {
+		c.validateInput(add)
+	}
+	if c.Framework != "" && c.Framework != "tensorflow" && c.Framework != "jax" {
+		add(fieldErr("Framework", "%q is not one of tensorflow, jax", c.Framework))
+	}
+	c.validateProcesses(add)
+	if c.Steps <= 0 {
+		add(fieldErr("Steps", "must be positive, got %d", c.Steps))
+	}
+	if c.TraceSteps < 0 {
+		add(fieldErr("TraceSteps", "must not be negative, got %d", c.TraceSteps))
+	}
+	if c.TimelinePoints < 2 {
+		add(fieldErr("TimelinePoints", "must be at least 2, got %d", c.TimelinePoints))
+	}
+	return errors.Join(errs...)
+}
+
+// validateJob checks the model, batch, precision, GPU and where the batches come from.
+func (c *Config) validateJob(add func(error)) {
 	if c.Model == "" {
 		add(fieldErr("Model", "must be set"))
 	}
@@ -459,6 +490,10 @@ func (c *Config) Validate() error {
 	if c.HostGatherRate < 0 || math.IsNaN(c.HostGatherRate) || math.IsInf(c.HostGatherRate, 0) {
 		add(fieldErr("HostGatherRate", "must be a positive finite rate in bytes/s, got %g", c.HostGatherRate))
 	}
+}
+
+// validateReplicas checks the GPUs, the strategy, the hosts and the all-reduce.
+func (c *Config) validateReplicas(add func(error)) {
 	if c.GPUCount <= 0 {
 		add(fieldErr("GPUCount", "must be positive, got %d", c.GPUCount))
 	}
@@ -495,9 +530,10 @@ func (c *Config) Validate() error {
 	if c.Device != "" && c.MultiReplica() {
 		add(fieldErr("Device", "MirroredStrategy runs each replica under its own device scope, so an enclosing tf.device does not choose its GPUs; choose them with tf.visible_devices or cuda_visible_devices"))
 	}
-	if c.AccumulationSteps <= 0 {
-		add(fieldErr("AccumulationSteps", "must be positive, got %d", c.AccumulationSteps))
-	}
+}
+
+// validateVersions checks the TensorFlow, cuDNN and Keras releases and that they go together.
+func (c *Config) validateVersions(add func(error)) {
 	if c.TFVersion != "" {
 		if _, _, err := parseTFVersion(c.TFVersion); err != nil {
 			add(fieldErr("TFVersion", "%v", err))
@@ -519,36 +555,36 @@ func (c *Config) Validate() error {
 	if major, minor, err := parseTFVersion(c.TFVersion); err == nil && c.KerasVersion == 3 && (major < 2 || major == 2 && minor < 15) {
 		add(fieldErr("KerasVersion", "3: Keras 3 runs on TensorFlow 2.15 or later, tf_version is %s", c.TFVersion))
 	}
-	if c.StepsPerExecution <= 0 {
-		add(fieldErr("StepsPerExecution", "must be positive, got %d", c.StepsPerExecution))
+}
+
+// validateInput checks the tf.data input section, its pipeline against the host's cores.
+func (c *Config) validateInput(add func(error)) {
+	in := c.Input
+	if in.Prefetch < Autotune {
+		add(fieldErr("Input.Prefetch", "must be a count or autotune, got %d", in.Prefetch))
 	}
-	add(c.Memory.validate("Memory"))
-	if in := c.Input; in != nil {
-		if in.Prefetch < Autotune {
-			add(fieldErr("Input.Prefetch", "must be a count or autotune, got %d", in.Prefetch))
+	if in.ParallelCalls < Autotune {
+		add(fieldErr("Input.ParallelCalls", "must be a count or autotune, got %d", in.ParallelCalls))
+	}
+	add(oneOf("Input.Cache", in.Cache, caches))
+	if in.Pipeline.Records != 0 {
+		h, err := hw.LookupHost(c.Host)
+		if c.Host == "" || err != nil {
+			h = hw.DefaultHost() // an unknown profile is the run's error (InputPipeline)
 		}
-		if in.ParallelCalls < Autotune {
-			add(fieldErr("Input.ParallelCalls", "must be a count or autotune, got %d", in.ParallelCalls))
-		}
-		add(oneOf("Input.Cache", in.Cache, caches))
-		if in.Pipeline.Records != 0 {
-			h, err := hw.LookupHost(c.Host)
-			if c.Host == "" || err != nil {
-				h = hw.DefaultHost() // an unknown profile is the run's error (InputPipeline)
+		pc := in.pipelineConfig(c.Batch, c.AccumulationSteps, c.HostCores, h)
+		if err := pc.Validate(); err != nil {
+			var fe *pipeline.FieldError
+			if errors.As(err, &fe) {
+				err = &FieldError{Field: "Input.Pipeline." + fe.Field, Err: fe.Err}
 			}
-			pc := in.pipelineConfig(c.Batch, c.AccumulationSteps, c.HostCores, h)
-			if err := pc.Validate(); err != nil {
-				var fe *pipeline.FieldError
-				if errors.As(err, &fe) {
-					err = &FieldError{Field: "Input.Pipeline." + fe.Field, Err: fe.Err}
-				}
-				add(err)
-			}
+			add(err)
 		}
 	}
-	if c.Framework != "" && c.Framework != "tensorflow" && c.Framework != "jax" {
-		add(fieldErr("Framework", "%q is not one of tensorflow, jax", c.Framework))
-	}
+}
+
+// validateProcesses checks the other processes sharing the GPUs.
+func (c *Config) validateProcesses(add func(error)) {
 	for i, p := range c.Processes {
 		f := fmt.Sprintf("Processes[%d]", i)
 		add(p.Memory.validate(f + ".Memory"))
@@ -564,16 +600,6 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	if c.Steps <= 0 {
-		add(fieldErr("Steps", "must be positive, got %d", c.Steps))
-	}
-	if c.TraceSteps < 0 {
-		add(fieldErr("TraceSteps", "must not be negative, got %d", c.TraceSteps))
-	}
-	if c.TimelinePoints < 2 {
-		add(fieldErr("TimelinePoints", "must be at least 2, got %d", c.TimelinePoints))
-	}
-	return errors.Join(errs...)
 }
 
 func (m *Memory) validate(prefix string) error {
