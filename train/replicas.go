@@ -130,8 +130,41 @@ func (r *runner) setupReplicas() error {
 // gradient is ready when the backward op that produces it ends (device time at jitter 1).
 func (r *runner) setupHorovod() error {
 	p := r.replicas[0].plans[len(r.replicas[0].plans)-1]
-	ready, issued := map[int]float64{}, map[int]float64{}
-	var t, h float64
+	ready, issued, t, h := r.gradientReadiness(p)
+	grads, enq, post := r.horovodGradients(p, ready, issued, t, h)
+	sortReady(grads, enq)
+	o, err := collective.OverlapFused(r.topo, grads, horovodFusionBytes, "")
+	if err != nil {
+		return fmt.Errorf("plan horovod all-reduce: %w", err)
+	}
+	r.multi.overlap, r.multi.readyOffsetEnd = &o, t
+	// A bucket is negotiated once the host has issued the producers of all its gradients.
+	r.multi.enqueued = make([]float64, len(o.Buckets))
+	k := 0
+	for i, b := range o.Buckets {
+		for j := 0; j < b.Gradients; j++ {
+			r.multi.enqueued[i] = math.Max(r.multi.enqueued[i], enq[k])
+			k++
+		}
+	}
+	r.multi.launch = math.Max(r.gpu.LaunchOverhead, ncclKernelLaunchFloor) * float64(len(o.Buckets))
+	if err := r.horovodFusionCopies(o); err != nil {
+		return err
+	}
+	if post.Kernels > 0 {
+		c, err := r.gpu.Cost(post)
+		if err != nil {
+			return fmt.Errorf("plan horovod average: %w", err)
+		}
+		r.multi.postReduce = math.Max(c.Exec, c.Issue)
+	}
+	return nil
+}
+
+// gradientReadiness is, for each gradient tensor of p, the device time (ready) and host time
+// (issued) at which the backward op producing it ends, and the backward pass's end on both.
+func (r *runner) gradientReadiness(p *plan) (ready, issued map[int]float64, t, h float64) {
+	ready, issued = map[int]float64{}, map[int]float64{}
 	if r.cfg.AccumulationSteps == 1 {
 		h = r.stepHost() // startMicro: the host's per-step work comes before the first op
 	}
@@ -150,6 +183,13 @@ func (r *runner) setupHorovod() error {
 			}
 		}
 	}
+	return ready, issued, t, h
+}
+
+// horovodGradients is what Horovod all-reduces, in p's gradient order: each gradient's bytes
+// (halved by fp16 compression) and ready time, its host-issue time, and the element-wise work
+// that follows the all-reduce without XLA (t and h: the backward pass's end).
+func (r *runner) horovodGradients(p *plan, ready, issued map[int]float64, t, h float64) ([]collective.ReadyGradient, []float64, hw.Work) {
 	var grads []collective.ReadyGradient
 	var enq []float64
 	var post hw.Work
@@ -188,28 +228,17 @@ func (r *runner) setupHorovod() error {
 		grads = append(grads, collective.ReadyGradient{Bytes: b, Ready: rt})
 		enq = append(enq, ht)
 	}
-	sortReady(grads, enq)
-	o, err := collective.OverlapFused(r.topo, grads, horovodFusionBytes, "")
-	if err != nil {
-		return fmt.Errorf("plan horovod all-reduce: %w", err)
-	}
-	r.multi.overlap, r.multi.readyOffsetEnd = &o, t
-	// A bucket is negotiated once the host has issued the producers of all its gradients.
-	r.multi.enqueued = make([]float64, len(o.Buckets))
-	k := 0
-	for i, b := range o.Buckets {
-		for j := 0; j < b.Gradients; j++ {
-			r.multi.enqueued[i] = math.Max(r.multi.enqueued[i], enq[k])
-			k++
-		}
-	}
-	r.multi.launch = math.Max(r.gpu.LaunchOverhead, ncclKernelLaunchFloor) * float64(len(o.Buckets))
-	// NCCLAllreduce::Execute (horovod/common/ops/nccl_operations.cc): a fused response of
-	// several tensors is copied into the fusion buffer before ncclAllReduce and out of it
-	// after (MemcpyInFusionBuffer / MemcpyOutFusionBuffer: one cudaMemcpyAsync device to
-	// device per tensor, issued by the background thread on Horovod's stream); a lone tensor
-	// is reduced in place. Each copy is a device copy of the bucket (read and write) whose
-	// host side issues one copy per tensor, a bare CUDA call (no TF op dispatch).
+	return grads, enq, post
+}
+
+// horovodFusionCopies prices the fusion buffer copies of each bucket of several tensors.
+// NCCLAllreduce::Execute (horovod/common/ops/nccl_operations.cc): a fused response of
+// several tensors is copied into the fusion buffer before ncclAllReduce and out of it
+// after (MemcpyInFusionBuffer / MemcpyOutFusionBuffer: one cudaMemcpyAsync device to
+// device per tensor, issued by the background thread on Horovod's stream); a lone tensor
+// is reduced in place. Each copy is a device copy of the bucket (read and write) whose
+// host side issues one copy per tensor, a bare CUDA call (no TF op dispatch).
+func (r *runner) horovodFusionCopies(o collective.Overlap) error {
 	r.multi.fusionCopy = make([]float64, len(o.Buckets))
 	for i, b := range o.Buckets {
 		if b.Gradients < 2 {
@@ -220,13 +249,6 @@ func (r *runner) setupHorovod() error {
 			return fmt.Errorf("plan horovod fusion buffer copies: %w", err)
 		}
 		r.multi.fusionCopy[i] = math.Max(c.Exec, c.Issue)
-	}
-	if post.Kernels > 0 {
-		c, err := r.gpu.Cost(post)
-		if err != nil {
-			return fmt.Errorf("plan horovod average: %w", err)
-		}
-		r.multi.postReduce = math.Max(c.Exec, c.Issue)
 	}
 	return nil
 }

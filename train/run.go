@@ -481,35 +481,7 @@ func (r *runner) setupDevices() error {
 	}
 	// Other processes start first and keep what they allocate.
 	for i, p := range r.cfg.Processes {
-		pr := ProcessResult{Name: p.Name}
-		var pd []*allocator.Device
-		if p.GPUs == nil {
-			pd = devs
-		} else {
-			for _, g := range p.GPUs {
-				pd = append(pd, devs[g])
-			}
-		}
-		fw := p.Framework
-		if fw == "" {
-			fw = "tensorflow"
-		}
-		opts, _ := memoryOptions(p.Memory, fw, len(pd), p.Env)
-		proc, err := allocator.StartProcess(p.Name, pd, opts)
-		if err != nil {
-			pr.Err = err.Error()
-			r.others = append(r.others, pr)
-			continue
-		}
-		for _, a := range proc.Allocators() {
-			if p.UsedBytes > 0 {
-				if _, ok := a.Allocate(p.UsedBytes); !ok {
-					pr.Err = fmt.Sprintf("processes[%d] could not allocate its %s on %s", i, allocator.HumanReadableNumBytes(p.UsedBytes), a.Name())
-				}
-			}
-			pr.PoolBytes = append(pr.PoolBytes, a.Stats().PoolBytes)
-		}
-		r.others = append(r.others, pr)
+		r.others = append(r.others, startOther(i, p, devs))
 	}
 	env := r.env()
 	tfd, err := r.setupTFDevices(env, logicalLimits(r.cfg.Memory))
@@ -524,23 +496,9 @@ func (r *runner) setupDevices() error {
 	for i, v := range visible {
 		vd[i] = devs[v]
 	}
-	opts, note := memoryOptions(r.cfg.Memory, "tensorflow", len(vd), env)
-	opts.TF1 = tfMajor(r.cfg.TFVersion) == 1
-	if note != "" {
-		r.notes = append(r.notes, note)
-	}
-	opts.LogicalDevices = tfd.ctx.LogicalLimits()
-	proc, err := allocator.StartProcess("train", vd, opts)
-	var ce *allocator.ConfigError
-	if errors.As(err, &ce) && ce.Type == "InternalError" {
-		// The card is full before the first tensor: creating the CUDA context fails. TF raises
-		// at GPU initialization; a simulated outcome, not a bad scenario.
-		r.oom = &OOM{Op: "GPU initialization (CUDA context)", Device: "/physical_device:GPU:0", Message: err.Error()}
-		r.visible = len(vd)
-		return nil
-	}
-	if err != nil {
-		return &FieldError{Field: memoryErrorField(r.cfg.Memory, err), Err: err}
+	proc, err := r.startTrain(vd, env)
+	if err != nil || proc == nil {
+		return err
 	}
 	allocs := proc.Allocators()
 	r.allocs = allocs
@@ -549,24 +507,96 @@ func (r *runner) setupDevices() error {
 	if err != nil {
 		return err
 	}
-	n := len(onGPU)
 	for id, i := range onGPU {
-		rep := &replica{
-			id: id, logical: i, device: r.configs[i].Device,
-			alloc: allocs[i], sampler: newSampler(r.cfg.TimelinePoints),
+		r.replicas = append(r.replicas, r.newReplica(id, i, onGPU))
+	}
+	if err := r.setupTopology(onGPU); err != nil {
+		return err
+	}
+	r.visible = len(visible)
+	return nil
+}
+
+// startOther starts the other process p (processes[i]) on its GPUs of devs and allocates what
+// it holds; a process that cannot start or allocate reports why in its result.
+func startOther(i int, p Process, devs []*allocator.Device) ProcessResult {
+	pr := ProcessResult{Name: p.Name}
+	var pd []*allocator.Device
+	if p.GPUs == nil {
+		pd = devs
+	} else {
+		for _, g := range p.GPUs {
+			pd = append(pd, devs[g])
 		}
-		for k := range rep.profiles {
-			rep.profiles[k] = newSampler(profilePoints)
-		}
-		for _, j := range onGPU {
-			if r.configs[j].Physical == r.configs[i].Physical {
-				rep.share++
+	}
+	fw := p.Framework
+	if fw == "" {
+		fw = "tensorflow"
+	}
+	opts, _ := memoryOptions(p.Memory, fw, len(pd), p.Env)
+	proc, err := allocator.StartProcess(p.Name, pd, opts)
+	if err != nil {
+		pr.Err = err.Error()
+		return pr
+	}
+	for _, a := range proc.Allocators() {
+		if p.UsedBytes > 0 {
+			if _, ok := a.Allocate(p.UsedBytes); !ok {
+				pr.Err = fmt.Sprintf("processes[%d] could not allocate its %s on %s", i, allocator.HumanReadableNumBytes(p.UsedBytes), a.Name())
 			}
 		}
-		rep.onStart = func() { r.opStart(rep) }
-		rep.onEnd = func() { r.opEnd(rep) }
-		r.replicas = append(r.replicas, rep)
+		pr.PoolBytes = append(pr.PoolBytes, a.Stats().PoolBytes)
 	}
+	return pr
+}
+
+// startTrain starts the training process's allocators on the visible devices vd. A nil
+// process with a nil error is a run that ended there: the CUDA context did not fit (r.oom).
+func (r *runner) startTrain(vd []*allocator.Device, env map[string]string) (*allocator.Process, error) {
+	opts, note := memoryOptions(r.cfg.Memory, "tensorflow", len(vd), env)
+	opts.TF1 = tfMajor(r.cfg.TFVersion) == 1
+	if note != "" {
+		r.notes = append(r.notes, note)
+	}
+	opts.LogicalDevices = r.tfd.ctx.LogicalLimits()
+	proc, err := allocator.StartProcess("train", vd, opts)
+	var ce *allocator.ConfigError
+	if errors.As(err, &ce) && ce.Type == "InternalError" {
+		// The card is full before the first tensor: creating the CUDA context fails. TF raises
+		// at GPU initialization; a simulated outcome, not a bad scenario.
+		r.oom = &OOM{Op: "GPU initialization (CUDA context)", Device: "/physical_device:GPU:0", Message: err.Error()}
+		r.visible = len(vd)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &FieldError{Field: memoryErrorField(r.cfg.Memory, err), Err: err}
+	}
+	return proc, nil
+}
+
+// newReplica is replica id on logical device i; onGPU are every replica's logical devices
+// (replicas sharing i's card count in its share).
+func (r *runner) newReplica(id, i int, onGPU []int) *replica {
+	rep := &replica{
+		id: id, logical: i, device: r.configs[i].Device,
+		alloc: r.allocs[i], sampler: newSampler(r.cfg.TimelinePoints),
+	}
+	for k := range rep.profiles {
+		rep.profiles[k] = newSampler(profilePoints)
+	}
+	for _, j := range onGPU {
+		if r.configs[j].Physical == r.configs[i].Physical {
+			rep.share++
+		}
+	}
+	rep.onStart = func() { r.opStart(rep) }
+	rep.onEnd = func() { r.opEnd(rep) }
+	return rep
+}
+
+// setupTopology finds the interconnect of the replicas on logical devices onGPU.
+func (r *runner) setupTopology(onGPU []int) error {
+	n := len(onGPU)
 	h, hostSet := withTopology(r.host, r.hostSet, r.cfg.Topology)
 	phys := make([]int, 0, n)
 	for _, i := range onGPU {
@@ -583,7 +613,6 @@ func (r *runner) setupDevices() error {
 	if r.topo.Kind == collective.PCIe && r.gpu.NVLinkBandwidth > 0 && n > 2 && !hostSet {
 		r.notes = append(r.notes, fmt.Sprintf("NVLink bridges join %s cards in pairs: a ring over %d GPUs crosses PCIe, so NCCL runs at PCIe speed", r.gpu.Name, n))
 	}
-	r.visible = len(visible)
 	return nil
 }
 
