@@ -51,10 +51,37 @@ type xlaTemp struct {
 // the temp buffer is rematerialized down towards its floor, and the recomputed forward work is
 // one more backward op.
 func xlaAssign(mp *models.Plan, limit int64, keepGrads bool) (*models.Plan, *xlaTemp) {
+	temp, state, inputs := xlaTemporaries(mp, keepGrads)
+	x := &xlaTemp{}
+	recomp := x.recomputable(mp, temp)
+	peak, floor, first, last := tempLiveness(mp, temp, recomp)
+	if first < 0 {
+		return mp, nil
+	}
+	x.needed, x.floor, x.bytes = peak, min(floor, peak), peak
+	if limit > 0 {
+		if room := int64(xlaMemorySlop*float64(limit)) - state - inputs; peak > room {
+			x.target = room
+			x.bytes = max(room, x.floor)
+			if peak > x.floor {
+				x.recomp = float64(peak-x.bytes) / float64(peak-x.floor)
+			}
+		}
+	}
 	out := *mp
+	out.Tensors = append(append([]models.Tensor{}, mp.Tensors...), models.Tensor{Name: "xla/temp",
+		Bytes: x.bytes, Role: models.Temp, DType: models.Int32, Shape: []int64{x.bytes}})
+	x.tensorIx = len(out.Tensors) - 1
+	out.Ops = x.compiledOps(mp, temp, first, last)
+	return &out, x
+}
+
+// xlaTemporaries marks the tensors buffer assignment packs into the temp buffer: all but the
+// persistent ones (variables, optimizer slots), the kept gradients and the inputs. state and
+// inputs are the bytes of the persistent tensors and of the inputs.
+func xlaTemporaries(mp *models.Plan, keepGrads bool) (temp []bool, state, inputs int64) {
 	n := len(mp.Tensors)
 	pers := make([]bool, n)
-	var state int64
 	for _, i := range append(append([]int{}, mp.Persistent...), mp.Slots...) {
 		pers[i] = true
 		state += mp.Tensors[i].Bytes
@@ -65,8 +92,7 @@ func xlaAssign(mp *models.Plan, limit int64, keepGrads bool) (*models.Plan, *xla
 			keep[i] = true
 		}
 	}
-	temp := make([]bool, n)
-	var inputs int64
+	temp = make([]bool, n)
 	for i, t := range mp.Tensors {
 		switch {
 		case pers[i] || keep[i]:
@@ -76,7 +102,14 @@ func xlaAssign(mp *models.Plan, limit int64, keepGrads bool) (*models.Plan, *xla
 			temp[i] = true
 		}
 	}
-	// Recomputable tensors: outputs of cheap forward ops kept into backward.
+	return temp, state, inputs
+}
+
+// recomputable marks what rematerialization may drop: the temporaries the plan marks
+// (models.Tensor.Recompute), outputs of cheap forward ops kept into backward. It adds the
+// share of their producers' bytes and FLOPs to x's recomputable work.
+func (x *xlaTemp) recomputable(mp *models.Plan, temp []bool) []bool {
+	n := len(mp.Tensors)
 	producer := make([]int, n)
 	for i := range producer {
 		producer[i] = -1
@@ -90,9 +123,7 @@ func xlaAssign(mp *models.Plan, limit int64, keepGrads bool) (*models.Plan, *xla
 			freedIn[t] = op.Phase
 		}
 	}
-	// What rematerialization may drop: the plan marks it (models.Tensor.Recompute).
 	recomp := make([]bool, n)
-	x := &xlaTemp{}
 	for t := range mp.Tensors {
 		oi := producer[t]
 		if !temp[t] || oi < 0 || !mp.Tensors[t].Recompute {
@@ -110,9 +141,16 @@ func xlaAssign(mp *models.Plan, limit int64, keepGrads bool) (*models.Plan, *xla
 			x.recompF += share * op.FLOPs
 		}
 	}
-	// The live curve of temporaries: allocations at an op's start, frees at its end.
-	var live, liveR, peak, floor int64
-	first, last := -1, -1
+	return recomp
+}
+
+// tempLiveness walks the live curve of temporaries (allocations at an op's start, frees at
+// its end): its peak, the floor rematerialization can reach (all recomputable values dropped
+// but the largest one an op reads), and the first device op and last op that touch a
+// temporary (first < 0: none).
+func tempLiveness(mp *models.Plan, temp, recomp []bool) (peak, floor int64, first, last int) {
+	var live, liveR int64
+	first, last = -1, -1
 	for oi, op := range mp.Ops {
 		var big int64 // the largest recomputable value this op may need materialized
 		for _, t := range op.Alloc {
@@ -143,22 +181,13 @@ func xlaAssign(mp *models.Plan, limit int64, keepGrads bool) (*models.Plan, *xla
 			}
 		}
 	}
-	if first < 0 {
-		return mp, nil
-	}
-	x.needed, x.floor, x.bytes = peak, min(floor, peak), peak
-	if limit > 0 {
-		if room := int64(xlaMemorySlop*float64(limit)) - state - inputs; peak > room {
-			x.target = room
-			x.bytes = max(room, x.floor)
-			if peak > x.floor {
-				x.recomp = float64(peak-x.bytes) / float64(peak-x.floor)
-			}
-		}
-	}
-	out.Tensors = append(append([]models.Tensor{}, mp.Tensors...), models.Tensor{Name: "xla/temp",
-		Bytes: x.bytes, Role: models.Temp, DType: models.Int32, Shape: []int64{x.bytes}})
-	x.tensorIx = len(out.Tensors) - 1
+	return peak, floor, first, last
+}
+
+// compiledOps is mp's ops without the temporaries' allocations: the temp buffer is allocated
+// at op first and freed at op last, and a rematerialization op starts the backward pass when
+// x recomputes.
+func (x *xlaTemp) compiledOps(mp *models.Plan, temp []bool, first, last int) []models.Op {
 	drop := func(ts []int) []int {
 		var k []int
 		for _, t := range ts {
@@ -168,7 +197,7 @@ func xlaAssign(mp *models.Plan, limit int64, keepGrads bool) (*models.Plan, *xla
 		}
 		return k
 	}
-	out.Ops = make([]models.Op, 0, len(mp.Ops)+1)
+	ops := make([]models.Op, 0, len(mp.Ops)+1)
 	for oi, op := range mp.Ops {
 		op.Alloc, op.Free = drop(op.Alloc), drop(op.Free)
 		if oi == first {
@@ -176,16 +205,16 @@ func xlaAssign(mp *models.Plan, limit int64, keepGrads bool) (*models.Plan, *xla
 		}
 		if x.recomp > 0 && op.Phase == models.Backward && (oi == 0 || mp.Ops[oi-1].Phase != models.Backward) {
 			// The recomputed forward ops run inside backward, where their values are read.
-			out.Ops = append(out.Ops, models.Op{Name: "xla/rematerialization", Phase: models.Backward,
+			ops = append(ops, models.Op{Name: "xla/rematerialization", Phase: models.Backward,
 				Kind: models.Elementwise, FLOPs: x.recomp * x.recompF, Bytes: x.recomp * x.recompB,
 				Kernels: 1, DType: op.DType})
 		}
 		if oi == last {
 			op.Free = append(op.Free, x.tensorIx)
 		}
-		out.Ops = append(out.Ops, op)
+		ops = append(ops, op)
 	}
-	return &out, x
+	return ops
 }
 
 // xlaMemoryNote says what buffer assignment and rematerialization did.
