@@ -31,10 +31,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -263,11 +265,7 @@ func runDocCommand(ctx context.Context, line string) (full, shown string, err er
 	if len(stages[0]) == 0 || stages[0][0] != "gpusim" {
 		return "", "", fmt.Errorf("%q: a doc command starts with gpusim", line)
 	}
-	var out bytes.Buffer
-	if rerr := run(ctx, &out, &out, stages[0][1:]); rerr != nil {
-		fmt.Fprintf(&out, "gpusim: %v\n", rerr)
-	}
-	full = out.String()
+	full = docRunCached(ctx, stages[0][1:])
 	text := full
 	for _, st := range stages[1:] {
 		if text, err = docFilter(st, text); err != nil {
@@ -275,6 +273,35 @@ func runDocCommand(ctx context.Context, line string) (full, shown string, err er
 		}
 	}
 	return full, text, nil
+}
+
+// docRuns caches what each gpusim command line printed, keyed by its arguments: the docs
+// quote one `gpusim validate --rows` (a minute and more of simulation) in several sections
+// and filter it differently, and gpusim's output is deterministic, so one run serves them all.
+var docRuns struct {
+	sync.Mutex
+	out map[string]string
+}
+
+// docRunCached runs gpusim with args in-process, once per distinct args and working directory
+// (relative paths in args name other files elsewhere) in the test binary.
+func docRunCached(ctx context.Context, args []string) string {
+	wd, _ := os.Getwd()
+	key := wd + "\x00" + strings.Join(args, "\x00")
+	docRuns.Lock()
+	defer docRuns.Unlock()
+	if out, ok := docRuns.out[key]; ok {
+		return out
+	}
+	var out bytes.Buffer
+	if rerr := run(ctx, &out, &out, args); rerr != nil {
+		fmt.Fprintf(&out, "gpusim: %v\n", rerr)
+	}
+	if docRuns.out == nil {
+		docRuns.out = map[string]string{}
+	}
+	docRuns.out[key] = out.String()
+	return out.String()
 }
 
 // docFilter applies one pipeline stage: grep [-E] [-v] [-i] [-F] [-A N] PATTERN, head/tail
