@@ -245,7 +245,7 @@ func IsKey(k string) bool { return lookup(k) != nil }
 func NearKeys(p string) []string {
 	var near []string
 	for _, f := range schema {
-		if d := editDistance(p, f.path); d <= 2 || strings.HasPrefix(p, f.path) || strings.HasPrefix(f.path, p+"_") {
+		if d := suggest.Distance(p, f.path); d <= 2 || strings.HasPrefix(p, f.path) || strings.HasPrefix(f.path, p+"_") {
 			near = append(near, f.path)
 		}
 	}
@@ -259,27 +259,6 @@ func NearKeys(p string) []string {
 		}
 	}
 	return near
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // SetAll applies overrides in order, then checks the whole configuration (Check): checks that

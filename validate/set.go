@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpusim/gpusim/internal/suggest"
 	"github.com/gpusim/gpusim/scenarios"
 )
 
@@ -166,7 +167,7 @@ func misspelledKey(h string) string {
 		if h == last {
 			return key
 		}
-		if d := editDistance(h, key); d < bestD {
+		if d := suggest.Distance(h, key); d < bestD {
 			best, bestD = key, d
 		}
 	}
@@ -174,27 +175,6 @@ func misspelledKey(h string) string {
 		return "a key of gpusim run --help"
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // formatFloat writes v so that a scenario key reads it back exactly.

@@ -25,7 +25,7 @@ func Closest(name string, known []string) string {
 		if strings.HasPrefix(kl, n) {
 			prefixed = append(prefixed, k)
 		}
-		if d := distance(n, kl); d < bestD {
+		if d := Distance(n, kl); d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -44,8 +44,9 @@ func Hint(name string, known []string, listed string) string {
 	return fmt.Sprintf("%s lists all %d", listed, len(known))
 }
 
-// distance is the optimal-string-alignment edit distance between a and b.
-func distance(a, b string) int {
+// Distance is the optimal-string-alignment edit distance between a and b: insertions,
+// deletions, substitutions and swaps of two neighbours each count one.
+func Distance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev2 := make([]int, len(rb)+1)
 	prev := make([]int, len(rb)+1)

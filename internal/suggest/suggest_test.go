@@ -37,8 +37,8 @@ func TestDistance(t *testing.T) {
 		a, b string
 		want int
 	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"ab", "ba", 1}, {"h200", "h200", 0}} {
-		if got := distance(tc.a, tc.b); got != tc.want {
-			t.Errorf("distance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		if got := Distance(tc.a, tc.b); got != tc.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
 	}
 }
