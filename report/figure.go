@@ -45,8 +45,13 @@ func WriteFigure(dir string, fig *Figure) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("plots: %w", err)
 	}
-	var paths []string
-	for _, format := range []string{"png", "svg"} {
+	return writeFigure(nil, dir, fig, []string{"png", "svg"})
+}
+
+// writeFigure appends to paths the files of fig in each format ("png", "svg") written into
+// dir, each to a temporary name renamed over the path.
+func writeFigure(paths []string, dir string, fig *Figure, formats []string) ([]string, error) {
+	for _, format := range formats {
 		var buf bytes.Buffer
 		write := fig.WritePNG
 		if format == "svg" {

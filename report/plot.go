@@ -6,14 +6,12 @@ package report
 // tells them apart.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -763,20 +761,8 @@ func WritePlots(dir string, runs []Run, formats ...string) ([]string, error) {
 	}
 	var paths []string
 	for _, fig := range figs {
-		for _, format := range formats {
-			var buf bytes.Buffer
-			write := fig.WritePNG
-			if format == "svg" {
-				write = fig.WriteSVG
-			}
-			if err := write(&buf); err != nil {
-				return paths, err
-			}
-			path := filepath.Join(dir, fig.Name+"."+format)
-			if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
-				return paths, fmt.Errorf("plots: %w", err)
-			}
-			paths = append(paths, path)
+		if paths, err = writeFigure(paths, dir, fig, formats); err != nil {
+			return paths, err
 		}
 	}
 	return paths, nil
