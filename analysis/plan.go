@@ -324,10 +324,12 @@ func orInts(xs []int, def int) []int {
 	return xs
 }
 
-// enumerate calls f with every point of the space, in a fixed order, and returns how many
-// points it visited; points outside the global batch range [minBatch, maxBatch] (0 = no bound)
-// or whose micro-batch is empty are counted apart (outside) and not passed to f.
-func (s PlanSpace) enumerate(base train.Config, maxNodes, minBatch, maxBatch int, f func(PlanKnobs)) (total, outside int, err error) {
+// enumerate calls f with every point of the space that shard owns (all of them when its Count
+// is 0), in a fixed order, with the point's place in that order over the whole space, and
+// returns how many points it visited; points outside the global batch range [minBatch,
+// maxBatch] (0 = no bound) or whose micro-batch is empty are counted apart (outside) and not
+// passed to f.
+func (s PlanSpace) enumerate(base train.Config, maxNodes, minBatch, maxBatch int, shard Shard, f func(point int, k PlanKnobs)) (total, outside int, err error) {
 	own := knobsOf(base)
 	var inputs [][3]any
 	if base.Input != nil {
@@ -341,6 +343,7 @@ func (s PlanSpace) enumerate(base train.Config, maxNodes, minBatch, maxBatch int
 	} else {
 		inputs = [][3]any{{0, 0, ""}}
 	}
+	point := -1
 	for _, g := range orStrings(s.GPUs, base.GPU) {
 		gpu, err := lookupGPU(base, g)
 		if err != nil {
@@ -353,6 +356,10 @@ func (s PlanSpace) enumerate(base train.Config, maxNodes, minBatch, maxBatch int
 						for _, x := range orBools(s.XLA, base.XLA) {
 							for _, mem := range orStrings(s.MemoryModes, own.Memory) {
 								for _, in := range inputs {
+									point++
+									if shard.Count > 0 && !shard.Owns(point) {
+										continue
+									}
 									total++
 									k := PlanKnobs{GPU: g, GPUs: pl.gpus, Nodes: pl.nodes, Strategy: pl.strategy, GlobalBatch: rb * pl.gpus,
 										Accumulation: acc, Precision: pr.precision, StaticLossScale: pr.static, XLA: x, TF32: pr.tf32, Memory: mem}
@@ -364,7 +371,7 @@ func (s PlanSpace) enumerate(base train.Config, maxNodes, minBatch, maxBatch int
 										outside++
 										continue
 									}
-									f(k)
+									f(point, k)
 								}
 							}
 						}
@@ -390,7 +397,7 @@ func lookupGPU(base train.Config, name string) (hw.GPU, error) {
 
 // Size is how many points the space has around base (before any constraint).
 func (s PlanSpace) Size(base train.Config, maxNodes int) (int, error) {
-	n, _, err := s.enumerate(base, maxNodes, 0, 0, func(PlanKnobs) {})
+	n, _, err := s.enumerate(base, maxNodes, 0, 0, Shard{}, func(int, PlanKnobs) {})
 	return n, err
 }
 

@@ -34,7 +34,7 @@ func TestPlanBoundsHold(t *testing.T) {
 	base := planBase(t)
 	bd := newBounder()
 	n := 0
-	_, _, err := smallSpace(base).enumerate(base, 1, 0, 0, func(k PlanKnobs) {
+	_, _, err := smallSpace(base).enumerate(base, 1, 0, 0, Shard{}, func(_ int, k PlanKnobs) {
 		cfg := k.apply(base)
 		b, err := bd.bounds(cfg)
 		if err != nil {

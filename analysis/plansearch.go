@@ -36,12 +36,24 @@ type PlanOptions struct {
 	// Uncertainty gives the residuals of the reported plans' intervals (nil:
 	// ShippedUncertainty).
 	Uncertainty *Uncertainty
+	// Shard, when its Count is above 0, searches only the points of the space it owns (point
+	// i belongs to shard i mod Count): MergePlanReports joins the shards' reports into the
+	// plans the whole search ranks.
+	Shard Shard
 }
 
 // PlanResult is one simulated plan.
 type PlanResult struct {
 	Rank  int       `json:"rank,omitempty"`
 	Knobs PlanKnobs `json:"plan"`
+	// Point is the plan's place in the space's enumeration order (-1: the base configuration,
+	// which may lie outside the space); it breaks ties of Score, so that the ranking does not
+	// depend on the order the plans were simulated in, nor on how the space was sharded.
+	Point int `json:"point"`
+	// Score is the goal's figure of merit, higher better (PlanOptions.score): samples/s,
+	// minus the seconds or dollars to train, or for max-batch the global batch plus the
+	// throughput / 1e9; 0 for a plan that does not fit.
+	Score float64 `json:"score"`
 	// Changes are what the plan changes in the base configuration.
 	Changes []FieldChange `json:"changes"`
 	// Fits says the run has no OOM and its peak in use leaves Margin of the limit free;
@@ -79,7 +91,6 @@ type PlanResult struct {
 
 	// Config is the configuration simulated.
 	Config train.Config `json:"-"`
-	score  float64
 }
 
 // PlanReport is the answer of Plan.
@@ -109,8 +120,8 @@ type PlanReport struct {
 
 // candidate is a point of the space with its bounds.
 type candidate struct {
-	// index is the point's place in the roofline order (ties keep it).
-	index  int
+	// point is the point's place in the space's enumeration order.
+	point  int
 	knobs  PlanKnobs
 	cfg    train.Config
 	bounds Bounds
@@ -148,7 +159,7 @@ func Plan(ctx context.Context, base train.Config, o PlanOptions) (*PlanReport, e
 	q := &planQueue{o: &o, cands: cands, bd: newBounder(), rep: rep}
 	var found []PlanResult
 	for {
-		kth, full := kthScore(found, top)
+		kth, full := kthPlan(found, top)
 		wave, err := q.wave(kth, full)
 		if err != nil {
 			return nil, err
@@ -175,7 +186,7 @@ func Plan(ctx context.Context, base train.Config, o PlanOptions) (*PlanReport, e
 	if len(found) > top {
 		found = found[:top]
 	}
-	cur, err := o.simulate(ctx, sess, base, candidate{knobs: knobsOf(base), cfg: base})
+	cur, err := o.simulate(ctx, sess, base, candidate{point: -1, knobs: knobsOf(base), cfg: base})
 	if err != nil {
 		return nil, err
 	}
@@ -222,13 +233,13 @@ func (o *PlanOptions) candidates(base train.Config, rep *PlanReport) ([]candidat
 	bd := newBounder()
 	var cands []candidate
 	var ferr error
-	total, outside, err := o.Space.enumerate(base, o.MaxNodes, o.MinBatch, o.MaxBatch, func(k PlanKnobs) {
+	total, outside, err := o.Space.enumerate(base, o.MaxNodes, o.MinBatch, o.MaxBatch, o.Shard, func(point int, k PlanKnobs) {
 		if ferr != nil {
 			return
 		}
-		c := candidate{knobs: k, cfg: k.apply(base)}
+		c := candidate{point: point, knobs: k, cfg: k.apply(base)}
 		if c.bounds, ferr = bd.bounds(c.cfg); ferr != nil {
-			ferr = errTrial("plan", len(cands), ferr)
+			ferr = errTrial("plan", point, ferr)
 			return
 		}
 		if float64(c.bounds.MemoryBytes) > (1-o.Margin)*float64(c.bounds.CapacityBytes) {
@@ -250,6 +261,7 @@ func (o *PlanOptions) candidates(base train.Config, rep *PlanReport) ([]candidat
 		return nil, ferr
 	}
 	rep.Space, rep.OutOfRange = total, outside
+	// Enumerated in point order: ties of the bound stay in it.
 	slices.SortStableFunc(cands, func(a, b candidate) int {
 		switch {
 		case a.optimistic > b.optimistic:
@@ -259,9 +271,6 @@ func (o *PlanOptions) candidates(base train.Config, rep *PlanReport) ([]candidat
 		}
 		return 0
 	})
-	for i := range cands {
-		cands[i].index = i
-	}
 	return cands, nil
 }
 
@@ -286,21 +295,27 @@ func (o *PlanOptions) score(k PlanKnobs, throughput, stepTime float64) float64 {
 	return throughput
 }
 
-// kthScore is the top-th best score found (found is sorted), if there are that many.
-func kthScore(found []PlanResult, top int) (float64, bool) {
+// kthPlan is the top-th best plan found (found is sorted), if there are that many.
+func kthPlan(found []PlanResult, top int) (PlanResult, bool) {
 	if len(found) < top {
-		return 0, false
+		return PlanResult{}, false
 	}
-	return found[top-1].score, true
+	return found[top-1], true
 }
 
-// sortPlans orders plans best first; ties keep their order (best bound first).
+// outranks reports whether a plan of score at point ranks above p: a higher score, or the
+// same score at an earlier point.
+func outranks(score float64, point int, p PlanResult) bool {
+	return score > p.Score || (score == p.Score && point < p.Point)
+}
+
+// sortPlans orders plans best first: by score, ties by point.
 func sortPlans(ps []PlanResult) {
-	slices.SortStableFunc(ps, func(a, b PlanResult) int {
+	slices.SortFunc(ps, func(a, b PlanResult) int {
 		switch {
-		case a.score > b.score:
+		case outranks(a.Score, a.Point, b):
 			return -1
-		case a.score < b.score:
+		case outranks(b.Score, b.Point, a):
 			return 1
 		}
 		return 0
@@ -313,7 +328,7 @@ func (o *PlanOptions) simulate(ctx context.Context, sess *Session, base train.Co
 	if err != nil {
 		return PlanResult{}, fmt.Errorf("plan %s: %w", describeKnobs(c.knobs), err)
 	}
-	r := PlanResult{Knobs: c.knobs, Changes: c.knobs.changes(base), Config: c.cfg, Bounds: c.bounds,
+	r := PlanResult{Knobs: c.knobs, Point: c.point, Changes: c.knobs.changes(base), Config: c.cfg, Bounds: c.bounds,
 		Throughput: res.Throughput, StepTime: res.StepTime, GPUUtilization: res.GPUUtilization,
 		InputStall: res.InputStallFraction, AllReduceTime: res.AllReduceTime, OOM: newOOM(res.OOM)}
 	for _, d := range res.Devices {
@@ -334,7 +349,7 @@ func (o *PlanOptions) simulate(ctx context.Context, sess *Session, base train.Co
 	r.Feasible = r.Fits && !(o.BudgetSeconds > 0 && r.TrainSeconds > o.BudgetSeconds) &&
 		!(o.BudgetDollars > 0 && r.Dollars > o.BudgetDollars)
 	if r.Fits {
-		r.score = o.score(c.knobs, r.Throughput, r.StepTime)
+		r.Score = o.score(c.knobs, r.Throughput, r.StepTime)
 	}
 	return r, nil
 }
@@ -368,7 +383,7 @@ func describeKnobs(k PlanKnobs) string {
 
 // planQueue hands out the candidates best bound first. cands is in roofline order; a candidate
 // taken from it gets its compute bound (tighter, and costlier: priced once per step plan) and
-// waits in ready, ordered by that. A candidate leaves ready only when no candidate left in
+// waits in ready, ordered by that (ties by point). A candidate leaves ready only when no candidate left in
 // cands could have a better bound: its roofline bound, which the compute bound only lowers,
 // is not above the best in ready.
 type planQueue struct {
@@ -381,14 +396,16 @@ type planQueue struct {
 }
 
 // wave returns the next planWave candidates to simulate, best first, pruning those whose bound
-// cannot beat kth (when full: the top plans are found); empty when none is left.
-func (q *planQueue) wave(kth float64, full bool) ([]candidate, error) {
+// cannot outrank kth (when full: the top plans are found); empty when none is left.
+func (q *planQueue) wave(kth PlanResult, full bool) ([]candidate, error) {
+	cannot := func(c candidate) bool { return full && !outranks(c.optimistic, c.point, kth) }
 	var wave []candidate
 	for len(wave) < planWave {
 		for q.next < len(q.cands) && (len(q.ready) == 0 || q.cands[q.next].optimistic > q.ready[0].optimistic) {
 			c := q.cands[q.next]
-			if full && c.optimistic <= kth {
-				// In roofline order: no candidate left there can beat the top plans.
+			if cannot(c) {
+				// In roofline order, ties in point order: no candidate left there can beat
+				// the top plans.
 				q.rep.PrunedRoofline += len(q.cands) - q.next
 				q.next = len(q.cands)
 				break
@@ -400,7 +417,7 @@ func (q *planQueue) wave(kth float64, full bool) ([]candidate, error) {
 			}
 			c.bounds.StepTime = max(c.bounds.StepTime, t)
 			c.optimistic = q.o.score(c.knobs, float64(c.knobs.GlobalBatch)/c.bounds.StepTime, c.bounds.StepTime)
-			if full && c.optimistic <= kth {
+			if cannot(c) {
 				q.rep.PrunedCompute++
 				continue
 			}
@@ -411,15 +428,15 @@ func (q *planQueue) wave(kth float64, full bool) ([]candidate, error) {
 				case a.optimistic < b.optimistic:
 					return 1
 				}
-				return a.index - b.index
+				return a.point - b.point
 			})
 			q.ready = slices.Insert(q.ready, i, c)
 		}
 		if len(q.ready) == 0 {
 			break
 		}
-		if full && q.ready[0].optimistic <= kth {
-			// Ordered by the compute bound: none waiting can beat the top plans.
+		if cannot(q.ready[0]) {
+			// Ordered by the compute bound, ties by point: none waiting can beat the top plans.
 			q.rep.PrunedCompute += len(q.ready)
 			q.ready = nil
 			continue
