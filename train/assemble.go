@@ -17,11 +17,11 @@ func (r *runner) result() *Result {
 		r.notes = append(r.notes, fmt.Sprintf("%d of the %d steps completed before the OOM were skipped by loss scaling", r.skipped, done))
 	}
 	res := &Result{
-		Scenario: cfg.Name, Model: cfg.Model, GPU: r.gpu.Name, Precision: cfg.Precision,
-		Replicas: len(r.replicas), GPUs: r.visible, GlobalBatch: cfg.Batch, AccumulationSteps: cfg.AccumulationSteps,
+		Scenario: cfg.Name, Model: cfg.Model, GPU: r.mach.gpu.Name, Precision: cfg.Precision,
+		Replicas: len(r.replicas), GPUs: r.mach.visible, GlobalBatch: cfg.Batch, AccumulationSteps: cfg.AccumulationSteps,
 		StepsRequested: cfg.Steps, StepTimes: r.stepTimes.expand(), FastForwarded: r.ffSteps,
 		StepTime: medianOf(&r.stepTimes), AllReduceTime: medianOf(&r.arTimes), Replayed: r.replayed,
-		SkippedSteps: r.skipped, OOM: r.oom, Processes: r.others, Events: r.eng.Processed(),
+		SkippedSteps: r.skipped, OOM: r.oom, Processes: r.mach.others, Events: r.eng.Processed(),
 		Notes: r.notes, Warnings: r.warnings, WorkspaceFallbacks: r.workspaceMisses * r.fan(),
 		AutotunedConvs: r.autotuned * r.fan(), AutotuneSkips: r.autotuneSkips * r.fan(),
 		Spans: sortSpans(r.spans), SpansDropped: r.spansDropped, Utilization: r.util,
@@ -35,7 +35,7 @@ func (r *runner) result() *Result {
 	res.Elapsed = elapsed.Seconds()
 	busy, usedBytes := r.replicaDevices(res)
 	r.idleDevices(res)
-	for i, d := range r.devs {
+	for i, d := range r.mach.devs {
 		used, ok := usedBytes[i]
 		if !ok {
 			used = d.UsedBytes()
@@ -51,8 +51,8 @@ func (r *runner) result() *Result {
 	r.breakdownResult(res)
 	res.ScalingEfficiency = r.scalingEfficiency(res)
 	res.AllReduce = r.allReduceInfo()
-	if r.tfd != nil {
-		res.DeviceTable = r.tfd.ctx.Table()
+	if r.mach.tfd != nil {
+		res.DeviceTable = r.mach.tfd.ctx.Table()
 	}
 	r.prefixResult(res)
 	r.inputResult(res)
@@ -84,7 +84,7 @@ func (r *runner) replicaDevices(res *Result) (busy float64, usedBytes map[int]in
 		src := r.source(rep)
 		d := r.replicaDevice(rep, src)
 		if src != rep {
-			usedBytes[d.Physical] = r.devs[r.physicalOf(src.logical)].UsedBytes()
+			usedBytes[d.Physical] = r.mach.devs[r.physicalOf(src.logical)].UsedBytes()
 		}
 		busy += d.BusyFraction
 		res.Devices = append(res.Devices, d)
@@ -127,13 +127,13 @@ func (r *runner) idleDevices(res *Result) {
 	for _, rep := range r.replicas {
 		used[rep.logical] = true
 	}
-	for i, a := range r.allocs {
+	for i, a := range r.mach.allocs {
 		if used[i] {
 			continue
 		}
 		s := a.Stats()
 		res.Devices = append(res.Devices, Device{
-			Name: r.configs[i].Device, Allocator: a.Name(), Idle: true, Physical: r.physicalOf(i),
+			Name: r.mach.configs[i].Device, Allocator: a.Name(), Idle: true, Physical: r.physicalOf(i),
 			PeakBytesInUse: s.PeakBytesInUse, PeakPoolBytes: s.PeakPoolBytes, BytesLimit: s.BytesLimit,
 			BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
 			Timeline: []MemPoint{{InUse: s.BytesInUse, MaxInUse: s.BytesInUse, PoolBytes: s.PoolBytes}},
@@ -186,7 +186,7 @@ func sortSpans(s []Span) []Span {
 }
 
 // physicalOf returns the nvidia-smi index of logical GPU i of the training process.
-func (r *runner) physicalOf(i int) int { return r.visibleIdx[r.configs[i].Physical] }
+func (r *runner) physicalOf(i int) int { return r.mach.visibleIdx[r.mach.configs[i].Physical] }
 
 // recordPrefix keeps the replicas' peaks at the end of step PrefixSteps for Result.Prefix.
 func (r *runner) recordPrefix() {

@@ -144,7 +144,7 @@ func TestGEMMEpilogueOwnFusion(t *testing.T) {
 	if op.EpilogueBytes <= 0 {
 		t.Fatalf("%s: no epilogue bytes (the bias add, casts and GELU fused after it)", name)
 	}
-	fusion := op.EpilogueBytes / r.gpu.ByteRate(hw.Work{Kind: hw.KindFusion, Graph: true, DType: hw.Float16})
+	fusion := op.EpilogueBytes / r.mach.gpu.ByteRate(hw.Work{Kind: hw.KindFusion, Graph: true, DType: hw.Float16})
 	t.Logf("%s: TF 2.4 %.1f us, current %.1f us, epilogue %.1f MB (%.1f us streamed)", name, 1e6*old, 1e6*cur, op.EpilogueBytes/1e6, 1e6*fusion)
 	if d := old - cur; d < 0.95*fusion || d > 1.2*fusion {
 		t.Errorf("TF 2.4 prices the GEMM %.1f us above a current release, want its epilogue's fusion, %.1f us", 1e6*d, 1e6*fusion)

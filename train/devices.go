@@ -28,7 +28,7 @@ type tfDevices struct {
 // Errors are *FieldError: TF's exceptions, or no GPU left (TF would fall back to the CPU,
 // which gpusim does not simulate).
 func (r *runner) setupTFDevices(env map[string]string, memLimits []int64) (*tfDevices, error) {
-	g := r.gpu
+	g := r.mach.gpu
 	host := visibility.UniformHost(r.cfg.GPUCount*r.cfg.NodeCount(), visibility.GPU{Name: g.Description, CCMajor: g.CCMajor, CCMinor: g.CCMinor, SMs: g.SMs, MemoryBytes: g.MemoryBytes})
 	ctx := visibility.NewContext(host, visibility.Options{Env: env})
 	d := &tfDevices{ctx: ctx}

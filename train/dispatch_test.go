@@ -106,7 +106,7 @@ func TestJAXDispatchGrowsWithState(t *testing.T) {
 		t.Errorf("stepHost() under jax with 68 arrays = %g, want %g", got, want)
 	}
 	// A calibrated profile's host_dispatch_scale (calibrate fit) scales the whole call.
-	r.gpu.HostDispatchScale = 1.5
+	r.mach.gpu.HostDispatchScale = 1.5
 	if got, want := r.stepHost(), 1.5*jaxDispatch(68); math.Abs(got-want) > 1e-15 {
 		t.Errorf("stepHost() under jax with host_dispatch_scale 1.5 = %g, want %g", got, want)
 	}

@@ -408,7 +408,7 @@ func (r *runner) endBackward(rep *replica) {
 		if r.cfg.XLA {
 			kernels = 1
 		}
-		c, err := r.gpu.Cost(hw.Work{Kind: hw.KindElementwise, Bytes: bytes, Kernels: kernels * passes, TF32: r.cfg.TF32})
+		c, err := r.mach.gpu.Cost(hw.Work{Kind: hw.KindElementwise, Bytes: bytes, Kernels: kernels * passes, TF32: r.cfg.TF32})
 		if err != nil {
 			panic("train: pricing gradient accumulation: " + err.Error())
 		}
@@ -714,7 +714,7 @@ func (r *runner) stepHost() float64 {
 		return 0
 	}
 	if r.cfg.Framework == "jax" {
-		return r.gpu.DispatchScale() * jaxDispatch(r.stateArrays)
+		return r.mach.gpu.DispatchScale() * jaxDispatch(r.stateArrays)
 	}
-	return r.gpu.StepOverhead / float64(r.cfg.StepsPerExecution)
+	return r.mach.gpu.StepOverhead / float64(r.cfg.StepsPerExecution)
 }

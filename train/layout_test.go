@@ -52,9 +52,9 @@ func convTimes(t *testing.T, model string, batch int) (nchw, nhwc float64) {
 			continue
 		}
 		w.NHWC = false
-		nchw += r.gpu.Time(w)
+		nchw += r.mach.gpu.Time(w)
 		w.NHWC = true
-		nhwc += r.gpu.Time(w)
+		nhwc += r.mach.gpu.Time(w)
 	}
 	return nchw, nhwc
 }
@@ -153,7 +153,7 @@ func TestFP32StridedDgradMatchesH200(t *testing.T) {
 		var bwd float64
 		for _, op := range r.replicas[0].plans[0].Ops {
 			if w := r.opWork(op); w.Kind == hw.KindConv && w.Grad {
-				bwd += r.gpu.Time(w)
+				bwd += r.mach.gpu.Time(w)
 			}
 		}
 		e := bwd/meas - 1

@@ -75,10 +75,10 @@ func dedupRuns(ss []string) []string {
 // TF lists (the host's GPUs are all r.gpu). TF's device_name has no form-factor suffix:
 // "NVIDIA GeForce GTX 1080 Ti", not the catalog's "... (Pascal GP102)".
 func (r *runner) checkMixedPrecision() {
-	name, _, _ := strings.Cut(r.gpu.Description, " (")
+	name, _, _ := strings.Cut(r.mach.gpu.Description, " (")
 	var gpus []gpuDetails
-	for range r.tfd.ctx.PhysicalDevices() {
-		gpus = append(gpus, gpuDetails{name: name, ccMajor: r.gpu.CCMajor, ccMinor: r.gpu.CCMinor})
+	for range r.mach.tfd.ctx.PhysicalDevices() {
+		gpus = append(gpus, gpuDetails{name: name, ccMajor: r.mach.gpu.CCMajor, ccMinor: r.mach.gpu.CCMinor})
 	}
 	if w := mixedFloat16Warning(r.cfg.Precision, gpus); w != "" {
 		r.warnings = append(r.warnings, w)

@@ -109,13 +109,13 @@ func (r *runner) setupReplicas() error {
 			channels = 2 * max(1, int(math.Round(r.topo.LinkBandwidth/25e9)))
 		}
 	}
-	if r.gpu.SMs > 0 {
-		m.smShare = math.Min(1, float64(channels)/float64(r.gpu.SMs))
+	if r.mach.gpu.SMs > 0 {
+		m.smShare = math.Min(1, float64(channels)/float64(r.mach.gpu.SMs))
 	}
 	// One process launches one ncclAllReduce per pack on each of its GPUs, one after the
 	// other (ncclGroupStart/End around them): all n with MirroredStrategy, a host's share with
 	// MultiWorkerMirroredStrategy; Horovod's processes launch their own, one per bucket.
-	launch := math.Max(r.gpu.LaunchOverhead, ncclKernelLaunchFloor)
+	launch := math.Max(r.mach.gpu.LaunchOverhead, ncclKernelLaunchFloor)
 	calls := max(len(r.allReduce.Calls), 1)
 	m.launch = launch * float64(calls*n/r.cfg.NodeCount())
 	if r.cfg.Strategy == "horovod" && r.allReduce.Impl == collective.ImplNCCL {
@@ -147,12 +147,12 @@ func (r *runner) setupHorovod() error {
 			k++
 		}
 	}
-	r.multi.launch = math.Max(r.gpu.LaunchOverhead, ncclKernelLaunchFloor) * float64(len(o.Buckets))
+	r.multi.launch = math.Max(r.mach.gpu.LaunchOverhead, ncclKernelLaunchFloor) * float64(len(o.Buckets))
 	if err := r.horovodFusionCopies(o); err != nil {
 		return err
 	}
 	if post.Kernels > 0 {
-		c, err := r.gpu.Cost(post)
+		c, err := r.mach.gpu.Cost(post)
 		if err != nil {
 			return fmt.Errorf("plan horovod average: %w", err)
 		}
@@ -244,7 +244,7 @@ func (r *runner) horovodFusionCopies(o collective.Overlap) error {
 		if b.Gradients < 2 {
 			continue
 		}
-		c, err := r.gpu.Cost(hw.Work{Kind: hw.KindCopy, Bytes: 2 * float64(b.Bytes), Kernels: b.Gradients, Host: ncclKernelLaunchFloor})
+		c, err := r.mach.gpu.Cost(hw.Work{Kind: hw.KindCopy, Bytes: 2 * float64(b.Bytes), Kernels: b.Gradients, Host: ncclKernelLaunchFloor})
 		if err != nil {
 			return fmt.Errorf("plan horovod fusion buffer copies: %w", err)
 		}
@@ -361,11 +361,11 @@ func (r *runner) allocNCCLBuffers() bool {
 			continue
 		}
 		done[p] = true
-		if _, ok := r.devs[p].Alloc(b); !ok {
+		if _, ok := r.mach.devs[p].Alloc(b); !ok {
 			r.oom = &OOM{Step: r.step, MicroStep: rep.micro + 1, Op: "NcclAllReduce (communicator setup)", Tensor: "nccl_buffers",
 				Device: rep.device, Allocator: "cudaMalloc (NCCL)", Requested: b, Time: r.eng.Now().Seconds(),
 				Message: fmt.Sprintf("UnknownError: NCCL: unhandled cuda error: NCCL WARN Cuda failure 'out of memory' allocating %s of channel buffers on GPU %d (%s free outside TF's pool)",
-					allocator.HumanReadableNumBytes(b), p, allocator.HumanReadableNumBytes(r.devs[p].FreeBytes()))}
+					allocator.HumanReadableNumBytes(b), p, allocator.HumanReadableNumBytes(r.mach.devs[p].FreeBytes()))}
 			r.end = r.eng.Now()
 			r.eng.Stop()
 			return false

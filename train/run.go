@@ -203,7 +203,7 @@ type replica struct {
 	// fast-forward bookkeeping
 	prevTrace             []memEvent
 	state, prevState      []byte
-	busyAtStart, stepBusy sim.Time
+	busyAtStart           sim.Time
 	poolChanges, failures int  // pool size changes and failed requests so far
 	poolChangesAtStart    int  // poolChanges when the step started
 	failuresAtStart       int  // failures when the step started
@@ -233,7 +233,7 @@ type runner struct {
 	// its layout optimizer.
 	convNHWC bool
 	eng      *sim.Engine
-	gpu      hw.GPU
+	mach     machine
 	gpuKey   string  // gpu written out, the priced-plan cache's key (memo.go)
 	release  Release // the TF release's libraries (release.go)
 	model    *models.Model
@@ -241,15 +241,12 @@ type runner struct {
 	// active are the replicas simulated: all, or replica 0 alone when the others are proven
 	// to be its copies (symmetric.go)
 	active   []*replica
-	others   []ProcessResult
 	notes    []string
 	warnings []string
 	topo     collective.Topology
 	multi    multiState
 	// ncclBuffers: NCCL's communicator buffers are allocated (at the first all-reduce)
 	ncclBuffers bool
-	host        hw.Host // the host profile (hw.DefaultHost when the scenario names none)
-	hostSet     bool    // the scenario named a host profile
 	allReduce   collective.GradientAllReduce
 	packBufs    []collective.Buffer // every buffer the all-reduce stages allocate
 	packStages  []packStage         // the stages with buffer names resolved to indices
@@ -290,13 +287,7 @@ type runner struct {
 	workspaceMisses int      // cuDNN workspace requests that did not fit (not an OOM in TF)
 	autotuned       int      // convolutions cuDNN profiled on their first run
 	autotuneSkips   int      // candidate algorithms skipped because their scratch did not fit
-	configs         []allocator.LogicalConfig
-	allocs          []allocator.Allocator // every logical GPU of the process, replicas first
-	devs            []*allocator.Device   // the host's physical GPUs
-	visibleIdx      []int                 // nvidia-smi index of each GPU the process sees
-	tfd             *tfDevices            // TF's device setup of the training process
-	visible         int                   // GPUs the training process sees
-	end             sim.Time              // when the last step ended or the OOM happened
+	end             sim.Time // when the last step ended or the OOM happened
 	spans           []Span
 	ffPossible      bool     // fast-forward is on and every allocator can show its state
 	recordSteps     bool     // each step's memory changes and kernels are kept for a replay
@@ -347,17 +338,19 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 		}
 		return nil, &FieldError{Field: field, Err: err}
 	}
-	r := &runner{cfg: cfg, eng: sim.NewEngine(), gpu: gpu, model: model, batches: map[batchKey]*batch{}, release: rel,
-		splitRowReductions: splitsRowReductions(cfg.TFVersion), splitGEMMEpilogues: splitsGEMMEpilogues(cfg.TFVersion)}
+	r := &runner{cfg: cfg, eng: sim.NewEngine()}
+	r.mach.gpu, r.model, r.release = gpu, model, rel
+	r.batches = map[batchKey]*batch{}
+	r.splitRowReductions, r.splitGEMMEpilogues = splitsRowReductions(cfg.TFVersion), splitsGEMMEpilogues(cfg.TFVersion)
 	r.convNHWC = cfg.XLA && xlaConvNHWC(gpu, cfg.Framework, cfg.TFVersion) ||
 		!cfg.XLA && cfg.LayoutOptimizer != nil && !*cfg.LayoutOptimizer
-	r.host = hw.DefaultHost()
+	r.mach.host = hw.DefaultHost()
 	if cfg.Host != "" {
 		h, err := hw.LookupHost(cfg.Host)
 		if err != nil {
 			return nil, &FieldError{Field: "Host", Err: err}
 		}
-		r.host, r.hostSet = h, true
+		r.mach.host, r.mach.hostSet = h, true
 	}
 	if err := r.setupDevices(); err != nil {
 		return nil, err
@@ -376,7 +369,7 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 		r.stateArrays = stateArrays(p[0].Plan, cfg.Precision)
 	}
 	if cfg.FitFromArrays && r.inputs == nil {
-		r.inputs, r.perProcess = []inputSource{newArrayFeed(r.eng, r.model, cfg, r.stateArrays, r.gpu.DispatchScale())}, len(r.replicas)
+		r.inputs, r.perProcess = []inputSource{newArrayFeed(r.eng, r.model, cfg, r.stateArrays, r.mach.gpu.DispatchScale())}, len(r.replicas)
 	}
 	if r.inputs != nil {
 		r.input = r.inputs[0]
@@ -472,26 +465,26 @@ func memoryOptions(m Memory, framework string, visible int, env map[string]strin
 
 func (r *runner) setupDevices() error {
 	devs := make([]*allocator.Device, r.cfg.GPUCount*r.cfg.NodeCount())
-	r.devs = devs
+	r.mach.devs = devs
 	for i := range devs {
 		devs[i] = allocator.NewDevice(allocator.DeviceSpec{
-			Index: i, Name: r.gpu.Name, TotalBytes: r.gpu.MemoryBytes,
-			ContextBytes: r.gpu.ContextBytes, CCMajor: r.gpu.CCMajor, CCMinor: r.gpu.CCMinor,
+			Index: i, Name: r.mach.gpu.Name, TotalBytes: r.mach.gpu.MemoryBytes,
+			ContextBytes: r.mach.gpu.ContextBytes, CCMajor: r.mach.gpu.CCMajor, CCMinor: r.mach.gpu.CCMinor,
 		})
 	}
 	// Other processes start first and keep what they allocate.
 	for i, p := range r.cfg.Processes {
-		r.others = append(r.others, startOther(i, p, devs))
+		r.mach.others = append(r.mach.others, startOther(i, p, devs))
 	}
 	env := r.env()
 	tfd, err := r.setupTFDevices(env, logicalLimits(r.cfg.Memory))
 	if err != nil {
 		return err
 	}
-	r.tfd = tfd
+	r.mach.tfd = tfd
 	r.checkMixedPrecision()
 	visible := tfd.physicalGPUs()
-	r.visibleIdx = visible
+	r.mach.visibleIdx = visible
 	vd := make([]*allocator.Device, len(visible))
 	for i, v := range visible {
 		vd[i] = devs[v]
@@ -501,8 +494,8 @@ func (r *runner) setupDevices() error {
 		return err
 	}
 	allocs := proc.Allocators()
-	r.allocs = allocs
-	r.configs = proc.Configs()
+	r.mach.allocs = allocs
+	r.mach.configs = proc.Configs()
 	onGPU, err := r.replicaGPUs(tfd, len(allocs))
 	if err != nil {
 		return err
@@ -513,7 +506,7 @@ func (r *runner) setupDevices() error {
 	if err := r.setupTopology(onGPU); err != nil {
 		return err
 	}
-	r.visible = len(visible)
+	r.mach.visible = len(visible)
 	return nil
 }
 
@@ -558,14 +551,14 @@ func (r *runner) startTrain(vd []*allocator.Device, env map[string]string) (*all
 	if note != "" {
 		r.notes = append(r.notes, note)
 	}
-	opts.LogicalDevices = r.tfd.ctx.LogicalLimits()
+	opts.LogicalDevices = r.mach.tfd.ctx.LogicalLimits()
 	proc, err := allocator.StartProcess("train", vd, opts)
 	var ce *allocator.ConfigError
 	if errors.As(err, &ce) && ce.Type == "InternalError" {
 		// The card is full before the first tensor: creating the CUDA context fails. TF raises
 		// at GPU initialization; a simulated outcome, not a bad scenario.
 		r.oom = &OOM{Op: "GPU initialization (CUDA context)", Device: "/physical_device:GPU:0", Message: err.Error()}
-		r.visible = len(vd)
+		r.mach.visible = len(vd)
 		return nil, nil
 	}
 	if err != nil {
@@ -577,15 +570,13 @@ func (r *runner) startTrain(vd []*allocator.Device, env map[string]string) (*all
 // newReplica is replica id on logical device i; onGPU are every replica's logical devices
 // (replicas sharing i's card count in its share).
 func (r *runner) newReplica(id, i int, onGPU []int) *replica {
-	rep := &replica{
-		id: id, logical: i, device: r.configs[i].Device,
-		alloc: r.allocs[i], sampler: newSampler(r.cfg.TimelinePoints),
-	}
+	rep := &replica{id: id, logical: i, device: r.mach.configs[i].Device, alloc: r.mach.allocs[i]}
+	rep.sampler = newSampler(r.cfg.TimelinePoints)
 	for k := range rep.profiles {
 		rep.profiles[k] = newSampler(profilePoints)
 	}
 	for _, j := range onGPU {
-		if r.configs[j].Physical == r.configs[i].Physical {
+		if r.mach.configs[j].Physical == r.mach.configs[i].Physical {
 			rep.share++
 		}
 	}
@@ -597,12 +588,12 @@ func (r *runner) newReplica(id, i int, onGPU []int) *replica {
 // setupTopology finds the interconnect of the replicas on logical devices onGPU.
 func (r *runner) setupTopology(onGPU []int) error {
 	n := len(onGPU)
-	h, hostSet := withTopology(r.host, r.hostSet, r.cfg.Topology)
+	h, hostSet := withTopology(r.mach.host, r.mach.hostSet, r.cfg.Topology)
 	phys := make([]int, 0, n)
 	for _, i := range onGPU {
-		phys = append(phys, r.visibleIdx[r.configs[i].Physical])
+		phys = append(phys, r.mach.visibleIdx[r.mach.configs[i].Physical])
 	}
-	topo, err := topologyOf(r.gpu, h, hostSet, n, r.cfg.NodeCount(), phys)
+	topo, err := topologyOf(r.mach.gpu, h, hostSet, n, r.cfg.NodeCount(), phys)
 	if fe, ok := err.(*FieldError); ok && fe.Field == "Host" && r.cfg.Topology != "" {
 		fe.Field = "Topology"
 	}
@@ -610,8 +601,8 @@ func (r *runner) setupTopology(onGPU []int) error {
 		return err
 	}
 	r.topo = topo
-	if r.topo.Kind == collective.PCIe && r.gpu.NVLinkBandwidth > 0 && n > 2 && !hostSet {
-		r.notes = append(r.notes, fmt.Sprintf("NVLink bridges join %s cards in pairs: a ring over %d GPUs crosses PCIe, so NCCL runs at PCIe speed", r.gpu.Name, n))
+	if r.topo.Kind == collective.PCIe && r.mach.gpu.NVLinkBandwidth > 0 && n > 2 && !hostSet {
+		r.notes = append(r.notes, fmt.Sprintf("NVLink bridges join %s cards in pairs: a ring over %d GPUs crosses PCIe, so NCCL runs at PCIe speed", r.mach.gpu.Name, n))
 	}
 	return nil
 }
@@ -789,7 +780,7 @@ func (r *runner) setupAllReduce() error {
 	for i, ti := range p.Gradients {
 		grads[i] = p.Tensors[ti].Bytes
 	}
-	impl, warn, err := r.tfd.crossDeviceOps(r.cfg.CrossDeviceOps)
+	impl, warn, err := r.mach.tfd.crossDeviceOps(r.cfg.CrossDeviceOps)
 	if err != nil {
 		return err
 	}
@@ -798,7 +789,7 @@ func (r *runner) setupAllReduce() error {
 	}
 	t := r.topo
 	for _, rep := range r.replicas {
-		t.Physical = append(t.Physical, r.tfd.logical[rep.logical].GPU)
+		t.Physical = append(t.Physical, r.mach.tfd.logical[rep.logical].GPU)
 	}
 	packs := r.cfg.NumPacks
 	if r.cfg.Strategy == "horovod" {
@@ -841,12 +832,12 @@ func (r *runner) setupAllReduce() error {
 // limit (XLA's rematerialization aims below it). The priced plan is shared by every run of the
 // process that asks for the same one (memo.go).
 func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
-	mp, err := r.model.Plan(planOptions(&r.cfg, r.gpu, batch))
+	mp, err := r.model.Plan(planOptions(&r.cfg, r.mach.gpu, batch))
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
 	if r.gpuKey == "" {
-		r.gpuKey = gpuKey(r.gpu)
+		r.gpuKey = gpuKey(r.mach.gpu)
 	}
 	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.tf32(), cudnn: r.release.CuDNN, xla: r.cfg.XLA, noAutotune: !cudnnAutotune(r.cfg.Env), splitRows: r.splitRowReductions, splitEpi: r.splitGEMMEpilogues, convNHWC: r.convNHWC, onDevice: r.inputOnDevice()}
 	if r.cfg.XLA {
@@ -900,15 +891,15 @@ func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *xla
 			p.costs[i] = opCost{cat: catForward, kind: kindIndex(w.Kind)}
 			continue
 		}
-		c, err := r.gpu.Cost(w)
+		c, err := r.mach.gpu.Cost(w)
 		if err != nil {
 			return nil, nil, fmt.Errorf("price op %s: %w", op.Name, err)
 		}
 		if extra > 0 {
-			c.Exec += extra / r.gpu.ByteRate(hw.Work{Kind: hw.KindFusion, Graph: true, DType: w.DType})
+			c.Exec += extra / r.mach.gpu.ByteRate(hw.Work{Kind: hw.KindFusion, Graph: true, DType: w.DType})
 		}
 		if epilogue.Bytes > 0 {
-			e, err := r.gpu.Cost(epilogue)
+			e, err := r.mach.gpu.Cost(epilogue)
 			if err != nil {
 				return nil, nil, fmt.Errorf("price op %s: %w", op.Name, err)
 			}

@@ -257,7 +257,7 @@ func (r *runner) allReduceInfo() *AllReduceInfo {
 	}
 	cards := map[int]bool{}
 	for _, rep := range r.replicas {
-		cards[r.tfd.logical[rep.logical].GPU] = true
+		cards[r.mach.tfd.logical[rep.logical].GPU] = true
 	}
 	if len(cards) == 1 {
 		// Logical GPUs of one card: the copies are device-memory traffic, no link is used.

@@ -58,8 +58,8 @@ func (r *runner) symmetricProof() bool {
 			return false
 		}
 		phys[p] = true
-		if !sameAllocator(rep.alloc, first.alloc) || r.devs[p].UsedBytes() != r.devs[r.physicalOf(first.logical)].UsedBytes() ||
-			r.devs[p].Spec().TotalBytes != r.devs[r.physicalOf(first.logical)].Spec().TotalBytes {
+		if !sameAllocator(rep.alloc, first.alloc) || r.mach.devs[p].UsedBytes() != r.mach.devs[r.physicalOf(first.logical)].UsedBytes() ||
+			r.mach.devs[p].Spec().TotalBytes != r.mach.devs[r.physicalOf(first.logical)].Spec().TotalBytes {
 			return false
 		}
 	}
