@@ -40,6 +40,8 @@ func planUsage() string {
               [--gpus a100-40gb,l4,...] [--prices FILE] [--max-gpus N] [--max-nodes N]
               [--margin 0.1] [--min-batch B] [--max-batch B] [--dataset-size N --epochs E]
               [--top 5] [--show 1] [--steps 20] [--set key=value]... [-o text|json]
+              [--shard K/N|N|auto]
+  gpusim plan ... --shard K/N > PART.json; gpusim plan merge PART.json... [-o text|json] [--show 1]
 
 plan searches the settings a TF user controls around the scenario: the batch per replica and
 gradient accumulation, the precision policy and loss scaling, XLA, TF32, the memory mode
@@ -65,6 +67,11 @@ above 8 they are whole hosts of 8, up to --max-nodes.
 The predicted figures are the simulator's, with their 80% prediction intervals from the
 validation residuals of runs like each plan (the calibration work); where no residual pool
 answers, the report says "no interval yet".
+
+--shard K/N searches only the points of the space shard K of N owns (point i is shard i mod N's)
+and writes what it found as a part, for a Slurm job array or a Kubernetes Indexed Job (N alone
+or auto read K from their environment, as gpusim compare --shard does); gpusim plan merge joins
+the parts into the unsharded ranking (docs/plan.md: "On a cluster").
 
 Examples:
 `)
@@ -106,13 +113,21 @@ func runPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	fs.StringVarP(&f.c.format, "output", "o", "text", "output format: text or json")
 	fs.IntVarP(&f.c.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "simulations at once (the answer does not depend on it)")
 	fs.IntVar(&f.steps, "steps", 20, "optimizer updates each plan simulates")
+	shardArg := fs.String("shard", "", "search only shard `K/N` of the space (0-based; N alone or auto: from the Slurm or Kubernetes environment) and write it as a part for 'gpusim plan merge'")
 	help := fs.BoolP("help", "h", false, "show this help")
+	if len(args) > 0 && args[0] == "merge" {
+		return planMerge(stdout, args[1:])
+	}
 	if err := fs.Parse(args); err != nil {
 		return usagef("plan: %v", err)
 	}
 	if *help {
 		fmt.Fprint(stdout, planUsage()+"\nFlags:\n"+fs.FlagUsages())
 		return nil
+	}
+	shard, err := planShardFlag(fs, *shardArg)
+	if err != nil {
+		return err
 	}
 	if fs.NArg() > 1 {
 		return usagef("plan: want at most one scenario, got %d: %s", fs.NArg(), strings.Join(fs.Args(), " "))
@@ -128,6 +143,9 @@ func runPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err != nil {
 		return err
 	}
+	if shard != nil {
+		o.Shard = *shard
+	}
 	rep, err := analysis.Plan(ctx, sc.Config, o)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -139,10 +157,14 @@ func runPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		}
 		return fmt.Errorf("plan %s: %w", sc.Name, err)
 	}
-	if f.c.format == "json" {
-		return writeCapacityJSON(stdout, planJSON(sc, rep, o))
+	v := newPlanView(sc, rep, o)
+	switch {
+	case shard != nil:
+		return writePlanPart(stdout, *shard, compareWithoutShard(args), f.top, v)
+	case f.c.format == "json":
+		return writeCapacityJSON(stdout, planJSON(v))
 	}
-	return writePlanText(stdout, sc, rep, o, f.show)
+	return writePlanText(stdout, v, f.show)
 }
 
 // options checks the flags and turns them into analysis.PlanOptions.
@@ -318,39 +340,82 @@ const noInterval = "no interval yet"
 // intervalNote says where the intervals come from.
 const intervalNote = "80% prediction intervals from the validation residuals of runs like each plan (gpusim validate); \"no interval yet\" where none answers"
 
-func planJSON(sc *scenarios.Scenario, rep *analysis.PlanReport, o analysis.PlanOptions) any {
+// planView is what gpusim plan prints, whatever the format: the report, the scenario's name
+// and setup, the options the text shows, and each plan's TF code. A shard's part carries it,
+// so that plan merge prints what one process prints.
+type planView struct {
+	Scenario      string               `json:"scenario"`
+	Setup         string               `json:"setup"`
+	Margin        float64              `json:"margin"`
+	Steps         int                  `json:"steps"`
+	BudgetDollars float64              `json:"budget_dollars,omitempty"`
+	BudgetSeconds float64              `json:"budget_seconds,omitempty"`
+	Priced        bool                 `json:"priced,omitempty"`
+	Report        *analysis.PlanReport `json:"report"`
+	// TFCode is the TF/Keras code of each plan by point (the scenario as it is at -1).
+	TFCode map[int]string `json:"tf_code"`
+	// Shards is how many shards searched the space (0: one process).
+	Shards int `json:"shards,omitempty"`
+}
+
+func newPlanView(sc *scenarios.Scenario, rep *analysis.PlanReport, o analysis.PlanOptions) planView {
+	v := planView{Scenario: sc.Name, Setup: capacitySetup(sc.Config), Margin: o.Margin, Steps: o.Steps,
+		BudgetDollars: o.BudgetDollars, BudgetSeconds: o.BudgetSeconds, Priced: o.Prices != nil, Report: rep,
+		TFCode: map[int]string{}}
+	for _, p := range append([]analysis.PlanResult{*rep.Current}, rep.Plans...) {
+		v.TFCode[p.Point] = report.TFCode(&p.Config)
+	}
+	return v
+}
+
+// costColumns says whether the table shows the time to train and GPU-hours.
+func (v planView) costColumns() bool {
+	g := v.Report.Goal
+	return g == analysis.GoalCost || g == analysis.GoalTimeToTrain || v.BudgetDollars > 0 || v.BudgetSeconds > 0
+}
+
+func planJSON(v planView) any {
 	type plan struct {
 		analysis.PlanResult
 		Set    []string `json:"set"`
 		TFCode string   `json:"tf_code"`
 	}
 	wrap := func(p analysis.PlanResult) plan {
-		return plan{PlanResult: p, Set: planSetLines(p), TFCode: report.TFCode(&p.Config)}
+		return plan{PlanResult: p, Set: planSetLines(p), TFCode: v.TFCode[p.Point]}
 	}
+	rep := v.Report
 	out := struct {
 		Scenario string `json:"scenario"`
 		Setup    string `json:"setup"`
+		Shards   int    `json:"shards,omitempty"`
 		*analysis.PlanReport
 		Current  plan   `json:"current"`
 		Plans    []plan `json:"plans"`
 		Interval string `json:"interval_note"`
-	}{Scenario: sc.Name, Setup: capacitySetup(sc.Config), PlanReport: rep, Current: wrap(*rep.Current), Interval: intervalNote}
+	}{Scenario: v.Scenario, Setup: v.Setup, Shards: v.Shards, PlanReport: rep, Current: wrap(*rep.Current), Interval: intervalNote}
 	for _, p := range rep.Plans {
 		out.Plans = append(out.Plans, wrap(p))
 	}
 	return out
 }
 
-func writePlanText(w io.Writer, sc *scenarios.Scenario, rep *analysis.PlanReport, o analysis.PlanOptions, show int) error {
+func writePlanText(w io.Writer, v planView, show int) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "gpusim plan: %s, goal %s\n", sc.Name, rep.Goal)
-	fmt.Fprintf(&b, "  now: %s, %d x GPU, %s\n", capacitySetup(sc.Config), rep.Current.Knobs.GPUs, rep.Current.Knobs.Strategy)
-	fmt.Fprintf(&b, "  fits: no OOM and peak in use <= %.0f%% of the allocator's limit; %d steps per plan\n", 100*(1-o.Margin), o.Steps)
+	rep := v.Report
+	fmt.Fprintf(&b, "gpusim plan: %s, goal %s\n", v.Scenario, rep.Goal)
+	fmt.Fprintf(&b, "  now: %s, %d x GPU, %s\n", v.Setup, rep.Current.Knobs.GPUs, rep.Current.Knobs.Strategy)
+	fmt.Fprintf(&b, "  fits: no OOM and peak in use <= %.0f%% of the allocator's limit; %d steps per plan\n", 100*(1-v.Margin), v.Steps)
 	if rep.Goal == analysis.GoalTimeToTrain || rep.Goal == analysis.GoalCost {
 		fmt.Fprintf(&b, "  training: %d epoch(s) of %d samples at the median step\n", rep.Training.Epochs, rep.Training.DatasetSize)
 	}
-	fmt.Fprintf(&b, "  searched %d plans: %d outside the batch range, %d pruned by the memory bound, %d by budget,\n",
-		rep.Space, rep.OutOfRange, rep.PrunedMemory, rep.PrunedBudget)
+	in := ""
+	if v.Shards > 1 {
+		// Each shard prunes against its own top plans: the roofline, compute and simulated
+		// counts are the shards' work summed, more simulated than one search needs.
+		in = fmt.Sprintf(" in %d shards", v.Shards)
+	}
+	fmt.Fprintf(&b, "  searched %d plans%s: %d outside the batch range, %d pruned by the memory bound, %d by budget,\n",
+		rep.Space, in, rep.OutOfRange, rep.PrunedMemory, rep.PrunedBudget)
 	fmt.Fprintf(&b, "  %d by the roofline bound, %d by the compute bound; %d simulated (%d do not fit or break the budget)\n",
 		rep.PrunedRoofline, rep.PrunedCompute, rep.Simulated, rep.Infeasible)
 	fmt.Fprintf(&b, "  intervals: %s\n\n", intervalNote)
@@ -359,7 +424,7 @@ func writePlanText(w io.Writer, sc *scenarios.Scenario, rep *analysis.PlanReport
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	writePlanTable(&b, rep, o)
+	writePlanTable(&b, v)
 	b.WriteString("\nwhy\n")
 	for _, p := range append([]analysis.PlanResult{*rep.Current}, rep.Plans...) {
 		name := "now"
@@ -368,7 +433,7 @@ func writePlanText(w io.Writer, sc *scenarios.Scenario, rep *analysis.PlanReport
 		}
 		fmt.Fprintf(&b, "  %-4s %s: %s\n", name, p.Bound, p.Why)
 	}
-	if rep.Goal == analysis.GoalCost || o.BudgetDollars > 0 {
+	if rep.Goal == analysis.GoalCost || v.BudgetDollars > 0 {
 		b.WriteString("\ncost (GPU-hours x $/GPU-hour = $)\n")
 		for _, p := range rep.Plans {
 			fmt.Fprintf(&b, "  %d  %d x %s x %s = %.2f GPU-hours x $%.2f/h = $%.2f%s\n", p.Rank, p.Knobs.GPUs, p.Knobs.GPU,
@@ -384,9 +449,9 @@ func writePlanText(w io.Writer, sc *scenarios.Scenario, rep *analysis.PlanReport
 		for _, l := range lines {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}
-		fmt.Fprintf(&b, "  check: gpusim run %s %s\n", sc.Name, strings.Join(lines, " "))
+		fmt.Fprintf(&b, "  check: gpusim run %s %s\n", v.Scenario, strings.Join(lines, " "))
 		fmt.Fprintf(&b, "plan %d as TF/Keras code:\n", p.Rank)
-		for _, l := range strings.Split(strings.TrimRight(report.TFCode(&p.Config), "\n"), "\n") {
+		for _, l := range strings.Split(strings.TrimRight(v.TFCode[p.Point], "\n"), "\n") {
 			fmt.Fprintln(&b, strings.TrimRight("  "+l, " "))
 		}
 	}
@@ -395,13 +460,14 @@ func writePlanText(w io.Writer, sc *scenarios.Scenario, rep *analysis.PlanReport
 }
 
 // writePlanTable writes the ranked plans under the scenario as it is ("now").
-func writePlanTable(b *strings.Builder, rep *analysis.PlanReport, o analysis.PlanOptions) {
+func writePlanTable(b *strings.Builder, v planView) {
+	rep := v.Report
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	head := "  rank\tGPU\tGPUs\tstrategy\tbatch\taccum\tprecision\tXLA\tTF32\tmemory\tsamples/s\t80% interval\tstep\tpeak / limit\tthroughput vs now"
-	cost := rep.Goal == analysis.GoalCost || rep.Goal == analysis.GoalTimeToTrain || o.BudgetDollars > 0 || o.BudgetSeconds > 0
+	cost := v.costColumns()
 	if cost {
 		head += "\ttime to train\tGPU-hours"
-		if o.Prices != nil {
+		if v.Priced {
 			head += "\t$"
 		}
 	}
@@ -432,7 +498,7 @@ func writePlanTable(b *strings.Builder, rep *analysis.PlanReport, o analysis.Pla
 			k.Accumulation, prec, k.XLA, k.TF32, k.Memory, tp, iv, st, fmtBytes(p.PeakBytes), fmtBytes(p.LimitBytes), vs)
 		if cost {
 			row += fmt.Sprintf("\t%s\t%.2f", fmtTrainTime(p.TrainSeconds), p.GPUHours)
-			if o.Prices != nil {
+			if v.Priced {
 				row += fmt.Sprintf("\t%.2f", p.Dollars)
 			}
 		}
