@@ -31,6 +31,9 @@ const UtilizationLabel = "nvidia-smi utilization"
 type Evidence struct {
 	// Utilization is the GPU's nvidia-smi series (pipeline.UtilizationSeries).
 	Utilization []float64
+	// UtilizationSummary, when set, describes the series at nvidia-smi's own window in place
+	// of Summarize(Utilization): a long run's series is downsampled (train.UtilSeries).
+	UtilizationSummary *pipeline.Summary
 	// StepTime is the mean step time, seconds.
 	StepTime float64
 	// InputWait is the mean time per step spent waiting for the next batch, seconds.
@@ -82,6 +85,9 @@ const (
 // a significant share of the step: idle time has other causes (XLA compiling, all-reduce).
 func Diagnose(ev Evidence) Diagnosis {
 	d := Diagnosis{Utilization: pipeline.Summarize(ev.Utilization)}
+	if ev.UtilizationSummary != nil {
+		d.Utilization = *ev.UtilizationSummary
+	}
 	step := ev.StepTime
 	if ev.Compiles == 1 {
 		step -= ev.CompileTime
@@ -160,7 +166,12 @@ func EvidenceOf(res *train.Result) (Evidence, bool) {
 	}
 	// The GPUs of a data-parallel run move together: the first one's series speaks for all.
 	if len(res.GPUSeries) > 0 {
-		ev.Utilization = res.GPUSeries[0].Samples
+		u := &res.GPUSeries[0]
+		ev.Utilization = u.Samples
+		if len(u.Samples) > 0 && u.Period > pipeline.NVMLSamplePeriod.Seconds() {
+			// Downsampled: the statistics are of nvidia-smi's own windows.
+			ev.UtilizationSummary = &u.Summary
+		}
 	}
 	if len(ev.Utilization) == 0 {
 		// A run shorter than one nvidia-smi window: its one busy fraction.

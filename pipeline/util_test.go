@@ -49,34 +49,90 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
-// TestUtilizationMeter checks that the incremental meter gives UtilizationSeries' samples for
-// random non-overlapping kernels, added in any order.
-func TestUtilizationMeter(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
+// randomKernels returns n random non-overlapping kernels in time order, with gaps.
+func randomKernels(rng *rand.Rand, n int) []Interval {
 	var busy []Interval
 	var at sim.Time
-	for range 2000 {
+	for range n {
 		at += sim.Time(rng.Int64N(int64(3 * sim.Millisecond)))
 		d := sim.Time(rng.Int64N(int64(5 * sim.Millisecond)))
 		busy = append(busy, Interval{at, at + d})
 		at += d
 	}
-	end := at + 7*sim.Millisecond
+	return busy
+}
+
+// TestUtilizationMeter checks that the incremental meter gives UtilizationSeries' samples for
+// random non-overlapping kernels added in time order, and that its Summary is Summarize's.
+func TestUtilizationMeter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	busy := randomKernels(rng, 2000)
+	end := busy[len(busy)-1].End + 7*sim.Millisecond
 	var m UtilizationMeter
-	for _, i := range rng.Perm(len(busy)) {
-		m.Add(busy[i].Start, busy[i].End)
+	for _, x := range busy {
+		m.Add(x.Start, x.End)
 	}
 	want := UtilizationSeries(busy, 0, end, NVMLSamplePeriod)
-	if diff := cmp.Diff(want, m.Series(end), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+	got, period := m.Series(end)
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 		t.Errorf("meter vs UtilizationSeries (-want +got):\n%s", diff)
+	}
+	if period != NVMLSamplePeriod {
+		t.Errorf("period %v, want %v (not downsampled)", period, NVMLSamplePeriod)
+	}
+	if g, w := m.Summary(), Summarize(got); g != w {
+		t.Errorf("Summary = %+v, want Summarize of the series %+v", g, w)
 	}
 	if len(want) < 10 {
 		t.Fatalf("only %d windows: the test covers too little", len(want))
 	}
 }
 
+// TestMeterDownsamples checks a meter capped at a few samples against UtilizationSeries at
+// the doubled window it reports, and its Summary against the full-resolution series: the
+// downsampled samples are exact busy fractions of the wider windows, the statistics those of
+// nvidia-smi's windows.
+func TestMeterDownsamples(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	busy := randomKernels(rng, 3000)
+	end := busy[len(busy)-1].End + 3*sim.Millisecond
+	for _, maxN := range []int{2, 3, 7, 16, 33} {
+		m := UtilizationMeter{Period: 10 * sim.Millisecond, MaxSamples: maxN}
+		for _, x := range busy {
+			m.Add(x.Start, x.End)
+		}
+		got, period := m.Series(end)
+		full := UtilizationSeries(busy, 0, end, m.Period)
+		per := int(period / m.Period)
+		if per < 2 || per&(per-1) != 0 || len(got) > maxN || len(got) < maxN/2 || len(full)/per != len(got) {
+			t.Fatalf("MaxSamples %d: %d samples of %d windows each from %d windows", maxN, len(got), per, len(full))
+		}
+		want := UtilizationSeries(busy, 0, sim.Time(len(got))*period, period)
+		if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+			t.Errorf("MaxSamples %d: downsampled vs UtilizationSeries at %v (-want +got):\n%s", maxN, period, diff)
+		}
+		if diff := cmp.Diff(Summarize(full), m.Summary(), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+			t.Errorf("MaxSamples %d: Summary vs the full-resolution series (-want +got):\n%s", maxN, diff)
+		}
+	}
+}
+
+// TestMeterOrder checks that an interval starting before one already added is refused: the
+// windows before the latest start are final.
+func TestMeterOrder(t *testing.T) {
+	var m UtilizationMeter
+	m.Add(sim.Second, sim.Second+sim.Millisecond)
+	m.Add(sim.Second, sim.Second) // the same start: allowed
+	defer func() {
+		if recover() == nil {
+			t.Error("Add before the latest start did not panic")
+		}
+	}()
+	m.Add(sim.Second-1, sim.Second)
+}
+
 // TestMeterAddPeriodic checks AddPeriodic against Add of every interval of every copy, for
-// random steps, periods, starts and windows.
+// random steps, periods, starts, windows and sample caps.
 func TestMeterAddPeriodic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := range 500 {
@@ -91,37 +147,29 @@ func TestMeterAddPeriodic(t *testing.T) {
 			ivs = append(ivs, Interval{s, e})
 			at = e + 1
 		}
+		sorted := slices.Clone(ivs)
 		rng.Shuffle(len(ivs), func(i, j int) { ivs[i], ivs[j] = ivs[j], ivs[i] })
 		start, count := sim.Time(rng.Int64N(10000)), 1+rng.IntN(500)
 		win := sim.Time(1 + rng.IntN(4000))
-		want, got := UtilizationMeter{Period: win}, UtilizationMeter{Period: win}
+		maxN := []int{0, 3, 8}[trial%3]
+		want, got := UtilizationMeter{Period: win, MaxSamples: maxN}, UtilizationMeter{Period: win, MaxSamples: maxN}
 		want.Add(0, 3)
 		got.Add(0, 3)
 		for j := range count {
-			for _, x := range ivs {
+			for _, x := range sorted {
 				want.Add(start+sim.Time(j)*period+x.Start, start+sim.Time(j)*period+x.End)
 			}
 		}
 		got.AddPeriodic(start, period, count, ivs)
-		end := start + sim.Time(count)*period + win
-		if w, g := want.Series(end), got.Series(end); !slices.Equal(w, g) {
-			t.Fatalf("trial %d (period %d, %d intervals, %d copies, window %d): AddPeriodic = %v, Add = %v", trial, period, len(ivs), count, win, g, w)
+		// A kernel after the copies, as the next simulated step runs one.
+		after := start + sim.Time(count)*period
+		want.Add(after, after+win/2)
+		got.Add(after, after+win/2)
+		end := after + win
+		w, wp := want.Series(end)
+		g, gp := got.Series(end)
+		if !slices.Equal(w, g) || wp != gp || want.Summary() != got.Summary() {
+			t.Fatalf("trial %d (period %d, %d intervals, %d copies, window %d): AddPeriodic = %v (%v), Add = %v (%v)", trial, period, len(ivs), count, win, g, gp, w, wp)
 		}
-	}
-}
-
-func TestMeterEqual(t *testing.T) {
-	var a, b, c UtilizationMeter
-	a.Add(0, 300*sim.Millisecond)
-	b.Add(0, 100*sim.Millisecond)
-	b.Add(100*sim.Millisecond, 300*sim.Millisecond)
-	c.Add(0, 300*sim.Millisecond)
-	c.Add(sim.Second, sim.Second) // empty: no window changes
-	if !a.Equal(&b) || !a.Equal(&c) {
-		t.Errorf("meters with the same busy time per window compare unequal")
-	}
-	c.Add(sim.Second, sim.Second+1)
-	if a.Equal(&c) || c.Equal(&a) {
-		t.Errorf("meters with different busy time compare equal")
 	}
 }

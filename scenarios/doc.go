@@ -7,7 +7,8 @@
 // memory.mode/growth/growth_after_limit/limit_mib/fraction/
 // allocator/gc, input.prefetch, input.map.parallel_calls, input.map.threads, input.cache, env,
 // processes) plus name, description and
-// simulator.timeline_points / simulator.fast_forward / simulator.symmetric_replicas. Keys()
+// simulator.timeline_points / simulator.utilization_samples / simulator.fast_forward /
+// simulator.symmetric_replicas. Keys()
 // lists them all, with `gpusim run --help`.
 //
 // Parse and Load start from train.DefaultConfig and overlay the document; Set applies one

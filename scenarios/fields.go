@@ -54,6 +54,7 @@ var configKeys = map[string]string{
 	"Env":                 "env",
 	"Processes":           "processes",
 	"TimelinePoints":      "simulator.timeline_points",
+	"UtilizationSamples":  "simulator.utilization_samples",
 	"TraceSteps":          "simulator.trace_steps",
 	"FastForward":         "simulator.fast_forward",
 	"SymmetricReplicas":   "simulator.symmetric_replicas",

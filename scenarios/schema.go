@@ -130,6 +130,7 @@ var schema = []field{
 	{"env", "map", "TF/CUDA environment variables", func(c *train.Config, n *yaml.Node) error { return env(n, &c.Env) }},
 	{"processes", "list", "other processes on the GPUs: [{name, framework, gpus, used_mib, memory, env}]", setProcesses},
 	{"simulator.timeline_points", "int", "samples kept per memory timeline", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.TimelinePoints) }},
+	{"simulator.utilization_samples", "int", "samples kept per GPU utilization series (past it, windows merged pairwise)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.UtilizationSamples) }},
 	{"simulator.trace_steps", "int", "steps whose every op goes into the trace", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.TraceSteps) }},
 	{"simulator.fast_forward", "bool", "replay provably identical steps", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FastForward) }},
 	{"simulator.symmetric_replicas", "bool", "no run-to-run kernel-time variation between replicas (nobody waits for a straggler); identical replicas are then simulated once", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.SymmetricReplicas) }},

@@ -298,6 +298,10 @@ type Sim struct {
 	// TimelinePoints caps the samples kept per device memory timeline (downsampled so that a
 	// long run holds O(steps) data at most).
 	TimelinePoints int
+	// UtilizationSamples caps the samples kept per GPU utilization series (Result.GPUSeries):
+	// nvidia-smi's windows until a run has more, then windows merged pairwise as often as
+	// needed (pipeline.UtilizationMeter).
+	UtilizationSamples int
 	// TraceSteps is how many steps keep every op in Result.Spans (later steps keep only their
 	// step, input and all-reduce spans).
 	TraceSteps int
@@ -329,12 +333,13 @@ func DefaultConfig() Config {
 			Memory:            Memory{Allocator: "bfc"},
 		},
 		Sim: Sim{
-			Name:           "default",
-			Steps:          100,
-			Seed:           1,
-			TimelinePoints: 400,
-			TraceSteps:     2,
-			FastForward:    true,
+			Name:               "default",
+			Steps:              100,
+			Seed:               1,
+			TimelinePoints:     400,
+			UtilizationSamples: pipeline.DefaultMaxSamples,
+			TraceSteps:         2,
+			FastForward:        true,
 		},
 	}
 }
@@ -456,6 +461,9 @@ func (c *Config) Validate() error {
 	}
 	if c.TimelinePoints < 2 {
 		add(fieldErr("TimelinePoints", "must be at least 2, got %d", c.TimelinePoints))
+	}
+	if c.UtilizationSamples < 2 {
+		add(fieldErr("UtilizationSamples", "must be at least 2, got %d", c.UtilizationSamples))
 	}
 	return errors.Join(errs...)
 }

@@ -6,6 +6,7 @@ package train
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/pipeline"
@@ -34,11 +35,18 @@ type Epoch struct {
 }
 
 // UtilSeries is one logical GPU's utilization as nvidia-smi reports it: the fraction of each
-// Period-second window during which a kernel (or an NCCL collective) ran.
+// Period-second window during which a kernel (or an NCCL collective) ran. Period is
+// nvidia-smi's pipeline.NVMLSamplePeriod unless the run lasted more than
+// pipeline.DefaultMaxSamples of them: the series is then downsampled as it is made (adjacent
+// windows merged, Period doubled until it fits), and Summary still describes the windows of
+// NVMLSamplePeriod.
 type UtilSeries struct {
 	Device  int
 	Period  float64
 	Samples []float64
+	// Summary is the mean, spread and range of the NVMLSamplePeriod windows:
+	// pipeline.Summarize(Samples) when the series is not downsampled.
+	Summary pipeline.Summary
 }
 
 // InputPipeline returns the tf.data configuration of the run: the pipeline config with the
@@ -67,7 +75,14 @@ func (r *runner) addBusy(rep *replica, start, end sim.Time) {
 	}
 	rep.meter.Add(start, end)
 	if r.recordSteps {
-		rep.stepBusyIvs = append(rep.stepBusyIvs, busySpan{Start: start - r.stepStart, End: end - r.stepStart})
+		s, e := start-r.stepStart, end-r.stepStart
+		if n := len(rep.stepBusyIvs); n > 0 && rep.stepBusyIvs[n-1].End == s {
+			// Back to back with the kernel before (a full queue): one busy span, as the
+			// meters merge them anyway.
+			rep.stepBusyIvs[n-1].End = e
+			return
+		}
+		rep.stepBusyIvs = append(rep.stepBusyIvs, busySpan{Start: s, End: e})
 	}
 }
 
@@ -89,25 +104,23 @@ func (r *runner) tooLong(t sim.Time) bool {
 // inputResult fills the Result's pipeline statistics, epochs, nvidia-smi series and input wait.
 func (r *runner) inputResult(res *Result) {
 	for i, rep := range r.replicas {
-		// Replicas in lockstep have equal series (a 1M-step run holds 400k samples per GPU):
-		// an equal one shares the first's samples, which nobody modifies.
-		var samples []float64
+		var u UtilSeries
 		if r.source(rep) != rep {
-			samples = res.GPUSeries[0].Samples // a copy of replica 0 (symmetric.go)
-		}
-		for j := range i {
-			if samples != nil {
-				break
+			u = res.GPUSeries[0] // a copy of replica 0 (symmetric.go)
+		} else {
+			samples, period := rep.meter.Series(r.end)
+			u = UtilSeries{Period: period.Seconds(), Samples: samples, Summary: rep.meter.Summary()}
+			// Replicas in lockstep have equal series: an equal one shares the first's
+			// samples, which nobody modifies.
+			for j := range i {
+				if v := res.GPUSeries[j]; v.Period == u.Period && v.Summary == u.Summary && slices.Equal(v.Samples, u.Samples) {
+					u.Samples = v.Samples
+					break
+				}
 			}
-			if rep.meter.Equal(&r.replicas[j].meter) {
-				samples = res.GPUSeries[j].Samples
-				break
-			}
 		}
-		if samples == nil {
-			samples = rep.meter.Series(r.end)
-		}
-		res.GPUSeries = append(res.GPUSeries, UtilSeries{Device: rep.id, Period: pipeline.NVMLSamplePeriod.Seconds(), Samples: samples})
+		u.Device = rep.id
+		res.GPUSeries = append(res.GPUSeries, u)
 	}
 	if ps, ok := r.input.(pipelineSource); ok {
 		st := ps.p.Stats()

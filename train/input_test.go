@@ -3,9 +3,11 @@ package train_test
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gpusim/gpusim/analysis"
 	"github.com/gpusim/gpusim/scenarios"
@@ -129,5 +131,63 @@ func TestInputReplicasCopyInParallel(t *testing.T) {
 	one, four := perBatch("1"), perBatch("4")
 	if r := four / one; r < 0.2 || r > 0.35 {
 		t.Errorf("copy per batch: %.3g s on 4 replicas, %.3g s on 1: ratio %.2f, want ~0.25", four, one, r)
+	}
+}
+
+// TestGPUSeriesDownsampled checks simulator.utilization_samples: a run with more nvidia-smi
+// windows than it keeps merges them pairwise, each sample the mean of the windows it covers
+// (so the busy time is the same), while the series' Summary and the diagnosis stay those of
+// nvidia-smi's own windows, and nothing else in the result moves. It covers a jittered
+// multi-GPU run (replayed by a window of steps), an input-fed one (simulated step by step) and
+// the fast-forwarded default.
+func TestGPUSeriesDownsampled(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		sets     []string
+		keep     int
+	}{
+		{"mirrored-4xa100", []string{"steps=3000"}, 100},
+		{"input-bound", []string{"steps=200"}, 8},
+		{"default", []string{"steps=2000"}, 33},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			cfg := scenarioConfig(t, tc.scenario, tc.sets...)
+			cfg.UtilizationSamples = 1 << 30
+			full, err := train.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.UtilizationSamples = tc.keep
+			ds, err := train.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, f := range full.GPUSeries {
+				d := ds.GPUSeries[i]
+				per := int(math.Round(d.Period / f.Period))
+				if f.Period != 0.2 || per < 2 || per&(per-1) != 0 || len(d.Samples) > tc.keep || len(d.Samples) != len(f.Samples)/per {
+					t.Fatalf("GPU %d: %d samples of %v s from %d of %v s, keeping %d", i, len(d.Samples), d.Period, len(f.Samples), f.Period, tc.keep)
+				}
+				for k, x := range d.Samples {
+					var m float64
+					for _, y := range f.Samples[k*per : (k+1)*per] {
+						m += y
+					}
+					if m /= float64(per); math.Abs(x-m) > 1e-12 {
+						t.Fatalf("GPU %d sample %d = %v, want the mean %v of the %d windows it covers", i, k, x, m, per)
+					}
+				}
+				if diff := cmp.Diff(f.Summary, d.Summary, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+					t.Errorf("GPU %d: Summary of the downsampled run (-full +downsampled):\n%s", i, diff)
+				}
+			}
+			df, dd := analysis.DiagnoseResult(full), analysis.DiagnoseResult(ds)
+			if df == nil || dd == nil || df.Bound != dd.Bound || !slices.Equal(df.Evidence, dd.Evidence) {
+				t.Errorf("diagnosis moved: full %+v, downsampled %+v", df, dd)
+			}
+			if diff := cmp.Diff(full, ds, cmpopts.IgnoreFields(train.Result{}, "GPUSeries")); diff != "" {
+				t.Errorf("the rest of the result moved (-full +downsampled):\n%s", diff)
+			}
+		})
 	}
 }

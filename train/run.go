@@ -572,6 +572,7 @@ func (r *runner) startTrain(vd []*allocator.Device, env map[string]string) (*all
 func (r *runner) newReplica(id, i int, onGPU []int) *replica {
 	rep := &replica{id: id, logical: i, device: r.mach.configs[i].Device, alloc: r.mach.allocs[i]}
 	rep.sampler = newSampler(r.cfg.TimelinePoints)
+	rep.meter = busyMeter{MaxSamples: r.cfg.UtilizationSamples}
 	for k := range rep.profiles {
 		rep.profiles[k] = newSampler(profilePoints)
 	}
