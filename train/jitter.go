@@ -1,6 +1,8 @@
 package train
 
 import (
+	"slices"
+
 	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/sim"
 )
@@ -34,7 +36,8 @@ const jitterWindow = 64
 
 // windowStep is what the replay of one jittered step records, as fastForward records a
 // repeated step: the per-step records, the step's length and all-reduce, and per simulated
-// replica the busy time, kernels and memory changes (offsets from the step's start).
+// replica the busy time (its kernels and memory changes go straight into the replica's
+// windowPass).
 type windowStep struct {
 	dt                  float64
 	bd                  [numCats]sim.Time
@@ -45,17 +48,26 @@ type windowStep struct {
 	hasOverlap          bool
 	ops                 int
 	busy                []sim.Time
-	ivs                 [][]busySpan
-	trace               [][]memEvent
 }
 
 // jitterState is the window being recorded or complete, with the allocator counters it was
 // proven under: a complete window is reused after a simulated step (one the loss scale
 // skipped) only while no replica's pool changed and no request failed since.
 type jitterState struct {
-	win                  []windowStep
-	pass                 []windowPass // per simulated replica, once win is complete
+	win []windowStep
+	// pass has one entry per simulated replica: the window's steps recorded so far, complete
+	// (its stepTrace built) once win is.
+	pass                 []windowPass
 	poolChanges, failues []int
+}
+
+// resetWindow empties the window and the passes being recorded, keeping their memory.
+func (js *jitterState) resetWindow() {
+	js.win = js.win[:0]
+	for k := range js.pass {
+		p := &js.pass[k]
+		p.ivs, p.ev, p.ivEnd, p.evEnd, p.busy, p.trace = p.ivs[:0], p.ev[:0], p.ivEnd[:1], p.evEnd[:1], 0, nil
+	}
 }
 
 // jitterFastForwardable reports whether fast-forward may run under jitter: every simulated
@@ -78,12 +90,12 @@ func (r *runner) jitterStep() bool {
 	js := &r.jit
 	if !r.canFastForward() {
 		if len(js.win) < jitterWindow {
-			js.win = js.win[:0]
+			js.resetWindow()
 		}
 		return false
 	}
 	if len(js.win) == jitterWindow && !r.countersMatch() {
-		js.win = js.win[:0]
+		js.resetWindow()
 	}
 	if len(js.win) < jitterWindow {
 		js.win = append(js.win, r.windowRecord())
@@ -109,7 +121,9 @@ func (r *runner) countersMatch() bool {
 	return true
 }
 
-// windowRecord copies the step just simulated (after canFastForward's trace swap).
+// windowRecord records the step just simulated (after canFastForward's trace swap): its
+// figures, and each replica's kernels and memory changes appended to its pass, shifted by the
+// window's steps before it.
 func (r *runner) windowRecord() windowStep {
 	w := windowStep{dur: r.eng.Now() - r.stepStart, arOffset: r.arStart - r.stepStart, ops: r.stepOps}
 	w.dt, _ = r.stepTimes.last()
@@ -119,10 +133,33 @@ func (r *runner) windowRecord() windowStep {
 	if m := &r.multi; m.overlap != nil && len(m.exposed) > 0 {
 		w.exposed, w.overlapped, w.hasOverlap = m.exposed[len(m.exposed)-1], m.overlapped[len(m.overlapped)-1], true
 	}
-	for _, rep := range r.active {
-		w.busy = append(w.busy, rep.busy-rep.busyAtStart)
-		w.ivs = append(w.ivs, append([]busySpan(nil), rep.stepBusyIvs...))
-		w.trace = append(w.trace, append([]memEvent(nil), rep.prevTrace...))
+	js := &r.jit
+	for len(js.pass) < len(r.active) {
+		js.pass = append(js.pass, windowPass{ivEnd: []int{0}, evEnd: []int{0}})
+	}
+	var off sim.Time // the window's steps before this one
+	for i := range js.win {
+		off += js.win[i].dur
+	}
+	for k, rep := range r.active {
+		b := rep.busy - rep.busyAtStart
+		w.busy = append(w.busy, b)
+		ps := &js.pass[k]
+		if len(js.win) == 0 {
+			// Every step of the window makes the same memory changes (the allocator proof)
+			// and about as many kernel spans: room for the whole window at once, rather than
+			// the garbage of growing to it.
+			ps.ivs = slices.Grow(ps.ivs, jitterWindow*len(rep.stepBusyIvs)*9/8)
+			ps.ev = slices.Grow(ps.ev, jitterWindow*len(rep.prevTrace))
+		}
+		for _, iv := range rep.stepBusyIvs {
+			ps.ivs = append(ps.ivs, busySpan{Start: iv.Start + off, End: iv.End + off})
+		}
+		for _, m := range rep.prevTrace {
+			ps.ev = append(ps.ev, memEvent{at: m.at + off, inUse: m.inUse, pool: m.pool})
+		}
+		ps.busy += b
+		ps.ivEnd, ps.evEnd = append(ps.ivEnd, len(ps.ivs)), append(ps.evEnd, len(ps.ev))
 	}
 	return w
 }
@@ -232,37 +269,17 @@ func (r *runner) replayWindow() bool {
 // before it; ivEnd[i] and evEnd[i] count those of the first i steps.
 type windowPass struct {
 	ivs          []busySpan
-	trace        *stepTrace
+	ev           []memEvent
+	trace        *stepTrace // of ev, once the window is complete
 	ivEnd, evEnd []int
 	busy         sim.Time
 }
 
-// buildPasses makes each replica's windowPass once the window is complete.
+// buildPasses completes each replica's windowPass once the window is.
 func (r *runner) buildPasses() {
-	win := r.jit.win
-	r.jit.pass = r.jit.pass[:0]
-	for k := range r.active {
-		ni, ne := 0, 0
-		for i := range win {
-			ni, ne = ni+len(win[i].ivs[k]), ne+len(win[i].trace[k])
-		}
-		ps := windowPass{ivs: make([]busySpan, 0, ni), ivEnd: make([]int, len(win)+1), evEnd: make([]int, len(win)+1)}
-		ev := make([]memEvent, 0, ne)
-		var off sim.Time
-		for i := range win {
-			w := &win[i]
-			for _, iv := range w.ivs[k] {
-				ps.ivs = append(ps.ivs, busySpan{Start: iv.Start + off, End: iv.End + off})
-			}
-			for _, m := range w.trace[k] {
-				ev = append(ev, memEvent{at: m.at + off, inUse: m.inUse, pool: m.pool})
-			}
-			ps.busy += w.busy[k]
-			off += w.dur
-			ps.ivEnd[i+1], ps.evEnd[i+1] = len(ps.ivs), len(ev)
-		}
-		ps.trace = newStepTrace(ev)
-		r.jit.pass = append(r.jit.pass, ps)
+	for k := range r.jit.pass[:len(r.active)] {
+		ps := &r.jit.pass[k]
+		ps.trace = newStepTrace(ps.ev)
 	}
 }
 
