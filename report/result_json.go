@@ -4,9 +4,13 @@ package report
 // result_csv.go.
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 
 	"github.com/gpusim/gpusim/analysis"
 )
@@ -207,12 +211,72 @@ func NewResultJSON(res *analysis.Result) ResultJSON {
 	return j
 }
 
-// WriteResultJSON writes res as one indented JSON object.
+// WriteResultJSON writes res as one indented JSON object, as encoding/json's Encoder with a
+// two-space indent writes it. The step times (one a step: a million for a 1M-step run, most of
+// the output) are formatted as they are written instead of held twice as JSON text (the
+// encoder's compact and indented copies of the whole object).
 func WriteResultJSON(w io.Writer, res *analysis.Result) error {
-	enc := json.NewEncoder(w)
+	j := NewResultJSON(res)
+	steps := j.StepTimesS
+	if len(steps) > 0 {
+		j.StepTimesS = nil // "null": the array is written in its place below
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(NewResultJSON(res)); err != nil {
+	if err := enc.Encode(j); err != nil {
+		return fmt.Errorf("write result json: %w", err)
+	}
+	out := buf.Bytes()
+	if len(steps) == 0 {
+		if _, err := w.Write(out); err != nil {
+			return fmt.Errorf("write result json: %w", err)
+		}
+		return nil
+	}
+	// A top-level key at the start of its own line: a string value holds no raw newline.
+	const key, null = "\n  \"step_times_s\": ", "null"
+	i := bytes.Index(out, []byte(key+null))
+	if i < 0 {
+		return fmt.Errorf("write result json: step_times_s not in the encoded object")
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(out[:i+len(key)])
+	bw.WriteByte('[')
+	num := make([]byte, 0, 32)
+	for k, x := range steps {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("write result json: json: unsupported value: %s", strconv.FormatFloat(x, 'g', -1, 64))
+		}
+		if k > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		num = appendJSONFloat(num[:0], x)
+		bw.Write(num)
+	}
+	bw.WriteString("\n  ]")
+	bw.Write(out[i+len(key)+len(null):])
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write result json: %w", err)
 	}
 	return nil
+}
+
+// appendJSONFloat appends x as encoding/json writes a float64 (encode.go, floatEncoder): the
+// shortest decimal that reads back as x, in exponent form below 1e-6 and from 1e21, with a
+// two-digit negative exponent cut to one (e-07 as e-7).
+func appendJSONFloat(b []byte, x float64) []byte {
+	format := byte('f')
+	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, x, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
