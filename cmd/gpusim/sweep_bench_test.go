@@ -42,3 +42,24 @@ func BenchmarkRunInputBound(b *testing.B) {
 	}
 	b.ReportMetric(1000*float64(b.N)/b.Elapsed().Seconds(), "steps/s")
 }
+
+// BenchmarkRun8GPUs1MSteps is docs/design.md's long-run budget as a user runs it: gpusim run
+// resnet50-8xa100 --set steps=1000000 -o json (8 A100s, MirroredStrategy, each replica's
+// kernel-time jitter on), under 1 s and 100 MB. It reports simulated steps per second, seconds
+// per run (wall and CPU), bytes allocated per run and the peak RSS (run it cold, as the CLI
+// runs):
+//
+//	go test ./cmd/gpusim -run '^$' -bench Run8GPUs1MSteps -benchtime 1x
+func BenchmarkRun8GPUs1MSteps(b *testing.B) {
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		if err := run(context.Background(), io.Discard, io.Discard, []string{"run", "resnet50-8xa100", "--set", "steps=1000000", "-o", "json"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(1e6*float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/run")
+	reportPeakRSS(b)
+}
