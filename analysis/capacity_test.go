@@ -12,21 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gpusim/gpusim/analysis"
-	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/train"
 )
-
-func scenarioConfig(t *testing.T, name string, sets ...string) train.Config {
-	t.Helper()
-	s, err := scenarios.Resolve(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetAll(sets); err != nil {
-		t.Fatal(err)
-	}
-	return s.Config
-}
 
 // runAt simulates cfg at batch and steps directly, as a check on what the search reports.
 func runAt(t *testing.T, cfg train.Config, batch, steps int) *train.Result {
@@ -44,7 +31,7 @@ func runAt(t *testing.T, cfg train.Config, batch, steps int) *train.Result {
 // in step 2, the first pass with Adam's slots resident: with one step the search would answer
 // a larger batch that fails in real training.
 func TestMaxBatchResNet50T4Adam(t *testing.T) {
-	cfg := scenarioConfig(t, "default", "hardware.gpu=t4", "optimizer=adam")
+	cfg := with("default", func(c *train.Config) { c.GPU, c.Optimizer = "t4", "adam" })
 	o := analysis.DefaultMaxBatchOptions()
 	o.Multiple, o.Below, o.Jobs = 1, 2, 2
 	rep, err := analysis.MaxBatch(context.Background(), cfg, o)
@@ -96,7 +83,8 @@ func TestMaxBatchResNet50T4Adam(t *testing.T) {
 
 // TestMaxBatchJobsDoNotChangeTheAnswer runs the same search with 1 and 4 jobs.
 func TestMaxBatchJobsDoNotChangeTheAnswer(t *testing.T) {
-	cfg := scenarioConfig(t, "default", "hardware.gpu=rtx3090", "memory.growth=true", "precision=mixed_float16")
+	growth := true
+	cfg := with("default", func(c *train.Config) { c.GPU, c.Memory.Growth, c.Precision = "rtx3090", &growth, "mixed_float16" })
 	var reps []*analysis.MaxBatchReport
 	for _, jobs := range []int{1, 4} {
 		o := analysis.DefaultMaxBatchOptions()
@@ -118,19 +106,19 @@ func TestMaxBatchJobsDoNotChangeTheAnswer(t *testing.T) {
 func TestMaxBatchBounds(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		sets      []string
+		edit      func(*train.Config)
 		min, max  int
 		wantBatch int
 		wantAtMax bool
 		wantOOM   int // FirstOOM.Batch, 0 = none
 	}{
-		{"mlp fits up to max", []string{"model=mlp"}, 1, 1000, 1000, true, 0},
-		{"resnet50 4096 on t4 never fits", []string{"hardware.gpu=t4"}, 4096, 65536, 0, false, 4096},
+		{"mlp fits up to max", func(c *train.Config) { c.Model = "mlp" }, 1, 1000, 1000, true, 0},
+		{"resnet50 4096 on t4 never fits", func(c *train.Config) { c.GPU = "t4" }, 4096, 65536, 0, false, 4096},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := analysis.DefaultMaxBatchOptions()
 			o.Min, o.Max, o.Multiple = tc.min, tc.max, 8
-			rep, err := analysis.MaxBatch(context.Background(), scenarioConfig(t, "default", tc.sets...), o)
+			rep, err := analysis.MaxBatch(context.Background(), with("default", tc.edit), o)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpusim/gpusim/analysis"
 	"github.com/gpusim/gpusim/train"
+	"github.com/gpusim/gpusim/train/traintest"
 )
 
 // TestGPUsResNet50A100 asks for 10,000 img/s of ResNet-50 mixed_float16 at 256 per A100-40GB
@@ -17,7 +18,7 @@ import (
 func TestGPUsResNet50A100(t *testing.T) {
 	// The scenario's 200 steps: with a handful, the median step can be one the loss scale
 	// skipped (no optimizer ops) and the throughput too high.
-	cfg := scenarioConfig(t, "resnet50-a100")
+	cfg := traintest.ResNet50A100()
 	var reps []*analysis.GPUsReport
 	for _, jobs := range []int{1, 3} {
 		rep, err := analysis.GPUs(context.Background(), cfg, analysis.GPUsOptions{Throughput: 10000, MaxGPUs: 64, Jobs: jobs})
@@ -61,23 +62,22 @@ func TestGPUsResNet50A100(t *testing.T) {
 // BERT's 440 MB of gradients over PCIe at a small batch.
 func TestGPUsUnreachable(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		scenario string
-		sets     []string
-		o        analysis.GPUsOptions
-		want     string
+		name string
+		cfg  train.Config
+		o    analysis.GPUsOptions
+		want string
 	}{
-		{"input", "input-bound", []string{"steps=20"}, analysis.GPUsOptions{Throughput: 10000, MaxGPUs: 8}, "input bound"},
-		{"all-reduce", "default", []string{"model=bert-base", "hardware.gpu=rtx4090", "optimizer=adam", "steps=5"},
+		{"input", traintest.Steps(traintest.InputBound(), 20), analysis.GPUsOptions{Throughput: 10000, MaxGPUs: 8}, "input bound"},
+		{"all-reduce", with("default", func(c *train.Config) { c.Model, c.GPU, c.Optimizer, c.Steps = "bert-base", "rtx4090", "adam", 5 }),
 			analysis.GPUsOptions{Throughput: 5000, MaxGPUs: 16, PerGPUBatch: 8}, "all-reduce bound"},
-		{"compute", "default", []string{"model=mlp", "steps=5"},
+		{"compute", with("default", func(c *train.Config) { c.Model, c.Steps = "mlp", 5 }),
 			analysis.GPUsOptions{Throughput: 1e12, MaxGPUs: 2, PerGPUBatch: 64}, "compute bound"},
-		{"oom", "default", []string{"hardware.gpu=t4", "steps=2"},
+		{"oom", with("default", func(c *train.Config) { c.GPU, c.Steps = "t4", 2 }),
 			analysis.GPUsOptions{Throughput: 1000, MaxGPUs: 2, PerGPUBatch: 4096}, "every count tried runs out of memory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Jobs = 2
-			rep, err := analysis.GPUs(context.Background(), scenarioConfig(t, tc.scenario, tc.sets...), tc.o)
+			rep, err := analysis.GPUs(context.Background(), tc.cfg, tc.o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestGPUsUnreachable(t *testing.T) {
 // TestGPUsStrongScaling keeps the global batch: every count trains on 512 samples per update,
 // and the counts stop at the batch when it is smaller than MaxGPUs.
 func TestGPUsStrongScaling(t *testing.T) {
-	cfg := scenarioConfig(t, "resnet50-a100", "steps=5")
+	cfg := traintest.Steps(traintest.ResNet50A100(), 5)
 	rep, err := analysis.GPUs(context.Background(), cfg, analysis.GPUsOptions{Throughput: 5000, MaxGPUs: 64, GlobalBatch: 512, Jobs: 2})
 	if err != nil {
 		t.Fatal(err)

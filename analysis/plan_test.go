@@ -5,18 +5,14 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/train"
+	"github.com/gpusim/gpusim/train/traintest"
 )
 
+// planBase is the built-in scenario resnet50-a100 at 6 steps.
 func planBase(t *testing.T) train.Config {
 	t.Helper()
-	sc, err := scenarios.Builtin("resnet50-a100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc.Config.Steps = 6
-	return sc.Config
+	return traintest.Steps(traintest.ResNet50A100(), 6)
 }
 
 // smallSpace is a space of resnet50-a100 every test can simulate in full.

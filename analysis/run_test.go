@@ -3,13 +3,12 @@ package analysis_test
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gpusim/gpusim/analysis"
-	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/train"
+	"github.com/gpusim/gpusim/train/traintest"
 )
 
 // counter is a RunFunc that counts simulations by scenario name.
@@ -28,25 +27,14 @@ func (c *counter) run(ctx context.Context, cfg train.Config) (*train.Result, err
 	return train.Run(ctx, cfg)
 }
 
-func builtin(t *testing.T, name string, sets ...string) train.Config {
-	t.Helper()
-	s, err := scenarios.Builtin(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetAll(sets); err != nil {
-		t.Fatal(err)
-	}
-	return s.Config
-}
-
 // Two multi-GPU runs with the same per-replica batch share one one-GPU baseline, and asking
 // for a run again simulates nothing.
 func TestSessionSharesBaselines(t *testing.T) {
 	var c counter
 	sess := analysis.NewSession(c.run)
-	two := builtin(t, "mirrored-4xa100", "hardware.count=2", "batch=512", "precision=float32", "steps=5")
-	four := builtin(t, "mirrored-4xa100", "batch=1024", "precision=float32", "steps=5")
+	two, four := traintest.Mirrored4xA100(), traintest.Mirrored4xA100()
+	two.GPUCount, two.Batch, two.Precision, two.Steps = 2, 512, "float32", 5
+	four.Batch, four.Precision, four.Steps = 1024, "float32", 5
 	var scal []*analysis.Scaling
 	for _, cfg := range []train.Config{two, four, two} {
 		res, err := sess.Run(context.Background(), cfg)
@@ -72,7 +60,7 @@ func TestSessionSharesBaselines(t *testing.T) {
 // A judged result is a copy: the notes a baseline adds do not leak into the shared run.
 func TestSessionKeepsSharedRunsUnchanged(t *testing.T) {
 	sess := analysis.NewSession(nil)
-	cfg := builtin(t, "bert-base-h200", "steps=20", "precision=mixed_bfloat16")
+	cfg := traintest.Steps(traintest.BertBaseH200(), 20)
 	raw, err := sess.Simulate(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -90,56 +78,22 @@ func TestSessionKeepsSharedRunsUnchanged(t *testing.T) {
 	}
 }
 
-// TestInputBoundRemedies: the built-in input-bound scenario is diagnosed input-bound and the
-// parallel map with prefetch is the remedy that helps most; with both set to AUTOTUNE it is
-// compute-bound and nothing is re-simulated.
-func TestInputBoundRemedies(t *testing.T) {
-	sess := analysis.NewSession(nil)
-	cfg := builtin(t, "input-bound", "steps=60")
-	res, err := sess.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Diagnosis == nil || res.Diagnosis.Bound != analysis.InputBound {
-		t.Fatalf("diagnosis %+v, want input-bound", res.Diagnosis)
-	}
-	if err := sess.Remedies(context.Background(), cfg, res); err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Remedies) < 3 {
-		t.Fatalf("remedies %+v, want the candidates re-simulated", res.Remedies)
-	}
-	if got, want := strings.Join(res.Remedies[0].Set, " "), "input.map.parallel_calls=autotune input.prefetch=autotune"; got != want {
-		t.Errorf("best remedy sets %q, want %q", got, want)
-	}
-	if cfg.Input.ParallelCalls != 0 || cfg.Input.Prefetch != 0 {
-		t.Errorf("remedies changed the run's own input config: %+v", cfg.Input)
-	}
-	tuned := builtin(t, "input-bound", "steps=60", "input.prefetch=autotune", "input.map.parallel_calls=autotune")
-	before := sess.Simulations()
-	res, err = sess.Run(context.Background(), tuned)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Diagnosis == nil || res.Diagnosis.Bound != analysis.ComputeBound {
-		t.Errorf("tuned diagnosis %+v, want compute-bound", res.Diagnosis)
-	}
-	if err := sess.Remedies(context.Background(), tuned, res); err != nil || res.Remedies != nil {
-		t.Errorf("tuned remedies %+v (%v), want none", res.Remedies, err)
-	}
-	// The tuned run is the best remedy's configuration: already simulated.
-	if sess.Simulations() != before {
-		t.Errorf("tuned run simulated again (%d -> %d simulations)", before, sess.Simulations())
-	}
-}
-
 // A mixed-precision run whose float32 twin the session has run takes its float32 baseline
 // from that run's first steps (train.Result.Prefix) instead of simulating it, and gets the
 // same comparison as a session that simulates the baseline.
 func TestFloat32BaselineFromTheFloat32Run(t *testing.T) {
-	for _, sets := range [][]string{{"batch=64"}, {"batch=96", "xla=true", "optimizer=adam"}, {"batch=128", "memory.mode=growth"}, {"batch=512"}} {
-		f32 := builtin(t, "default", append([]string{"precision=float32"}, sets...)...)
-		mixed := builtin(t, "default", append([]string{"precision=mixed_float16"}, sets...)...)
+	for _, tc := range []struct {
+		sets string
+		edit func(*train.Config)
+	}{
+		{"batch=64", func(c *train.Config) { c.Batch = 64 }},
+		{"batch=96 xla=true optimizer=adam", func(c *train.Config) { c.Batch, c.XLA, c.Optimizer = 96, true, "adam" }},
+		{"batch=128 memory.mode=growth", func(c *train.Config) { c.Batch, c.Memory.Mode = 128, "growth" }},
+		{"batch=512", func(c *train.Config) { c.Batch = 512 }},
+	} {
+		sets := tc.sets
+		f32, mixed := with("default", tc.edit), with("default", tc.edit)
+		f32.Precision, mixed.Precision = "float32", "mixed_float16"
 		var shared, alone counter
 		sess := analysis.NewSession(shared.run)
 		if _, err := sess.Run(context.Background(), f32); err != nil {

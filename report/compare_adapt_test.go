@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpusim/gpusim/train"
+	"github.com/gpusim/gpusim/train/traintest"
 )
 
 // memoryModeRuns simulates the built-in default scenario (ResNet-50, batch 64, one A100-40GB)
@@ -17,14 +20,16 @@ func memoryModeRuns(t *testing.T) []Run {
 	t.Helper()
 	var runs []Run
 	for _, c := range []struct {
-		mode string
-		sets []string
+		mode     string
+		limitMiB int64
 	}{
-		{"preallocate", []string{"memory.mode=preallocate"}},
-		{"growth", []string{"memory.mode=growth"}},
-		{"limit", []string{"memory.limit_mib=4096", "memory.mode=limit"}},
+		{"preallocate", 0},
+		{"growth", 0},
+		{"limit", 4096},
 	} {
-		res := simulate(t, "default", append([]string{"steps=20"}, c.sets...)...)
+		cfg := traintest.Steps(train.DefaultConfig(), 20)
+		cfg.Memory.Mode, cfg.Memory.LimitMiB = c.mode, c.limitMiB
+		res := simulate(t, cfg)
 		runs = append(runs, FromResult("memory.mode="+c.mode, []RunParam{{"memory.mode", c.mode}}, res))
 	}
 	return runs
@@ -153,7 +158,7 @@ var (
 )
 
 func TestFromResultOptionalDetail(t *testing.T) {
-	res := simulate(t, "default", "steps=3")
+	res := simulate(t, traintest.Steps(train.DefaultConfig(), 3))
 	r := fromResult("default", nil, res, detailedResult{})
 	if len(r.Utilization) != 1 || r.Utilization[0].Name != "GPU:0" || len(r.Utilization[0].Points) != 10 {
 		t.Errorf("utilization = %+v, want one GPU:0 series of 10 points", r.Utilization)
@@ -181,7 +186,7 @@ func TestFromResultOptionalDetail(t *testing.T) {
 
 // TestWriteResultPlotsAndTrace is what `gpusim run --plot DIR --trace FILE` calls.
 func TestWriteResultPlotsAndTrace(t *testing.T) {
-	res := simulate(t, "growth-fragmentation")
+	res := simulate(t, traintest.GrowthFragmentation())
 	dir := t.TempDir()
 	paths, err := WriteResultPlots(dir, res)
 	if err != nil {

@@ -5,32 +5,16 @@ import (
 	"testing"
 
 	"github.com/gpusim/gpusim/analysis"
-	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/train"
 )
 
-// simulate resolves a built-in scenario, applies sets (KEY=VALUE, as `gpusim run --set`) in
-// order and runs it; any error fails the test.
-func simulate(t *testing.T, scenario string, sets ...string) *train.Result {
-	return judged(t, scenario, sets...).Result
-}
-
-// judged is simulate with the run's baselines and diagnosis (analysis.Run), as gpusim run
-// reports it.
-func judged(t *testing.T, scenario string, sets ...string) *analysis.Result {
+// simulate runs cfg with the run's baselines and diagnosis (analysis.Run), as gpusim run
+// reports it; any error fails the test. train/traintest has the built-in scenarios' configs.
+func simulate(t *testing.T, cfg train.Config) *train.Result {
 	t.Helper()
-	s, err := scenarios.Resolve(scenario)
+	res, err := analysis.Run(context.Background(), cfg)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("analysis.Run(%s): %v", cfg.Name, err)
 	}
-	for _, kv := range sets {
-		if err := s.Set(kv); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := analysis.Run(context.Background(), s.Config)
-	if err != nil {
-		t.Fatalf("analysis.Run(%s, %v): %v", scenario, sets, err)
-	}
-	return res
+	return res.Result
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpusim/gpusim/train/traintest"
 )
 
 func TestWriteHTML(t *testing.T) {
@@ -119,7 +121,7 @@ func TestBrowser(t *testing.T) {
 	// Real runs: the memory-mode comparison of the default scenario (its limit run OOMs after
 	// BFC's 10 s retry) and the trace of a real input-bound run (ops, input waits, counters).
 	real := memoryModeRuns(t)
-	res := simulate(t, "input-bound", "steps=3")
+	res := simulate(t, traintest.Steps(traintest.InputBound(), 3))
 	ib := FromResult("input-bound", nil, res)
 	browserCheck(t, bin, filepath.Join(dir, "real"), real, &ib, []string{"C=", "M=", "X="})
 	browserCheck(t, bin, filepath.Join(dir, "real-oom"), real, &real[2], []string{"C=", "M=", "X=", "i="})

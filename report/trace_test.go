@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/gpusim/gpusim/sim"
+	"github.com/gpusim/gpusim/train"
+	"github.com/gpusim/gpusim/train/traintest"
 )
 
 // chromeTrace is the part of the Chrome trace event format the tests read.
@@ -209,15 +211,15 @@ func BenchmarkWriteTrace(b *testing.B) {
 // steps' waits for tf.data on its GPU. Each trace parses and keeps every event inside the run.
 func TestRealRunTraces(t *testing.T) {
 	for _, tc := range []struct {
-		scenario string
-		gpus     int
-		want     []string // categories every GPU must have
+		cfg  train.Config
+		gpus int
+		want []string // categories every GPU must have
 	}{
-		{"mirrored-4xa100", 4, []string{"X " + TrackCompute, "X " + TrackAllReduce, "C memory"}},
-		{"input-bound", 1, []string{"X " + TrackCompute, "X " + TrackInput, "C memory"}},
+		{traintest.Mirrored4xA100(), 4, []string{"X " + TrackCompute, "X " + TrackAllReduce, "C memory"}},
+		{traintest.InputBound(), 1, []string{"X " + TrackCompute, "X " + TrackInput, "C memory"}},
 	} {
-		t.Run(tc.scenario, func(t *testing.T) {
-			res := simulate(t, tc.scenario, "steps=3")
+		t.Run(tc.cfg.Name, func(t *testing.T) {
+			res := simulate(t, traintest.Steps(tc.cfg, 3))
 			var buf bytes.Buffer
 			if err := WriteResultTrace(&buf, res); err != nil {
 				t.Fatal(err)

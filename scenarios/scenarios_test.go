@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gpusim/gpusim/train"
+	"github.com/gpusim/gpusim/train/traintest"
 )
 
 func TestBuiltinsLoadAndValidate(t *testing.T) {
@@ -384,6 +387,21 @@ func TestFixedLossScaleAsNumber(t *testing.T) {
 		}
 		if sc.Config.StaticLossScale != want {
 			t.Errorf("%q: StaticLossScale %v, want %v", doc, sc.Config.StaticLossScale, want)
+		}
+	}
+}
+
+// TestTraintestIsTheBuiltins: each configuration train/traintest gives the tests below
+// scenarios is the one its built-in loads to.
+func TestTraintestIsTheBuiltins(t *testing.T) {
+	for name, cfg := range traintest.Builtins {
+		s, err := Builtin(name)
+		if err != nil {
+			t.Errorf("traintest.Builtins[%q]: %v", name, err)
+			continue
+		}
+		if d := cmp.Diff(s.Config, cfg()); d != "" {
+			t.Errorf("traintest.Builtins[%q] is not the built-in's configuration (-built-in +traintest):\n%s", name, d)
 		}
 	}
 }

@@ -9,26 +9,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/gpusim/gpusim/analysis"
-	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/train"
+	"github.com/gpusim/gpusim/train/traintest"
 )
 
-func scenarioConfig(t *testing.T, name string, sets ...string) train.Config {
-	t.Helper()
-	s, err := scenarios.Resolve(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetAll(sets); err != nil {
-		t.Fatal(err)
-	}
-	return s.Config
-}
-
 // TestGPUSeriesNvidiaSmi checks the nvidia-smi samples: their mean is the run's busy fraction
-// (over the full windows), a fast-forwarded run gives the same samples as one simulated step
-// by step, and an input-bound run swings while a compute-bound one stays near 100%.
+// (over the full windows), and a fast-forwarded run gives the same samples as one simulated
+// step by step. (That the input-bound one swings enough to be diagnosed input-bound and the
+// other two stay compute-bound is scenarios' TestBuiltinsDiagnosedBound.)
 func TestGPUSeriesNvidiaSmi(t *testing.T) {
 	mean := func(xs []float64) float64 {
 		var m float64
@@ -38,16 +26,17 @@ func TestGPUSeriesNvidiaSmi(t *testing.T) {
 		return m / float64(len(xs))
 	}
 	for _, tc := range []struct {
-		scenario string
-		sets     []string
-		bound    string
+		cfg   train.Config
+		steps int
 	}{
-		{"input-bound", []string{"steps=50"}, "input-bound"},
-		{"default", []string{"steps=60"}, "compute-bound"},
-		{"mirrored-4xa100", []string{"steps=20"}, "compute-bound"},
+		{traintest.InputBound(), 50},
+		{train.DefaultConfig(), 60},
+		{traintest.Mirrored4xA100(), 20},
 	} {
-		t.Run(tc.scenario, func(t *testing.T) {
-			res, err := train.Run(context.Background(), scenarioConfig(t, tc.scenario, tc.sets...))
+		t.Run(tc.cfg.Name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Steps = tc.steps
+			res, err := train.Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,13 +51,11 @@ func TestGPUSeriesNvidiaSmi(t *testing.T) {
 			if got := mean(s.Samples); math.Abs(got-res.Devices[0].BusyFraction) > 0.03+s.Period/res.Elapsed {
 				t.Errorf("mean of samples %.3f, busy fraction %.3f", got, res.Devices[0].BusyFraction)
 			}
-			if d := analysis.DiagnoseResult(res); d == nil || string(d.Bound) != tc.bound {
-				t.Errorf("diagnosis = %+v, want %s", d, tc.bound)
-			}
 		})
 	}
 
-	cfg := scenarioConfig(t, "default", "steps=60")
+	cfg := train.DefaultConfig()
+	cfg.Steps = 60
 	ff, err := train.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -89,8 +76,9 @@ func TestGPUSeriesNvidiaSmi(t *testing.T) {
 // TestInputHostFromProfile checks that hardware.host.profile sets the tf.data host: a DGX
 // A100's 256 cores let AUTOTUNE's map outrun the H200 VM's 16, and input.host.cores still wins.
 func TestInputHostFromProfile(t *testing.T) {
-	tput := func(sets ...string) *train.Result {
-		cfg := scenarioConfig(t, "input-bound", append([]string{"steps=30", "input.map.parallel_calls=autotune", "input.prefetch=autotune", "input.map.cost_ms=40"}, sets...)...)
+	tput := func(host string) *train.Result {
+		cfg := traintest.Autotuned(traintest.InputBound())
+		cfg.Steps, cfg.Input.Pipeline.MapCost.Mean, cfg.Host = 30, 40e-3, host
 		// The scenario sets the H200 VM's host explicitly, which a profile does not override:
 		// unset, the host's fields come from the profile.
 		h := &cfg.Input.Pipeline
@@ -101,14 +89,16 @@ func TestInputHostFromProfile(t *testing.T) {
 		}
 		return res
 	}
-	vm, dgx := tput(), tput("hardware.host.profile=dgx-a100")
+	vm, dgx := tput(""), tput("dgx-a100")
 	if !(dgx.Throughput > 2*vm.Throughput) {
 		t.Errorf("throughput on dgx-a100 %.0f, on h200-vm %.0f: want the 256-core host > 2x", dgx.Throughput, vm.Throughput)
 	}
 	if vm.Input.Parallelism > 16 || dgx.Input.Parallelism <= 16 {
 		t.Errorf("map parallelism %d on h200-vm, %d on dgx-a100: want <= 16 and > 16", vm.Input.Parallelism, dgx.Input.Parallelism)
 	}
-	if _, err := train.Run(context.Background(), scenarioConfig(t, "input-bound", "hardware.host.profile=nope")); err == nil {
+	bad := traintest.InputBound()
+	bad.Host = "nope"
+	if _, err := train.Run(context.Background(), bad); err == nil {
 		t.Error("unknown host profile accepted")
 	}
 }
@@ -117,18 +107,19 @@ func TestInputHostFromProfile(t *testing.T) {
 // replicas copies a quarter of the global batch over its own link at once, so a batch's
 // host-to-device time is about a quarter of one GPU's copy of the whole batch.
 func TestInputReplicasCopyInParallel(t *testing.T) {
-	perBatch := func(count string) float64 {
-		res, err := train.Run(context.Background(), scenarioConfig(t, "mirrored-4xa100", "hardware.count="+count, "batch=256", "steps=10",
-			"input.map.parallel_calls=autotune", "input.prefetch=autotune"))
+	perBatch := func(count int) float64 {
+		cfg := traintest.Autotuned(traintest.Mirrored4xA100())
+		cfg.GPUCount, cfg.Batch, cfg.Steps = count, 256, 10
+		res, err := train.Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Input == nil || res.Input.Batches == 0 {
-			t.Fatalf("hardware.count=%s: no input statistics", count)
+			t.Fatalf("%d GPUs: no input statistics", count)
 		}
 		return res.Input.H2DTime.Seconds() / float64(res.Input.Batches)
 	}
-	one, four := perBatch("1"), perBatch("4")
+	one, four := perBatch(1), perBatch(4)
 	if r := four / one; r < 0.2 || r > 0.35 {
 		t.Errorf("copy per batch: %.3g s on 4 replicas, %.3g s on 1: ratio %.2f, want ~0.25", four, one, r)
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpusim/gpusim/calibrate/kernelfit"
-	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/internal/testcsv"
 	"github.com/gpusim/gpusim/models"
 )
@@ -95,9 +93,10 @@ func h200Config(r h200Row) Config {
 // attention, foreach=False optimizers and Python's per-op host time issue 1.5-2.5x the
 // kernels of gpusim's TF plan for the transformers, and the small CNN batches are bound by
 // PyTorch's host. So the full-simulator error is far above the cost model's own error on the
-// measured op lists (hw TestH200MeasuredAccuracy: 12.4%); both are in docs/speed.md, and
-// gpusim validate reports the figure (its h200-pytorch set). A proxy carries no accuracy
-// target: the test logs every config's error and fails on a config that does not run.
+// measured op lists (calibrate/kernelfit TestH200MeasuredAccuracy: 12.4%); both are in
+// docs/speed.md, and gpusim validate reports the figure (its h200-pytorch set). A proxy
+// carries no accuracy target: the test logs every config's error and fails on a config that
+// does not run.
 func TestH200StepTimeThroughRun(t *testing.T) {
 	rows := h200Steps(t)
 	type agg struct {
@@ -136,43 +135,6 @@ func TestH200StepTimeThroughRun(t *testing.T) {
 	mae := func(a agg) float64 { return a.sum / float64(a.n) }
 	t.Logf("step-time MAE through train.Run: all %d configs %.1f%%, the larger batch of each (model, precision) %.1f%% (%d), ResNet-50 and VGG16 at the larger batch %.1f%% (%d)",
 		all.n, 100*mae(all), 100*mae(large), large.n, 100*mae(cnn), cnn.n)
-}
-
-// TestKernelFitThroughRun runs every measured H200 config with kernelfit.OpsBaseEfficiency,
-// the refit on per-kernel times that is not the default (docs/speed.md, "Refit on per-kernel
-// times"), fitted before the cost model priced GEMM and convolution shapes: its ConvTF32 is
-// fitted on op lists without shapes, where the NCHW transposes of TF32 convolutions are part
-// of the convolution's time, so through train.Run, which prices them apart (hw.Work.NHWC), a
-// TF32 step pays them twice. It is kept as a comparison, with no accuracy target of its own:
-// the test logs its step-time MAE beside the default profile's and checks that the refitted
-// profile is the one that runs (its steps differ from the default's) and runs every config.
-func TestKernelFitThroughRun(t *testing.T) {
-	g, err := hw.LookupGPU("h200")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Efficiency = kernelfit.OpsBaseEfficiency()
-	var refit, plain, n float64
-	differ := 0
-	for _, r := range h200Steps(t) {
-		c := h200Config(r)
-		base := mustRun(t, c)
-		c.GPUProfile = &g
-		res := mustRun(t, c)
-		if res.OOM != nil || base.OOM != nil {
-			t.Fatalf("%s %s %d: OOM", r.model, r.prec, r.batch)
-		}
-		refit += math.Abs(res.StepTime/r.step - 1)
-		plain += math.Abs(base.StepTime/r.step - 1)
-		n++
-		if res.StepTime != base.StepTime {
-			differ++
-		}
-	}
-	t.Logf("step-time MAE over %.0f H200 configs: OpsBaseEfficiency %.1f%%, the default profile %.1f%%", n, 100*refit/n, 100*plain/n)
-	if differ == 0 {
-		t.Errorf("OpsBaseEfficiency changed no config's step time: the refitted profile did not run")
-	}
 }
 
 // On Pascal, mixed_float16 gains only its halved memory traffic: no Tensor Cores, and TF runs

@@ -7,34 +7,35 @@ import (
 	"testing"
 
 	"github.com/gpusim/gpusim/internal/testcsv"
-	"github.com/gpusim/gpusim/scenarios"
 	"github.com/gpusim/gpusim/train"
 )
 
 // kerasDir holds real Keras 3 (JAX/XLA) recordings on the H200 (tools/h200/keras_fit.py).
 const kerasDir = "../testdata/h200/keras/"
 
-// kerasRun simulates a recorded config: Keras's SGD with momentum under XLA on the H200, with
-// extra scenario keys.
-func kerasRun(t *testing.T, model, prec string, batch int, extra ...string) *train.Result {
+// kerasRun simulates a recorded config: Keras's SGD with momentum under XLA (Keras 3 on the
+// JAX backend) on the H200, 3 steps, with the edits on top.
+func kerasRun(t *testing.T, model, prec string, batch int, edits ...func(*train.Config)) *train.Result {
 	t.Helper()
-	sc, err := scenarios.Resolve("default")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if model == "inceptionv3" {
 		model = "inceptionv3:image=299"
 	}
-	set := append([]string{"model=" + model, "precision=" + prec, "batch=" + strconv.Itoa(batch), "xla=true",
-		"hardware.gpu=h200", "optimizer=momentum", "framework=jax", "steps=3"}, extra...)
-	if err := sc.SetAll(set); err != nil {
-		t.Fatal(err)
+	c := train.DefaultConfig()
+	c.Model, c.Precision, c.Batch, c.XLA = model, prec, batch, true
+	c.GPU, c.Optimizer, c.Framework, c.Steps = "h200", "momentum", "jax", 3
+	for _, e := range edits {
+		e(&c)
 	}
-	res, err := train.Run(context.Background(), sc.Config)
+	res, err := train.Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// memoryLimit is tf.config's memory_limit in MiB (memory.limit_mib).
+func memoryLimit(mib int64) func(*train.Config) {
+	return func(c *train.Config) { c.Memory.LimitMiB = mib }
 }
 
 // kerasMemory reads memory.csv's rows: key model/precision/batch/phase/point.
@@ -67,7 +68,7 @@ func atoi(t *testing.T, s string) int64 {
 func TestXLASingleTempBuffer(t *testing.T) {
 	mem := kerasMemory(t)
 	real := mem["resnet50/float32/128/B/after_device"]
-	res := kerasRun(t, "resnet50", "float32", 128, "simulator.trace_steps=1")
+	res := kerasRun(t, "resnet50", "float32", 128, func(c *train.Config) { c.TraceSteps = 1 })
 	found := false
 	for _, n := range res.Notes {
 		if strings.Contains(n, "XLA packs the step's temporaries into one") {
@@ -113,7 +114,7 @@ func TestKerasPeaks(t *testing.T) {
 			t.Fatalf("%s %s %d: no steady-state row in memory.csv", c.model, c.prec, c.batch)
 		}
 		realPeak := atoi(t, r["peak_bytes_in_use"])
-		res := kerasRun(t, c.model, c.prec, c.batch, "memory.fraction=0.75")
+		res := kerasRun(t, c.model, c.prec, c.batch, func(c *train.Config) { c.Memory.Fraction = 0.75 })
 		got := res.Devices[0].PeakBytesInUse
 		rel := float64(got)/float64(realPeak) - 1
 		t.Logf("%-14s %-15s b%-4d simulated %6.2f GiB, real %6.2f GiB (%+5.1f%%)", c.model, c.prec, c.batch, gib(got), gib(realPeak), 100*rel)
@@ -129,8 +130,8 @@ func TestKerasPeaks(t *testing.T) {
 // 19.77GiB, down from 30.10GiB"; 416 fails), at a time cost; without XLA the same batch runs
 // out of memory. The simulated max batch by steps of 16 is the real one: 400 fits, 416 fails.
 func TestXLARematerializationFits(t *testing.T) {
-	limit := []string{"memory.limit_mib=21474"} // 22517071872 B, the recording's bytes_limit
-	res := kerasRun(t, "resnet50", "float32", 400, limit...)
+	limit := memoryLimit(21474) // 22517071872 B, the recording's bytes_limit
+	res := kerasRun(t, "resnet50", "float32", 400, limit)
 	if res.OOM != nil {
 		t.Fatalf("XLA b400 under 20.97 GiB: OOM %s; want rematerialization to fit it", res.OOM.Message)
 	}
@@ -147,11 +148,10 @@ func TestXLARematerializationFits(t *testing.T) {
 	if res.StepTime <= free.StepTime {
 		t.Errorf("rematerialized step %.4f s <= %.4f s without a limit; recomputation costs time", res.StepTime, free.StepTime)
 	}
-	sc, _ := scenarios.Resolve("default")
-	if err := sc.SetAll(append([]string{"model=resnet50", "batch=400", "xla=false", "hardware.gpu=h200", "optimizer=momentum", "steps=2"}, limit...)); err != nil {
-		t.Fatal(err)
-	}
-	op, err := train.Run(context.Background(), sc.Config)
+	opByOp := train.DefaultConfig()
+	opByOp.Batch, opByOp.GPU, opByOp.Optimizer, opByOp.Steps = 400, "h200", "momentum", 2
+	limit(&opByOp)
+	op, err := train.Run(context.Background(), opByOp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,12 +160,12 @@ func TestXLARematerializationFits(t *testing.T) {
 	}
 	// The max batch by steps of 16 is the real 400: b416 fails ("Out of memory while trying to
 	// allocate 20.68GiB").
-	if over := kerasRun(t, "resnet50", "float32", 416, limit...); over.OOM == nil {
+	if over := kerasRun(t, "resnet50", "float32", 416, limit); over.OOM == nil {
 		t.Errorf("b416 under 20.97 GiB fits; real Keras fits 400 and fails 416")
 	}
 	// A batch far past the floor fails on the temp buffer, as XLA's runtime does ("Out of
 	// memory while trying to allocate ...").
-	big := kerasRun(t, "resnet50", "float32", 640, limit...)
+	big := kerasRun(t, "resnet50", "float32", 640, limit)
 	if big.OOM == nil || big.OOM.Tensor != "xla/temp" {
 		t.Errorf("b640 under 20.97 GiB: OOM %+v, want one on xla/temp", big.OOM)
 	}
@@ -196,21 +196,16 @@ func TestFirstStepAndSteadyPeaks(t *testing.T) {
 // compute capability's reserve (500 MiB on Pascal): on a 12 GB Titan X the TF 1.x pool is
 // about 0.09 GiB smaller.
 func TestTF1PoolLeavesFivePercent(t *testing.T) {
-	limit := func(extra ...string) int64 {
-		sc, err := scenarios.Resolve("default")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sc.SetAll(append([]string{"model=mlp", "batch=8", "hardware.gpu=titan-x-pascal", "steps=1"}, extra...)); err != nil {
-			t.Fatal(err)
-		}
-		res, err := train.Run(context.Background(), sc.Config)
+	limit := func(tfVersion string) int64 {
+		c := train.DefaultConfig()
+		c.Model, c.Batch, c.GPU, c.Steps, c.TFVersion = "mlp", 8, "titan-x-pascal", 1, tfVersion
+		res, err := train.Run(context.Background(), c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res.Devices[0].BytesLimit
 	}
-	cur, tf1 := limit(), limit("tf_version=1.15")
+	cur, tf1 := limit(""), limit("1.15")
 	if free := tf1 * 100 / 95; cur-tf1 < 1<<26 || (cur+500<<20)-free > 1<<20 || free-(cur+500<<20) > 1<<20 {
 		t.Errorf("pool %d B under TF 1.15, %d B under current TF: want free - 5%% and free - 500 MiB of the same free", tf1, cur)
 	}

@@ -1,6 +1,7 @@
 // Package layering holds the test that enforces the layers of docs/design.md ("Layout: one-way
-// layers"): every package imports only packages on a lower row, so the table is checked,
-// not hoped for. Rows is the table; the test reads the import graph with go list.
+// layers"): every package, and every package's tests, import only packages on a lower row,
+// so the table is checked, not hoped for. Rows is the table; the test reads the import graph
+// with go list.
 package layering
 
 // Rows maps each package of the module (its path below the module, or a prefix ending in

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -34,11 +35,12 @@ func row(pkg string) (r int, tree string, ok bool) {
 	return Rows[best], strings.TrimSuffix(best, "/"), true
 }
 
-// violations returns every import of graph (package -> its non-test imports, paths below the
-// module) that does not go down a row: an import of a higher or the same row, except within
-// one tree (train importing train/visibility; internal/... leaves among themselves).
-// Packages outside the table must not be imported by packages in it.
-func violations(graph map[string][]string) []string {
+// violations returns every import of graph (package -> its imports, paths below the module)
+// that does not go down a row: an import of a higher or the same row, except within one tree
+// (train importing train/visibility; internal/... leaves among themselves). Packages outside
+// the table must not be imported by packages in it. what names the imports in the messages:
+// "imports" for a package's own, "test imports" for its tests'.
+func violations(graph map[string][]string, what string) []string {
 	var out []string
 	for pkg, imps := range graph {
 		r, tree, ok := row(pkg)
@@ -49,10 +51,10 @@ func violations(graph map[string][]string) []string {
 			ri, treeI, okI := row(imp)
 			switch {
 			case !okI:
-				out = append(out, fmt.Sprintf("%s (row %d) imports %s, which has no row in docs/design.md's table", pkg, r, imp))
+				out = append(out, fmt.Sprintf("%s (row %d) %s %s, which has no row in docs/design.md's table", pkg, r, what, imp))
 			case treeI == tree:
 			case ri >= r:
-				out = append(out, fmt.Sprintf("%s (row %d) imports %s (row %d): imports must go down a row", pkg, r, imp, ri))
+				out = append(out, fmt.Sprintf("%s (row %d) %s %s (row %d): imports must go down a row", pkg, r, what, imp, ri))
 			}
 		}
 	}
@@ -60,9 +62,10 @@ func violations(graph map[string][]string) []string {
 	return out
 }
 
-// importGraph lists the module's packages with go list and returns each one's non-test
-// imports inside the module.
-func importGraph(t *testing.T) map[string][]string {
+// importGraphs lists the module's packages with go list and returns each one's imports inside
+// the module: those of its own files, and those of its test files (_test.go files of the
+// package and of its external test package pkg_test, which imports pkg itself: in its tree).
+func importGraphs(t *testing.T) (graph, tests map[string][]string) {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-json", module+"/...")
 	cmd.Dir = "../.."
@@ -73,12 +76,12 @@ func importGraph(t *testing.T) map[string][]string {
 		t.Fatalf("go list: %v\n%s", err, stderr.String())
 	}
 	touchSources(t)
-	graph := map[string][]string{}
+	graph, tests = map[string][]string{}, map[string][]string{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var p struct {
-			ImportPath string
-			Imports    []string // without TestImports and XTestImports: test-only imports may go up
+			ImportPath                         string
+			Imports, TestImports, XTestImports []string
 		}
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
@@ -89,14 +92,21 @@ func importGraph(t *testing.T) map[string][]string {
 		if !ok {
 			continue
 		}
-		graph[pkg] = nil
-		for _, imp := range p.Imports {
-			if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
-				graph[pkg] = append(graph[pkg], rel)
-			}
+		graph[pkg], tests[pkg] = inModule(p.Imports), inModule(append(p.TestImports, p.XTestImports...))
+	}
+	return graph, tests
+}
+
+// inModule returns the imports of imps inside the module, as paths below it, each once.
+func inModule(imps []string) []string {
+	var out []string
+	for _, imp := range imps {
+		if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
+			out = append(out, rel)
 		}
 	}
-	return graph
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // touchSources reads every Go file of the module: go test caches a result by the files the
@@ -121,9 +131,11 @@ func touchSources(t *testing.T) {
 	}
 }
 
-// TestImportsGoDown fails on any import that goes up (or across) a row of docs/design.md's table.
+// TestImportsGoDown fails on any import that goes up (or across) a row of docs/design.md's
+// table, a test's import included: a test that needs a higher package (a built-in scenario,
+// a fit) belongs to a package on a row above both.
 func TestImportsGoDown(t *testing.T) {
-	graph := importGraph(t)
+	graph, tests := importGraphs(t)
 	if _, ok := graph["train"]; !ok || len(graph) < 10 {
 		t.Fatalf("go list found %d packages, no train: not the module's graph", len(graph))
 	}
@@ -132,7 +144,10 @@ func TestImportsGoDown(t *testing.T) {
 			t.Errorf("package %s has no row in docs/design.md's table (layering.Rows)", pkg)
 		}
 	}
-	for _, v := range violations(graph) {
+	for _, v := range violations(graph, "imports") {
+		t.Error(v)
+	}
+	for _, v := range violations(tests, "test imports") {
 		t.Error(v)
 	}
 }
@@ -150,7 +165,7 @@ func TestViolations(t *testing.T) {
 		"tools/h200/fit":      {"calibrate/kernelfit", "cmd/gpusim"},
 		"calibrate/kernelfit": {"hw"},
 	}
-	got := violations(graph)
+	got := violations(graph, "imports")
 	want := []string{
 		"pipeline (row 1) imports collective (row 1): imports must go down a row",
 		"report (row 4) imports cmd/gpusim (row 6): imports must go down a row",
@@ -158,5 +173,20 @@ func TestViolations(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("violations =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Tests: an external test package imports its own package (its tree); a test reaching up
+	// or across fails like the package's own import would.
+	tests := map[string][]string{
+		"hw":        {"hw", "calibrate/kernelfit", "internal/testcsv"}, // own, up, down
+		"report":    {"analysis", "scenarios"},                         // down, across
+		"scenarios": {"scenarios", "analysis", "train"},                // own, down, down
+	}
+	got = violations(tests, "test imports")
+	want = []string{
+		"hw (row 1) test imports calibrate/kernelfit (row 3): imports must go down a row",
+		"report (row 4) test imports scenarios (row 4): imports must go down a row",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("test violations =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -1,11 +1,10 @@
-package hw_test
+package kernelfit
 
 import (
 	"bytes"
 	"math"
 	"testing"
 
-	"github.com/gpusim/gpusim/calibrate/kernelfit"
 	"github.com/gpusim/gpusim/hw"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,7 +14,7 @@ import (
 // GEMM keeps ComputeRamp; ConvRamp, when set, replaces ComputeRamp for convolutions only.
 func TestMatrixRampOnly(t *testing.T) {
 	g, _ := hw.LookupGPU("h200")
-	g.Efficiency = kernelfit.OpsBaseEfficiency()
+	g.Efficiency = OpsBaseEfficiency()
 	e := g.Efficiency
 	add := hw.Work{Kind: hw.KindElementwise, FLOPs: 1.5e6, Bytes: 9.4e6, DType: hw.BFloat16}
 	gemm := hw.Work{Kind: hw.KindMatMul, FLOPs: 2 * 2048 * 768 * 768, Bytes: 3 * 2048 * 768 * 2, DType: hw.BFloat16}
@@ -64,7 +63,7 @@ func TestMatrixRampOnly(t *testing.T) {
 // A profile file keeps MatrixRampOnly and ConvRamp through WriteProfile and ParseProfile.
 func TestKernelFitProfileRoundTrip(t *testing.T) {
 	g, _ := hw.LookupGPU("h200")
-	g.Efficiency = kernelfit.OpsBaseEfficiency()
+	g.Efficiency = OpsBaseEfficiency()
 	g.Efficiency.ConvRamp = 30e-6
 	var buf bytes.Buffer
 	if err := g.WriteProfile(&buf); err != nil {

@@ -1,59 +1,11 @@
-package hw_test
+package kernelfit
 
 import (
 	"math"
-	"sync"
 	"testing"
 
-	"github.com/gpusim/gpusim/calibrate/kernelfit"
 	"github.com/gpusim/gpusim/hw"
 )
-
-// h200Data reads testdata/h200 at the repository root once.
-func h200Data(t testing.TB) *kernelfit.Measured {
-	t.Helper()
-	measuredOnce.Do(func() { measured, measuredErr = kernelfit.ReadTFLayout("../testdata/h200") })
-	if measuredErr != nil {
-		t.Fatalf("ReadTFLayout: %v", measuredErr)
-	}
-	return measured
-}
-
-var (
-	measuredOnce sync.Once
-	measured     *kernelfit.Measured
-	measuredErr  error
-)
-
-// resnet50Step returns the Works of one ResNet-50 v1.5 training step (torchvision's
-// ResNet-50 is v1.5: stride 2 in the 3x3 convolutions) at batch from the op lists logged on
-// the H200: "amp" uses the fp16 autocast list at batch 256 (NHWC), "tf32" and "fp32" the
-// NCHW tf32 list at batch 256 (the same ops, TF32 on or off). Other batches scale every op except the optimizer
-// update linearly, which holds for FLOPs and activation bytes; weight reads in conv/matmul
-// are a small part at these batches.
-func resnet50Step(t testing.TB, mode string, batch int) []hw.Work {
-	m := h200Data(t)
-	c := kernelfit.Config{Model: "resnet50", Prec: "tf32", Batch: 256}
-	if mode == "amp" {
-		c.Prec = "fp16"
-	}
-	ops := m.Ops[c]
-	if len(ops) == 0 {
-		t.Fatalf("no op list for %v", c)
-	}
-	f := float64(batch) / 256
-	var ws []hw.Work
-	for _, o := range ops {
-		w := o.Work(c.Prec)
-		w.TF32 = mode == "tf32"
-		if w.Kind != hw.KindOptimizer {
-			w.FLOPs *= f
-			w.Bytes *= f
-		}
-		ws = append(ws, w)
-	}
-	return ws
-}
 
 // precisionStep turns an op list into the given precision: float32 everywhere, or mixed
 // (matmul/conv/element-wise in float16, optimizer in float32) with a cast of every weight
@@ -79,8 +31,8 @@ func precisionStep(ws []hw.Work, mixed bool) []hw.Work {
 // math at the FP32 rate; Keras warns), and 2-5x on Tensor Core cards.
 func TestMixedPrecisionPascalPseudoHalf(t *testing.T) {
 	m := h200Data(t)
-	fp32 := m.Works(kernelfit.Config{Model: "resnet50", Prec: "tf32", Batch: 64})
-	mixed := m.Works(kernelfit.Config{Model: "resnet50", Prec: "fp16", Batch: 64})
+	fp32 := m.Works(Config{Model: "resnet50", Prec: "tf32", Batch: 64})
+	mixed := m.Works(Config{Model: "resnet50", Prec: "fp16", Batch: 64})
 	tests := []struct {
 		gpu      string
 		min, max float64 // speedup of mixed over float32
@@ -110,7 +62,7 @@ func TestMixedPrecisionPascalPseudoHalf(t *testing.T) {
 
 func TestBreakdownSumsToTotal(t *testing.T) {
 	g, _ := hw.LookupGPU("a100-80gb")
-	ws := h200Data(t).Works(kernelfit.Config{Model: "bert-base", Prec: "bf16", Batch: 16})
+	ws := h200Data(t).Works(Config{Model: "bert-base", Prec: "bf16", Batch: 16})
 	b, err := g.Step(ws)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +87,7 @@ func TestBreakdownSumsToTotal(t *testing.T) {
 }
 
 func BenchmarkStepResNet50(b *testing.B) {
-	ws := h200Data(b).Works(kernelfit.Config{Model: "resnet50", Prec: "fp16", Batch: 256})
+	ws := h200Data(b).Works(Config{Model: "resnet50", Prec: "fp16", Batch: 256})
 	g, _ := hw.LookupGPU("a100-40gb")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -1,4 +1,4 @@
-package report
+package web
 
 import (
 	"regexp"
@@ -6,9 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpusim/gpusim/report"
 	"github.com/gpusim/gpusim/scenarios"
 )
 
+// TestTFCode: the TF program report.TFCode writes for a built-in, as the workshop page shows
+// it (its tf_code), says what the scenario sets up. It lives here, above both report and
+// scenarios, as the page does.
 func TestTFCode(t *testing.T) {
 	for _, tc := range []struct {
 		scenario string
@@ -32,7 +36,7 @@ func TestTFCode(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		code := TFCode(&sc.Config)
+		code := report.TFCode(&sc.Config)
 		for _, w := range tc.want {
 			if !strings.Contains(code, w) {
 				t.Errorf("TFCode(%s %v) lacks %q:\n%s", tc.scenario, tc.sets, w, code)
@@ -108,7 +112,7 @@ func TestTFCodeUsesTF2API(t *testing.T) {
 				t.Fatalf("%s --set %s: %v", tc.scenario, s, err)
 			}
 		}
-		code := TFCode(&sc.Config)
+		code := report.TFCode(&sc.Config)
 		for _, w := range tc.want {
 			if !strings.Contains(code, w) {
 				t.Errorf("TFCode(%s %v) lacks %q:\n%s", tc.scenario, tc.sets, w, code)

@@ -1,4 +1,4 @@
-package train_test
+package scenarios_test
 
 import (
 	"context"
