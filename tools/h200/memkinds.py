@@ -20,7 +20,11 @@ committed recordings were made). Two parts, each writing CSV rows as it goes:
           and the step's host-side call time, pipelined and synchronised step times and the
           number of state arrays (keras_steps.csv).
 
-Usage: python3 tools/h200/memkinds.py [--parts micro,keras] [--budget S] [--out DIR] [--quick]
+  dw7     only the 7x7 depthwise convolutions at ConvNeXtTiny's shapes (forward, input
+          gradient, filter gradient apart), into the same micro.csv and micro_kernels.csv
+          (testdata/h200/profiles/README.md).
+
+Usage: python3 tools/h200/memkinds.py [--parts micro,keras,dw7] [--budget S] [--out DIR] [--quick]
 (keras needs KERAS_SRC and OPTREE_SITE on PYTHONPATH, as keras_fit.py; KERAS_BACKEND=jax).
 """
 import argparse
@@ -252,6 +256,10 @@ def micro():
 
     bar = lax.optimization_barrier
 
+    if A.child == "dw7":
+        dw7(bench, flush, rnd, SZ, 128 if not q else 2)
+        return
+
     # 1. Element-wise: size sweep (launch/latency floor and asymptotic bandwidth).
     sizes = [1 << p for p in (14, 16, 18, 20, 22, 24, 26, 28)] if not q else [1 << 12, 1 << 16]
     for dt in ("float32", "bfloat16"):
@@ -420,6 +428,53 @@ def micro():
         flush()
 
 
+def dw7(bench, flush, rnd, SZ, B):
+    """7x7 depthwise convolutions at ConvNeXtTiny's four stages (keras.applications.ConvNeXtTiny:
+    DepthwiseConv2D kernel 7, stride 1, "same" padding, after each stage's downsampling;
+    C = 96 at 56x56, 192 at 28x28, 384 at 14x14, 768 at 7x7), NHWC, float32 and bfloat16, as
+    Keras on JAX runs them (lax.conv_general_dilated with feature_group_count = C): the forward
+    pass, the input gradient alone and the filter gradient alone (each its own jitted function:
+    XLA drops the forward pass that a gradient does not need)."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    k = 7
+    for dt in ("float32", "bfloat16"):
+        s = SZ[dt]
+        for hw_, c in ((56, 96), (28, 192), (14, 384), (7, 768)):
+            shp = (B, hw_, hw_, c)
+            n = B * hw_ * hw_ * c
+            x, dyo = rnd(shp, dt), rnd(shp, dt)
+            w = rnd((k, k, 1, c), dt)
+
+            def conv(x, w, c=c):
+                return lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                                dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                                feature_group_count=c)
+
+            # The gradients are linear in dy: the primal they are taken at only gives the shape
+            # (zeros made inside the function, so no array is baked into the program as a
+            # constant), and the forward output is unused, so XLA removes it.
+            def dgrad(w, dy, conv=conv, shp=shp):
+                x0 = jnp.zeros(shp, dy.dtype)
+                return jax.vjp(lambda xx: conv(xx, w), x0)[1](dy)[0]
+
+            def wgrad(x, dy, conv=conv, k=k, c=c):
+                w0 = jnp.zeros((k, k, 1, c), x.dtype)
+                return jax.vjp(lambda ww: conv(x, ww), w0)[1](dy)[0]
+            fl = 2 * k * k * n
+            wb = k * k * c * s
+            tag = "convnext_c%d_%d" % (c, hw_)
+            bench("dwconv_fwd_%s_k7_s1" % tag, "depthwise", dt, shp, 2 * n * s + wb, fl,
+                  conv, (x, w), note="bytes: read x, w + write y")
+            bench("dwconv_dgrad_%s_k7_s1" % tag, "depthwise", dt, shp, 2 * n * s + wb, fl,
+                  dgrad, (w, dyo), note="input gradient: bytes: read dy, w + write dx")
+            bench("dwconv_wgrad_%s_k7_s1" % tag, "depthwise", dt, shp, 2 * n * s + wb, fl,
+                  wgrad, (x, dyo), note="filter gradient: bytes: read x, dy + write dw")
+            del x, w, dyo
+        flush()
+
+
 def resnet50_shapes():
     """Trainable variable shapes of keras.applications.ResNet50 (conv kernels and biases,
     batch-norm gamma and beta, the 1000-class dense layer)."""
@@ -571,7 +626,7 @@ def env_json():
 
 
 def main():
-    if A.child == "micro":
+    if A.child in ("micro", "dw7"):
         try:
             micro()
         except Exception:
@@ -583,6 +638,13 @@ def main():
     env_json()
     parts = A.parts.split(",")
     # Each part in a process of its own: every JAX client preallocates 75% of the GPU.
+    if "dw7" in parts:
+        cmd = [sys.executable, os.path.abspath(__file__), "--out", A.out, "--budget",
+               str(A.budget), "--child", "dw7"] + (["--quick"] if A.quick else [])
+        try:
+            subprocess.run(cmd, timeout=A.budget + 30)
+        except subprocess.TimeoutExpired:
+            log("dw7 timeout")
     if "micro" in parts:
         mb = A.budget if "keras" not in parts else min(A.budget - 60, 0.5 * A.budget)
         cmd = [sys.executable, os.path.abspath(__file__), "--out", A.out, "--budget", str(mb),
