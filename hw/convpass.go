@@ -115,6 +115,7 @@ func (g *GPU) convPass(w Work, path string, pass int) float64 {
 			rate = g.PeakFP16 * g.Efficiency.ConvHalf
 		}
 	}
+	rate *= g.clockScale()
 	aligned := inc%alignment(path) == 0 && s.N%alignment(path) == 0
 	var math, read, write float64
 	switch pass {

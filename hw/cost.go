@@ -152,6 +152,12 @@ func (g GPU) ComputeRate(w Work) float64 { return g.computeRate(w, g.path(w)) }
 
 // computeRate is ComputeRate with the matrix math on path p.
 func (g *GPU) computeRate(w Work, p string) float64 {
+	return g.computeRateAtBoost(w, p) * g.clockScale()
+}
+
+// computeRateAtBoost is computeRate at the profile's boost clock, the clock its peaks are
+// quoted at (the sustained clock scales every compute rate: clock.go).
+func (g *GPU) computeRateAtBoost(w Work, p string) float64 {
 	e := &g.Efficiency
 	switch p {
 	case PathTF32:
@@ -175,7 +181,7 @@ func (g *GPU) computeRate(w Work, p string) float64 {
 	if w.Kind == KindNorm || w.Kind == KindCast {
 		return g.PeakFP32 * e.Vector
 	}
-	return g.vectorRate(dtypeOf(w))
+	return g.vectorRateAtBoost(dtypeOf(w))
 }
 
 // ByteRate returns the B/s that w's memory traffic reaches on g when large.
@@ -251,7 +257,7 @@ func (g *GPU) cudaCoreFloor(w Work, tc OpCost) float64 {
 		// A depthwise convolution runs its own kernels whatever the math path.
 		return math.Inf(1)
 	}
-	rate := g.PeakFP32 * max(1, g.Efficiency.PseudoHalf)
+	rate := g.PeakFP32 * g.clockScale() * max(1, g.Efficiency.PseudoHalf)
 	if w.Kind == KindConv {
 		rate *= winogradMultiplies
 	}
@@ -348,8 +354,8 @@ func (g *GPU) costOn(w Work, p string) OpCost {
 			rest -= b
 			t := b / (g.MemBandwidth * e.memory(ExecClasses[i]))
 			if r := e.ElementsPerSMCycle[ExecClasses[i]]; r > 0 && g.PeakFP32 > 0 {
-				// SMs x clock = PeakFP32 / (2 FLOPs x FP32 lanes per SM).
-				t = max(t, w.ClassElems[i]/(r*g.PeakFP32/(2*float64(g.FP32LanesPerSM()))))
+				// SMs x the clock the GPU trains at.
+				t = max(t, w.ClassElems[i]/(r*float64(g.SMs)*g.SustainedClock()))
 			}
 			classes += t
 		}

@@ -246,8 +246,12 @@ func (g *GPU) depthwise(w Work) (compute, memory float64) {
 	return w.FLOPs / rate, w.Bytes / stream
 }
 
-// vectorRate is the CUDA-core rate for element-wise math in dtype.
-func (g *GPU) vectorRate(dtype string) float64 {
+// vectorRate is the CUDA-core rate for element-wise math in dtype, at the clock the GPU trains
+// at.
+func (g *GPU) vectorRate(dtype string) float64 { return g.vectorRateAtBoost(dtype) * g.clockScale() }
+
+// vectorRateAtBoost is vectorRate at the boost clock of the profile's peaks.
+func (g *GPU) vectorRateAtBoost(dtype string) float64 {
 	peak := g.PeakFP32
 	switch dtype {
 	case Float16:

@@ -58,6 +58,13 @@ type GPU struct {
 	NVLinkBandwidth float64 `yaml:"nvlink_bandwidth"`
 	// PCIeBandwidth is the host link's bandwidth per direction (theoretical).
 	PCIeBandwidth float64 `yaml:"pcie_bandwidth"`
+	// PowerLimit is the board's default power limit in W (its TDP or total graphics power);
+	// with the architecture's reference it sets the clock the GPU trains at (SustainedClock,
+	// clock.go). 0: unknown, the boost clock.
+	PowerLimit float64 `yaml:"power_limit_w,omitempty"`
+	// Cooling is the board's cooling class (CoolingClasses; "" unknown), reported with the
+	// power limit.
+	Cooling string `yaml:"cooling,omitempty"`
 	// LaunchOverhead is the host time to issue one kernel (framework op dispatch plus
 	// cudaLaunchKernel); a step whose kernels are shorter than this is host-bound.
 	LaunchOverhead float64 `yaml:"launch_overhead"`
@@ -318,11 +325,17 @@ func init() {
 	buildKeys()
 	for i := range builtin {
 		g := &builtin[i]
+		b, ok := boards[g.Name]
+		if !ok {
+			panic("hw: no power limit for built-in GPU " + g.Name)
+		}
+		g.PowerLimit, g.Cooling = b.watts, b.cooling
 		g.ContextBytes = contextBytes(g.SMs)
 		g.LaunchOverhead = DefaultLaunchOverhead
 		g.StepOverhead = DefaultStepOverhead
 		g.Efficiency = DefaultEfficiency()
 	}
+	buildSustainedRefs()
 }
 
 // GPUNames returns the built-in profile names, sorted.

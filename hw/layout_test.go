@@ -25,8 +25,10 @@ func TestFP32Fraction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		conv := g.ComputeRate(Work{Kind: KindConv, FLOPs: 1}) / g.PeakFP32
-		gemm := g.ComputeRate(Work{Kind: KindMatMul, FLOPs: 1}) / g.PeakFP32
+		// Fractions of the FP32 peak at the clock the card trains at (SustainedClock).
+		peak := g.PeakFP32 * g.SustainedClock() / g.BoostClock()
+		conv := g.ComputeRate(Work{Kind: KindConv, FLOPs: 1}) / peak
+		gemm := g.ComputeRate(Work{Kind: KindMatMul, FLOPs: 1}) / peak
 		if math.Abs(conv-tc.conv) > 1e-9 || math.Abs(gemm-tc.gemm) > 1e-9 {
 			t.Errorf("%s FP32 fraction: conv %.3f gemm %.3f, want %.3f and %.3f", tc.gpu, conv, gemm, tc.conv, tc.gemm)
 		}

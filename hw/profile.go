@@ -256,6 +256,10 @@ func (g GPU) validate() error {
 		return bad("step_overhead", "must not be negative (s)")
 	case g.HostDispatchScale < 0:
 		return bad("host_dispatch_scale", "must not be negative (0 = 1)")
+	case !(g.PowerLimit == 0 || g.PowerLimit >= 1 && g.PowerLimit <= maxProfilePower): // NaN fails too
+		return bad("power_limit_w", fmt.Sprintf("%g: must be 0 (unknown: the boost clock) or from 1 to %g W", g.PowerLimit, float64(maxProfilePower)))
+	case g.Cooling != "" && !slices.Contains(CoolingClasses, g.Cooling):
+		return bad("cooling", fmt.Sprintf("%q: want one of %s, or leave it out", g.Cooling, strings.Join(CoolingClasses, ", ")))
 	}
 	if err := g.checkRanges(); err != nil {
 		return err
@@ -295,6 +299,8 @@ func (g GPU) validate() error {
 // int64 nanoseconds (a NaN, an infinity or a bandwidth of 1e-300 B/s would otherwise reach
 // sim.FromSeconds, which panics), each far outside what any GPU has.
 const (
+	// maxProfilePower: 10 kW, ten times the 1,000 W of a B200 board.
+	maxProfilePower = 10000
 	// maxProfileSMs: gpusim's bound, several times the 144 SMs of a full GH100 or GB100 die.
 	maxProfileSMs = 1024
 	// maxProfileMemory: 16 TiB, as scenarios' memory keys (a hundred times an H200's 141 GB).

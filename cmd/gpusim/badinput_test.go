@@ -47,7 +47,7 @@ func TestBadInputOneLine(t *testing.T) {
 		{"gpu profile tiny PCIe", map[string]string{"g.yaml": replace(gpu, "pcie_bandwidth: 1.575e+10", "pcie_bandwidth: 1e-300")}, nil,
 			[]string{"run", "--set", "steps=2", "--set", "hardware.gpu=@DIR/g.yaml"}, "g.yaml:17: pcie_bandwidth: 1e-300: must be in", ""},
 		{"gpu profile huge step overhead", map[string]string{"g.yaml": replace(gpu, "step_overhead: 0.0045", "step_overhead: 1e300")}, nil,
-			[]string{"run", "--set", "steps=2", "--set", "hardware.gpu=@DIR/g.yaml"}, "g.yaml:19: step_overhead: 1e+300: must be in [0, 1] seconds", ""},
+			[]string{"run", "--set", "steps=2", "--set", "hardware.gpu=@DIR/g.yaml"}, "g.yaml:21: step_overhead: 1e+300: must be in [0, 1] seconds", ""},
 		{"gpu profile NaN kernel gap", map[string]string{"g.yaml": replace(gpu, "kernel_gap: 1e-06", "kernel_gap: .nan")}, nil,
 			[]string{"run", "--set", "steps=2", "--set", "hardware.gpu=@DIR/g.yaml"}, "efficiency.kernel_gap: NaN: must be in [0, 1] seconds", ""},
 		{"gpu profile 1e11 SMs", map[string]string{"g.yaml": replace(gpu, "sms: 80", "sms: 99999999999")}, nil,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -69,6 +70,10 @@ type deviceJSON struct {
 	PeakBF16        float64  `json:"peak_bf16_flops"`
 	NVLinkBandwidth float64  `json:"nvlink_bandwidth_bytes_per_s"`
 	L2Bytes         int64    `json:"l2_bytes"`
+	PowerLimit      float64  `json:"power_limit_w"`
+	Cooling         string   `json:"cooling"`
+	BoostMHz        float64  `json:"boost_clock_mhz"`
+	SustainedMHz    float64  `json:"sustained_clock_mhz"`
 	Aliases         []string `json:"aliases"`
 	Source          string   `json:"source"`
 }
@@ -186,7 +191,9 @@ func listModels(ctx context.Context, tw io.Writer, file string) ([]modelJSON, er
 // listDevices writes the GPU profiles' table to tw and returns its JSON rows.
 func listDevices(tw io.Writer) ([]deviceJSON, error) {
 	var out []deviceJSON
-	fmt.Fprintln(tw, "NAME\tMEMORY\tCC\tSMS\tFP32\tTF32\tFP16\tBF16\tMEM BW\tALIASES\tDESCRIPTION")
+	// CLOCK is the clock the card trains at (hw.GPU.SustainedClock: its power limit against
+	// its architecture's reference board), and its spec boost clock where they differ.
+	fmt.Fprintln(tw, "NAME\tMEMORY\tCC\tSMS\tFP32\tTF32\tFP16\tBF16\tMEM BW\tPOWER\tCLOCK (BOOST)\tALIASES\tDESCRIPTION")
 	for _, n := range hw.GPUNames() {
 		g, err := hw.LookupGPU(n)
 		if err != nil {
@@ -194,13 +201,18 @@ func listDevices(tw io.Writer) ([]deviceJSON, error) {
 		}
 		cc := fmt.Sprintf("%d.%d", g.CCMajor, g.CCMinor)
 		out = append(out, deviceJSON{g.Name, g.Description, g.MemoryBytes, cc, g.SMs, g.MemBandwidth,
-			g.PeakFP32, g.PeakTF32, g.PeakFP16, g.PeakBF16, g.NVLinkBandwidth, g.L2Bytes, append([]string{}, hw.Aliases(n)...), hw.SpecSource(n)})
+			g.PeakFP32, g.PeakTF32, g.PeakFP16, g.PeakBF16, g.NVLinkBandwidth, g.L2Bytes, g.PowerLimit, g.Cooling,
+			math.Round(g.BoostClock() / 1e6), math.Round(g.SustainedClock() / 1e6), append([]string{}, hw.Aliases(n)...), hw.SpecSource(n)})
+		clock := fmt.Sprintf("%.0fMHz", g.SustainedClock()/1e6)
+		if b := math.Round(g.BoostClock() / 1e6); math.Round(g.SustainedClock()/1e6) != b {
+			clock += fmt.Sprintf(" (%.0f)", b)
+		}
 		al := strings.Join(hw.Aliases(n), ",")
 		if al == "" {
 			al = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.0fGB/s\t%s\t%s\n", g.Name, report.FormatBytes(float64(g.MemoryBytes)), cc, g.SMs,
-			teraFLOPs(g.PeakFP32), teraFLOPs(g.PeakTF32), teraFLOPs(g.PeakFP16), teraFLOPs(g.PeakBF16), g.MemBandwidth/1e9, al, g.Description)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.0fGB/s\t%gW %s\t%s\t%s\t%s\n", g.Name, report.FormatBytes(float64(g.MemoryBytes)), cc, g.SMs,
+			teraFLOPs(g.PeakFP32), teraFLOPs(g.PeakTF32), teraFLOPs(g.PeakFP16), teraFLOPs(g.PeakBF16), g.MemBandwidth/1e9, g.PowerLimit, g.Cooling, clock, al, g.Description)
 	}
 	return out, nil
 }
