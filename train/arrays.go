@@ -1,6 +1,7 @@
 package train
 
 import (
+	"github.com/gpusim/gpusim/framework"
 	"github.com/gpusim/gpusim/models"
 	"github.com/gpusim/gpusim/sim"
 )
@@ -102,7 +103,7 @@ func (a *arrayFeed) Get(fn func()) {
 // (Config.HostGatherRate, else the H200 machine's). Under JAX, hostScale
 // (hw.GPU.DispatchScale) multiplies the per-step and per-epoch Python work, not the gather,
 // which is numpy copying memory at the host's bandwidth.
-func newArrayFeed(e *sim.Engine, m *models.Model, cfg Config, arrays int, hostScale float64) *arrayFeed {
+func newArrayFeed(e *sim.Engine, m *models.Model, cfg Config, fw framework.Profile, arrays int, hostScale float64) *arrayFeed {
 	batch := cfg.Batch / max(cfg.AccumulationSteps, 1)
 	var perSample float64
 	for _, s := range m.InputShapes {
@@ -120,7 +121,7 @@ func newArrayFeed(e *sim.Engine, m *models.Model, cfg Config, arrays int, hostSc
 	}
 	a := &arrayFeed{eng: e, each: sim.FromSeconds(ArraysStepHost + bytes/tfRate)}
 	a.perEpoch = epochBatches(cfg)
-	if cfg.Framework == "jax" {
+	if fw.Framework == framework.JAX {
 		a.jax = true
 		a.gather = sim.FromSeconds(bytes / jaxRate)
 		a.step = sim.FromSeconds(hostScale * (KerasJAXStepHost + KerasJAXStepPerArray*float64(arrays)))

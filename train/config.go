@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/gpusim/gpusim/framework"
 	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/pipeline"
 )
@@ -33,10 +34,11 @@ type System struct {
 	// XLA is jit_compile=True on the train step: fused ops, fewer kernel launches.
 	XLA bool
 	// TFVersion is the TensorFlow release the run uses ("1.15", "2.4"); "" is a current one.
-	// It decides which XLA fuses the step: see xla.go, rowReductionPasses.
+	// It decides the libraries and which XLA compiles the step: the run reads it through its
+	// framework.Profile (Profile, below), as it does CuDNNVersion, KerasVersion and Framework.
 	TFVersion string
 	// CuDNNVersion is the cuDNN release ("7.6", "8.9"); "" is the one TFVersion was built
-	// with (release.go). TF32 needs cuDNN 8.0, Tensor Core convolutions cuDNN 7.0.
+	// with (framework.TFReleases). TF32 needs cuDNN 8.0, Tensor Core convolutions cuDNN 7.0.
 	CuDNNVersion string
 	// ResourceVariables is TF1's tf.compat.v1.enable_resource_variables(): a TF 1.x graph's
 	// variables are then resource variables instead of reference variables, so an optimizer
@@ -143,7 +145,7 @@ type System struct {
 	StepsPerExecution int
 	// KerasVersion is the Keras that builds the model: 2 (tf.keras 2.x, TF up to 2.15 or
 	// TF_USE_LEGACY_KERAS=1) or 3 (Keras 3, TF 2.16's default and the JAX backend's); 0 takes
-	// it from TFVersion and Framework (Keras, below).
+	// it from TFVersion and Framework (framework.Profile.Keras).
 	// Under XLA it decides what a batch norm compiles to: tf.keras 2.x calls
 	// FusedBatchNormV3, which tf2xla turns into an HLO batch-norm op that BatchNormExpander
 	// expands with both statistics from one pass over x; Keras 3's BatchNormalization calls
@@ -360,24 +362,36 @@ func fieldErr(field, format string, args ...any) error {
 }
 
 // MultiReplica says the strategy runs one replica per GPU (every strategy but "default").
-// Keras is the Keras major version that builds the model. An explicit KerasVersion wins.
-// Otherwise the JAX backend exists only in Keras 3, and `pip install tensorflow` brings
-// Keras 3 from TF 2.16 on, unless TF_USE_LEGACY_KERAS=1 keeps tf.keras on tf_keras 2.x
-// (the TF 2.16 release notes; tf_keras's README). An unset TFVersion keeps 2, the
-// simulator's default since its recordings of TF's behaviour are tf.keras 2.x.
-func (c *Config) Keras() int {
-	switch {
-	case c.KerasVersion != 0:
-		return c.KerasVersion
-	case c.Framework == "jax":
-		return 3
-	case legacyKeras(c.Env):
-		return 2
+// Profile resolves the framework and releases the run uses (framework.Resolve): the one place
+// TFVersion, CuDNNVersion, KerasVersion and Framework are read. cc is the GPU's compute
+// capability (major*10+minor; 0 before a GPU is chosen). The error names the bad Go fields.
+func (c *Config) Profile(cc int) (framework.Profile, error) {
+	name, err := framework.ParseName(c.Framework)
+	if err != nil {
+		return framework.Profile{}, &FieldError{Field: "Framework", Err: err}
 	}
-	if major, minor, err := parseTFVersion(c.TFVersion); err == nil && (major > 2 || major == 2 && minor >= 16) {
-		return 3
+	p, err := framework.Resolve(framework.Spec{Framework: name, TF: c.TFVersion, CuDNN: c.CuDNNVersion,
+		Keras: c.KerasVersion, LegacyKeras: legacyKeras(c.Env), CC: cc})
+	var errs framework.Errors
+	if errors.As(err, &errs) {
+		return p, specFieldErrors(errs)
 	}
-	return 2
+	return p, err
+}
+
+// specFields maps framework.Spec's fields to Config's.
+var specFields = map[string]string{"TF": "TFVersion", "CuDNN": "CuDNNVersion", "Keras": "KerasVersion"}
+
+// specFieldErrors turns framework's errors into FieldErrors (one error, or a joined list).
+func specFieldErrors(errs framework.Errors) error {
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = &FieldError{Field: specFields[e.Field], Err: e.Err}
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return errors.Join(out...)
 }
 
 // legacyKeras reports whether env sets TF_USE_LEGACY_KERAS the way TF's package
@@ -449,8 +463,8 @@ func (c *Config) Validate() error {
 	if c.Input != nil {
 		c.validateInput(add)
 	}
-	if c.Framework != "" && c.Framework != "tensorflow" && c.Framework != "jax" {
-		add(fieldErr("Framework", "%q is not one of tensorflow, jax", c.Framework))
+	if _, err := framework.ParseName(c.Framework); err != nil {
+		add(&FieldError{Field: "Framework", Err: err})
 	}
 	c.validateProcesses(add)
 	if c.Steps <= 0 {
@@ -540,29 +554,20 @@ func (c *Config) validateReplicas(add func(error)) {
 	}
 }
 
-// validateVersions checks the TensorFlow, cuDNN and Keras releases and that they go together.
+// validateVersions checks the TensorFlow, cuDNN and Keras releases and that they go together
+// (framework.Resolve, through Profile).
 func (c *Config) validateVersions(add func(error)) {
-	if c.TFVersion != "" {
-		if _, _, err := parseTFVersion(c.TFVersion); err != nil {
-			add(fieldErr("TFVersion", "%v", err))
-		} else if _, err := releaseFor(c.TFVersion, "", hw.GPU{}); err != nil {
-			add(fieldErr("TFVersion", "%v", err))
+	if _, err := framework.ParseName(c.Framework); err != nil {
+		return // reported with the Framework field
+	}
+	_, err := c.Profile(0)
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			add(e)
 		}
+		return
 	}
-	if c.CuDNNVersion != "" {
-		if _, err := parseCuDNN(c.CuDNNVersion); err != nil {
-			add(fieldErr("CuDNNVersion", "%v", err))
-		}
-	}
-	if c.KerasVersion != 0 && c.KerasVersion != 2 && c.KerasVersion != 3 {
-		add(fieldErr("KerasVersion", "%d: must be 2 or 3", c.KerasVersion))
-	}
-	if c.KerasVersion == 2 && c.Framework == "jax" {
-		add(fieldErr("KerasVersion", "2: the JAX backend is Keras 3's; tf.keras 2.x runs on TensorFlow only"))
-	}
-	if major, minor, err := parseTFVersion(c.TFVersion); err == nil && c.KerasVersion == 3 && (major < 2 || major == 2 && minor < 15) {
-		add(fieldErr("KerasVersion", "3: Keras 3 runs on TensorFlow 2.15 or later, tf_version is %s", c.TFVersion))
-	}
+	add(err)
 }
 
 // validateInput checks the tf.data input section, its pipeline against the host's cores.
@@ -599,8 +604,8 @@ func (c *Config) validateProcesses(add func(error)) {
 		if p.UsedBytes < 0 {
 			add(fieldErr(f+".UsedBytes", "must not be negative"))
 		}
-		if p.Framework != "" && p.Framework != "tensorflow" && p.Framework != "jax" {
-			add(fieldErr(f+".Framework", "%q is not one of tensorflow, jax", p.Framework))
+		if _, err := framework.ParseName(p.Framework); err != nil {
+			add(&FieldError{Field: f + ".Framework", Err: err})
 		}
 		for _, g := range p.GPUs {
 			if g < 0 || g >= c.GPUCount {

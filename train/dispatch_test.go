@@ -100,7 +100,11 @@ func TestJAXDispatchGrowsWithState(t *testing.T) {
 	c := DefaultConfig()
 	c.Model, c.GPU, c.Batch, c.XLA, c.Optimizer, c.InputOnDevice, c.Steps = "vgg16", "h200", 16, true, "momentum", true, 4
 	c.Framework, c.KerasVersion = "jax", 3
-	r := &runner{cfg: c}
+	fw, err := c.Profile(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{cfg: c, fw: fw}
 	r.stateArrays = 68
 	if got, want := r.stepHost(), jaxDispatch(68); got != want {
 		t.Errorf("stepHost() under jax with 68 arrays = %g, want %g", got, want)

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"github.com/gpusim/gpusim/framework"
 
 	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/hw"
@@ -710,10 +711,10 @@ func (r *runner) recordStepSeries(start, end sim.Time) {
 func (r *runner) stepHost() float64 {
 	// From numpy arrays the feed carries the whole call (arrayFeed.cost): JAX dispatches
 	// the step asynchronously and the host goes on to the next batch.
-	if r.cfg.Framework == "jax" && r.cfg.FitFromArrays && r.cfg.Input == nil {
+	if r.fw.Framework == framework.JAX && r.cfg.FitFromArrays && r.cfg.Input == nil {
 		return 0
 	}
-	if r.cfg.Framework == "jax" {
+	if r.fw.Framework == framework.JAX {
 		return r.mach.gpu.DispatchScale() * jaxDispatch(r.stateArrays)
 	}
 	return r.mach.gpu.StepOverhead / float64(r.cfg.StepsPerExecution)

@@ -91,8 +91,8 @@ func TestKerasFromTFVersion(t *testing.T) {
 		if tc.legacy != "" {
 			c.Env = map[string]string{"TF_USE_LEGACY_KERAS": tc.legacy}
 		}
-		if got := c.Keras(); got != tc.want {
-			t.Errorf("tf %q framework %q legacy %q keras_version %d: Keras() = %d, want %d", tc.tf, tc.framework, tc.legacy, tc.keras, got, tc.want)
+		if p, err := c.Profile(0); err != nil || p.Keras != tc.want {
+			t.Errorf("tf %q framework %q legacy %q keras_version %d: Profile(0).Keras = %d, %v; want %d", tc.tf, tc.framework, tc.legacy, tc.keras, p.Keras, err, tc.want)
 		}
 	}
 	for _, tc := range []struct {

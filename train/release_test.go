@@ -1,46 +1,6 @@
 package train
 
-import (
-	"testing"
-
-	"github.com/gpusim/gpusim/hw"
-)
-
-// The release table: stock TF before 2.4 has no TF32 (cuDNN 7.6), NVIDIA's TF 1.15 on an
-// Ampere GPU has it, cuDNN before 8.0 takes it away, and an unknown 1.x release is refused.
-func TestReleaseFor(t *testing.T) {
-	a100, _ := hw.LookupGPU("a100-40gb")
-	v100, _ := hw.LookupGPU("v100-16gb")
-	tests := []struct {
-		tf, cudnn string
-		g         hw.GPU
-		tf32      bool
-		want      int
-	}{
-		{"2.3", "", a100, false, 76},
-		{"2.4", "", a100, true, 80},
-		{"1.15", "", a100, true, 80},
-		{"1.15", "", v100, false, 74},
-		{"1.2", "", v100, false, 51},
-		{"2.4", "7.6", a100, false, 76},
-		{"", "", a100, true, 93},
-		{"2.30", "", a100, true, 93},
-	}
-	for _, tc := range tests {
-		r, err := releaseFor(tc.tf, tc.cudnn, tc.g)
-		if err != nil {
-			t.Fatalf("%s/%s: %v", tc.tf, tc.cudnn, err)
-		}
-		if r.TF32 != tc.tf32 || r.CuDNN != tc.want {
-			t.Errorf("tf %q cudnn %q on %s: TF32 %v cuDNN %d, want %v %d", tc.tf, tc.cudnn, tc.g.Name, r.TF32, r.CuDNN, tc.tf32, tc.want)
-		}
-	}
-	for _, bad := range [][2]string{{"1.16", ""}, {"2.4", "x"}, {"2.4", "8.10"}} {
-		if _, err := releaseFor(bad[0], bad[1], a100); err == nil {
-			t.Errorf("releaseFor(%q, %q): want an error", bad[0], bad[1])
-		}
-	}
-}
+import "testing"
 
 func releaseStep(t *testing.T, gpu, model, precision, tf, cudnn string) float64 {
 	t.Helper()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/collective"
+	"github.com/gpusim/gpusim/framework"
 	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/models"
 	"github.com/gpusim/gpusim/sim"
@@ -224,18 +225,14 @@ const maxGrowth = 64
 
 type runner struct {
 	cfg Config
-	// splitRowReductions: the run's XLA emits softmax and layer norm as several fusions.
-	splitRowReductions bool
-	// splitGEMMEpilogues: the run's XLA runs the element-wise ops after a GEMM as a loop fusion
-	// of their own (splitsGEMMEpilogues).
-	splitGEMMEpilogues bool
+	// fw is the run's framework and releases: every release-dependent rule reads it.
+	fw framework.Profile
 	// convNHWC: the run's convolutions are NHWC: XLA's layout (xlaConvNHWC), or TF's without
 	// its layout optimizer.
 	convNHWC bool
 	eng      *sim.Engine
 	mach     machine
-	gpuKey   string  // gpu written out, the priced-plan cache's key (memo.go)
-	release  Release // the TF release's libraries (release.go)
+	gpuKey   string // gpu written out, the priced-plan cache's key (memo.go)
 	model    *models.Model
 	replicas []*replica
 	// active are the replicas simulated: all, or replica 0 alone when the others are proven
@@ -330,19 +327,14 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
-	rel, err := releaseFor(cfg.TFVersion, cfg.CuDNNVersion, gpu)
+	fw, err := cfg.Profile(gpu.CC())
 	if err != nil {
-		field := "TFVersion"
-		if cfg.CuDNNVersion != "" {
-			field = "CuDNNVersion"
-		}
-		return nil, &FieldError{Field: field, Err: err}
+		return nil, err
 	}
-	r := &runner{cfg: cfg, eng: sim.NewEngine()}
-	r.mach.gpu, r.model, r.release = gpu, model, rel
+	r := &runner{cfg: cfg, fw: fw, eng: sim.NewEngine()}
+	r.mach.gpu, r.model = gpu, model
 	r.batches = map[batchKey]*batch{}
-	r.splitRowReductions, r.splitGEMMEpilogues = splitsRowReductions(cfg.TFVersion), splitsGEMMEpilogues(cfg.TFVersion)
-	r.convNHWC = cfg.XLA && xlaConvNHWC(gpu, cfg.Framework, cfg.TFVersion) ||
+	r.convNHWC = cfg.XLA && xlaConvNHWC(gpu, fw) ||
 		!cfg.XLA && cfg.LayoutOptimizer != nil && !*cfg.LayoutOptimizer
 	r.mach.host = hw.DefaultHost()
 	if cfg.Host != "" {
@@ -369,7 +361,7 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 		r.stateArrays = stateArrays(p[0].Plan, cfg.Precision)
 	}
 	if cfg.FitFromArrays && r.inputs == nil {
-		r.inputs, r.perProcess = []inputSource{newArrayFeed(r.eng, r.model, cfg, r.stateArrays, r.mach.gpu.DispatchScale())}, len(r.replicas)
+		r.inputs, r.perProcess = []inputSource{newArrayFeed(r.eng, r.model, cfg, r.fw, r.stateArrays, r.mach.gpu.DispatchScale())}, len(r.replicas)
 	}
 	if r.inputs != nil {
 		r.input = r.inputs[0]
@@ -547,7 +539,7 @@ func startOther(i int, p Process, devs []*allocator.Device) ProcessResult {
 // process with a nil error is a run that ended there: the CUDA context did not fit (r.oom).
 func (r *runner) startTrain(vd []*allocator.Device, env map[string]string) (*allocator.Process, error) {
 	opts, note := memoryOptions(r.cfg.Memory, "tensorflow", len(vd), env)
-	opts.TF1 = tfMajor(r.cfg.TFVersion) == 1
+	opts.TF1 = !r.fw.Has(framework.MinSystemMemoryByCC)
 	if note != "" {
 		r.notes = append(r.notes, note)
 	}
@@ -833,17 +825,18 @@ func (r *runner) setupAllReduce() error {
 // limit (XLA's rematerialization aims below it). The priced plan is shared by every run of the
 // process that asks for the same one (memo.go).
 func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
-	mp, err := r.model.Plan(planOptions(&r.cfg, r.mach.gpu, batch))
+	mp, err := r.model.Plan(planOptions(&r.cfg, r.fw, r.mach.gpu, batch))
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
 	if r.gpuKey == "" {
 		r.gpuKey = gpuKey(r.mach.gpu)
 	}
-	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.tf32(), cudnn: r.release.CuDNN, xla: r.cfg.XLA, noAutotune: !cudnnAutotune(r.cfg.Env), splitRows: r.splitRowReductions, splitEpi: r.splitGEMMEpilogues, convNHWC: r.convNHWC, onDevice: r.inputOnDevice()}
+	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.tf32(), cudnn: r.fw.CuDNN, xla: r.cfg.XLA, noAutotune: !cudnnAutotune(r.cfg.Env),
+		splitRows: !r.fw.Has(framework.XLATritonNormalization), splitEpi: !r.fw.Has(framework.XLAGEMMEpilogues), convNHWC: r.convNHWC, onDevice: r.inputOnDevice()}
 	if r.cfg.XLA {
 		k.keepGrads, k.limit = len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1, limit
-		k.keras = r.cfg.Keras()
+		k.keras = r.fw.Keras
 	}
 	p, x, err := pricedPlan(k, func() (*plan, *xlaTemp, error) { return r.pricePlan(mp, batch, k) })
 	if err != nil {
@@ -883,7 +876,7 @@ func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *xla
 		var epilogue hw.Work
 		if w.Graph && k.splitEpi && op.EpilogueBytes > 0 && op.EpilogueBytes < w.Bytes {
 			// The bias add, activation and casts after a GEMM run as a loop fusion of their own
-			// (splitsGEMMEpilogues): their bytes do not hide behind the GEMM's math.
+			// (without framework.XLAGEMMEpilogues): their bytes do not hide behind the GEMM's math.
 			epilogue = hw.Work{Kind: hw.KindFusion, Bytes: op.EpilogueBytes, Kernels: 1, Graph: true, DType: w.DType}
 			w.Bytes -= op.EpilogueBytes
 		}
@@ -926,8 +919,8 @@ func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *xla
 func envTrue(v string) bool { return v == "1" || strings.EqualFold(v, "true") }
 
 // tf32 reports whether float32 matmuls and convolutions may run as TF32: the run allows it
-// (Config.TF32) and its release has it (Release.TF32: TF 2.4+, NVIDIA's 1.15, cuDNN 8+).
-func (r *runner) tf32() bool { return r.cfg.TF32 && r.release.TF32 }
+// (Config.TF32) and its release has it (framework.Release.TF32: TF 2.4+, NVIDIA's 1.15, cuDNN 8+).
+func (r *runner) tf32() bool { return r.cfg.TF32 && r.fw.TF32 }
 
 // cudnnAutotune reads TF_CUDNN_USE_AUTOTUNE as TF does (conv_ops_gpu.cc CudnnUseAutotune:
 // tsl's ReadBoolFromEnvVar with default true, so only "0" or "false", any case, turn it off).
@@ -935,17 +928,6 @@ func (r *runner) tf32() bool { return r.cfg.TF32 && r.release.TF32 }
 func cudnnAutotune(env map[string]string) bool {
 	v := env["TF_CUDNN_USE_AUTOTUNE"]
 	return !(v == "0" || strings.EqualFold(v, "false"))
-}
-
-// tfMajor is the major version of TF release v (0 when unset or unreadable). TF 1.x graphs
-// get XLA only through auto-clustering (ConfigProto's global_jit_level), which is what their
-// xla means (models.PlanOptions.XLAAutoCluster); in TF 2 it takes autoJit.
-func tfMajor(v string) int {
-	major, _, err := parseTFVersion(v)
-	if err != nil {
-		return 0
-	}
-	return major
 }
 
 // autoJit reports whether env's TF_XLA_FLAGS turn on TF's XLA auto-clustering
@@ -1007,5 +989,5 @@ func blasWorkspace(ccMajor int) int64 {
 // PrefetchToDevice as the batch enters the buffer, while earlier steps run), so the step's
 // own input op would copy the same bytes a second time.
 func (r *runner) inputOnDevice() bool {
-	return r.cfg.InputOnDevice || r.cfg.Input != nil || (r.cfg.Framework == "jax" && r.cfg.FitFromArrays)
+	return r.cfg.InputOnDevice || r.cfg.Input != nil || (r.fw.Framework == framework.JAX && r.cfg.FitFromArrays)
 }

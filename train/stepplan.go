@@ -1,19 +1,20 @@
 package train
 
 import (
+	"github.com/gpusim/gpusim/framework"
 	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/models"
 	"github.com/gpusim/gpusim/sim"
 )
 
-// planOptions are the models.PlanOptions of one micro-batch of batch samples of cfg on gpu:
-// the one place Run and StepPlan derive them.
-func planOptions(cfg *Config, gpu hw.GPU, batch int) models.PlanOptions {
-	return models.PlanOptions{Batch: batch, Precision: models.Precision(cfg.Precision), XLA: cfg.XLA, JAX: cfg.Framework == "jax",
+// planOptions are the models.PlanOptions of one micro-batch of batch samples of cfg, whose
+// framework profile is fw, on gpu: the one place Run and StepPlan derive them.
+func planOptions(cfg *Config, fw framework.Profile, gpu hw.GPU, batch int) models.PlanOptions {
+	return models.PlanOptions{Batch: batch, Precision: models.Precision(cfg.Precision), XLA: cfg.XLA, JAX: fw.Framework == framework.JAX,
 		BlasWorkspace: blasWorkspace(gpu.CCMajor), Optimizer: cfg.Optimizer,
 		BatchNormSpatialPersistent: envTrue(cfg.Env["TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT"]),
-		GraphRewriteAMP:            graphRewriteAMP(cfg.Env), XLAAutoCluster: cfg.XLA && (tfMajor(cfg.TFVersion) == 1 || autoJit(cfg.Env)),
-		ResourceVariables: cfg.ResourceVariables || tfMajor(cfg.TFVersion) != 1,
+		GraphRewriteAMP:            graphRewriteAMP(cfg.Env), XLAAutoCluster: cfg.XLA && (!fw.Has(framework.JitCompile) || autoJit(cfg.Env)),
+		ResourceVariables: cfg.ResourceVariables || fw.Has(framework.ResourceVariables),
 		L2Decay:           cfg.L2Decay, StaticLossScale: cfg.StaticLossScale && cfg.Precision == "mixed_float16"}
 }
 
@@ -36,7 +37,11 @@ func StepPlan(cfg Config, batch int) (*models.Plan, hw.GPU, error) {
 	if err != nil {
 		return nil, hw.GPU{}, &FieldError{Field: "Model", Err: err}
 	}
-	p, err := model.Plan(planOptions(&cfg, gpu, batch))
+	fw, err := cfg.Profile(gpu.CC())
+	if err != nil {
+		return nil, hw.GPU{}, err
+	}
+	p, err := model.Plan(planOptions(&cfg, fw, gpu, batch))
 	if err != nil {
 		return nil, hw.GPU{}, &FieldError{Field: "Model", Err: err}
 	}

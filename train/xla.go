@@ -2,7 +2,7 @@ package train
 
 import (
 	"fmt"
-	"strconv"
+	"github.com/gpusim/gpusim/framework"
 	"strings"
 
 	"github.com/gpusim/gpusim/hw"
@@ -143,7 +143,7 @@ const XLABatchNormPasses = 1.6
 // gpu_compiler.cc; xla_gpu_use_cudnn_batchnorm defaults to false in debug_options_flags.cc)
 // and fuses; such a kernel is priced as hw.KindFusion, at the streaming memory efficiency
 // rather than the framework norm kernels' (hw.FuseXLA does the same on op lists), its bytes
-// times XLABatchNormPasses. A Keras 3 batch norm (Config.KerasVersion 3) is not
+// times XLABatchNormPasses. A Keras 3 batch norm (framework.Profile.Keras 3) is not
 // FusedBatchNormV3 but ops.moments and an element-wise normalization, which XLA compiles to
 // two dependent column reductions and a loop fusion, and its gradient by autodiff: it stays
 // hw.KindNorm as a Graph Work, priced at what Keras 3's batch norm measured under XLA on the
@@ -156,13 +156,13 @@ const XLABatchNormPasses = 1.6
 // hw.GraphHostPerKernel), so the host does not launch kernel by kernel.
 func (r *runner) opWork(op models.Op) hw.Work {
 	w := work(op, r.tf32())
-	w.CuDNN = r.release.CuDNN
+	w.CuDNN = r.fw.CuDNN
 	if r.cfg.XLA && w.Kind == hw.KindNorm {
 		fwd, grad := strings.HasSuffix(op.Name, "/FusedBatchNormV3"), strings.HasSuffix(op.Name, "/FusedBatchNormV3/grad")
 		switch {
-		case r.cfg.Keras() == 3 && fwd:
+		case r.fw.Keras == 3 && fwd:
 			w.Kernels = hw.XLABatchNormKernels
-		case r.cfg.Keras() == 3 && grad:
+		case r.fw.Keras == 3 && grad:
 			w.Kernels = hw.XLABatchNormGradKernels
 		default:
 			w.Kind = hw.KindFusion
@@ -171,7 +171,7 @@ func (r *runner) opWork(op models.Op) hw.Work {
 			}
 		}
 	}
-	if r.cfg.XLA && r.splitRowReductions {
+	if r.cfg.XLA && !r.fw.Has(framework.XLATritonNormalization) {
 		switch {
 		case strings.HasSuffix(op.Name, "/LayerNorm"), strings.HasSuffix(op.Name, "softmax/softmax"):
 			w.Bytes *= hw.XLARowReductionPasses
@@ -191,86 +191,8 @@ func (r *runner) opWork(op models.Op) hw.Work {
 	return w
 }
 
-// hopperNHWCRelease is the first TensorFlow release whose XLA lays out every convolution on
-// Hopper and newer NHWC, float32 included (xla/service/gpu/transforms/layout_assignment.cc,
-// HeuristicLayoutAssignment: "we expect GPUs with Tensor Cores work best using NHWC layouts",
-// limited to Hopper by TODO(b/383560056), a change of late 2024, after TF 2.18 was cut).
-// Before it, and below Hopper still, XLA runs F32 convolutions NCHW (F16 and BF16 NHWC from
-// Volta on), and on Ampere a TF32 convolution then pays cuDNN's transposes (hw.Work.NHWC).
-// The JAX of the H200 recordings (0.11.2) has the rule: its ResNet-50 float32 buffers are
-// NHWC, f32[128,56,56,64]{3,2,1,0} (testdata/h200/keras/xla, buffer-assignment).
-var hopperNHWCRelease = [2]int{2, 19}
-
 // xlaConvNHWC reports whether the XLA of the run lays float32 convolutions out NHWC on gpu:
-// compute capability 9.0 and newer, under JAX or a TF release from hopperNHWCRelease on (an
-// unset TFVersion is the current release).
-func xlaConvNHWC(gpu hw.GPU, framework, tfVersion string) bool {
-	if gpu.CCMajor < 9 {
-		return false
-	}
-	if framework == "jax" || tfVersion == "" {
-		return true
-	}
-	major, minor, err := parseTFVersion(tfVersion)
-	if err != nil {
-		return true
-	}
-	return major > hopperNHWCRelease[0] || (major == hopperNHWCRelease[0] && minor >= hopperNHWCRelease[1])
-}
-
-// tritonNormalizationRelease is the first TensorFlow release whose XLA can emit a softmax or
-// a layer norm as one kernel: the Triton normalization fusion (xla/service/gpu
-// softmax_rewriter_triton.cc) entered XLA in 2023, after TF 2.12 was cut. The XLA of older
-// releases fuses a reduction only as the root of its fusion (the reduction emitter writes the
-// reduced value; gpu_fusible.cc lets element-wise producers into it, never the consumer that
-// broadcasts the result back over the row), so a row-wise normalization is a chain of
-// fusions, each reading the input again (hw.XLARowReductionPasses).
-var tritonNormalizationRelease = [2]int{2, 13}
-
-// gemmEpilogueRelease is the first TensorFlow release whose XLA may run the element-wise
-// consumers of a GEMM inside the GEMM's kernel: Triton GEMM fusions
-// (xla/service/gpu/gemm_rewriter_triton.cc) and cuBLASLt epilogues (gemm_rewriter.cc
-// FuseVectorBiasAdd, FuseReluActivation, FuseGeluActivation) entered XLA in 2023, with the
-// Triton normalization fusion (tritonNormalizationRelease). Before them gemm_rewriter.cc folds
-// into the cuBLAS call only a scalar factor (HandleMultiply: alpha) and an addend of the
-// output's shape (HandleAdd: beta = 1; a broadcast bias is written out in full to be that
-// addend), and a custom call is no fusion's producer, so a dense layer's bias, activation and
-// casts are a loop fusion that reads the GEMM's output back and writes its own: time after the
-// GEMM's, not hidden behind its math (models.Op.EpilogueBytes).
-var gemmEpilogueRelease = [2]int{2, 13}
-
-// splitsGEMMEpilogues reports whether the XLA of TF release v runs a GEMM's element-wise
-// consumers as a fusion of their own ("" is the current release).
-func splitsGEMMEpilogues(v string) bool { return olderThan(v, gemmEpilogueRelease) }
-
-// olderThan reports whether TF release v predates release r ("" and unreadable versions are
-// the current release).
-func olderThan(v string, r [2]int) bool {
-	if v == "" {
-		return false
-	}
-	major, minor, err := parseTFVersion(v)
-	if err != nil {
-		return false
-	}
-	return major < r[0] || (major == r[0] && minor < r[1])
-}
-
-// splitsRowReductions reports whether the XLA of TF release v runs softmax and layer norm
-// as several fusions.
-func splitsRowReductions(v string) bool { return olderThan(v, tritonNormalizationRelease) }
-
-// parseTFVersion reads "MAJOR.MINOR" (a patch part is allowed and ignored).
-func parseTFVersion(v string) (major, minor int, err error) {
-	parts := strings.Split(strings.TrimSpace(v), ".")
-	if len(parts) < 2 || len(parts) > 3 {
-		return 0, 0, fmt.Errorf("%q: want MAJOR.MINOR such as 1.15 or 2.4", v)
-	}
-	if major, err = strconv.Atoi(parts[0]); err != nil || major < 1 {
-		return 0, 0, fmt.Errorf("%q: want MAJOR.MINOR such as 1.15 or 2.4", v)
-	}
-	if minor, err = strconv.Atoi(parts[1]); err != nil || minor < 0 {
-		return 0, 0, fmt.Errorf("%q: want MAJOR.MINOR such as 1.15 or 2.4", v)
-	}
-	return major, minor, nil
+// compute capability 9.0 and newer, where its release has framework.XLAHopperConvNHWC.
+func xlaConvNHWC(gpu hw.GPU, fw framework.Profile) bool {
+	return gpu.CCMajor >= 9 && fw.Has(framework.XLAHopperConvNHWC)
 }

@@ -10,6 +10,7 @@ package layering
 var Rows = map[string]int{
 	"sim":        0,
 	"internal/":  0,
+	"framework":  0,
 	"hw":         1,
 	"allocator":  1,
 	"models":     1,
