@@ -2,9 +2,10 @@ package analysis
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync"
 
+	"github.com/gpusim/gpusim/internal/pool"
 	"github.com/gpusim/gpusim/train"
 )
 
@@ -74,34 +75,15 @@ func measureResult(res *Result) measure {
 	return m
 }
 
-// runAll runs fn(i) for i in [0, n) on at most jobs goroutines and returns the error of the
-// lowest i that failed, so that the error does not depend on scheduling.
+// runAll runs fn(i) for i in [0, n) on at most jobs goroutines (internal/pool) and returns
+// the error of the lowest i that failed, so that the error does not depend on scheduling.
 func runAll(ctx context.Context, n, jobs int, fn func(i int) error) error {
-	if jobs < 1 {
-		jobs = 1
+	err := pool.Run(ctx, n, jobs, fn)
+	var pe *pool.Error
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
-	errs := make([]error, n)
-	sem := make(chan struct{}, jobs)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		if err := ctx.Err(); err != nil {
-			errs[i] = err
-			continue
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = fn(i)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return err
 }
 
 // runFunc returns f, or train.Run when f is nil.

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/gpusim/gpusim/analysis"
+	"github.com/gpusim/gpusim/internal/pool"
 	"github.com/gpusim/gpusim/train"
 )
 
@@ -128,24 +129,17 @@ func Score(ctx context.Context, ms []Measurement, o Options) (*Validation, error
 	return v, nil
 }
 
-// predict runs ms on o.Jobs goroutines; rows keep ms's order.
+// predict runs ms on o.Jobs goroutines (internal/pool); rows keep ms's order.
 func predict(ctx context.Context, ms []Measurement, o Options, run analysis.RunFunc) ([]Row, error) {
 	rows := make([]Row, len(ms))
-	sem := make(chan struct{}, max(o.Jobs, 1))
-	var wg sync.WaitGroup
 	run = sharedRuns(run)
-	for i, m := range ms {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			rows[i] = predictOne(ctx, m, o.Steps, run)
-		}()
+	err := pool.Run(ctx, len(ms), o.Jobs, func(i int) error {
+		rows[i] = predictOne(ctx, ms[i], o.Steps, run)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
 	return rows, ctx.Err()
 }
 
