@@ -16,5 +16,16 @@
 // XLA learned in TF 2.16, or in JAX 0.12) is a Feature, its row of Gates and the rule that reads
 // Profile.Has(feature), and nothing else: no rule compares versions.
 //
+// # Where XLA lives
+//
+// XLA touches three layers, and each keeps its part so that imports go down the rows: this
+// package says which XLA a run has (Gates); models owns what XLA does to the step's graph
+// (fusions, the values backward keeps, buffer assignment and rematerialization, compile time:
+// models/xla*.go); hw prices the kernels XLA emits (hw/xla.go); train schedules compiles over
+// the run and lowers compiled ops onto hw's kinds (train/xla.go). The BFC allocator's XLA
+// variants are the allocator's (allocator/bfc.go). One package for all of it would have to sit
+// above models and hw and below train, a row the table does not have, or pull the planner's
+// internals out of models.
+//
 // The package imports nothing of the module: a run's GPU enters as its compute capability.
 package framework

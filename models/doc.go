@@ -69,7 +69,12 @@
 //
 // XLA (jit_compile=True) fuses an element-wise op (bias, batch-norm's normalization,
 // activation, add, cast) into the op that produced its input: fewer kernels, fewer bytes,
-// and an intermediate that only feeds its own fusion is never allocated.
+// and an intermediate that only feeds its own fusion is never allocated. What XLA does to
+// the step's graph is this package's, in the xla*.go files: the fusions and the values
+// backward keeps (xla.go), buffer assignment and rematerialization of a finished plan
+// (XLAAssign, xla_buffers.go) and the compile time (XLACompileSeconds, xla_compile.go). The
+// other layers keep the rest: which XLA a run has is framework's (framework.Gates), what its
+// kernels cost hw's (hw/xla.go), when it compiles over a run train's (train/xla.go).
 //
 // Plans are cheap (a ResNet-50 plan takes about 0.4 ms) and deterministic; a Model is never
 // modified after Get or FromKerasJSON returns it, so goroutines may plan from one Model at

@@ -50,7 +50,7 @@
 // all-reduce and compile, and sums to its time too (bykind.go).
 //
 // Speed and precision (xla.go, precision_check.go): with XLA the first step compiles the train step
-// (XLACompileSeconds: a fit to compile times measured with JAX on the H200, per op and per
+// (models.XLACompileSeconds: a fit to compile times measured with JAX on the H200, per op and per
 // distinct GEMM shape), and so does every step that sees a new input shape
 // (Config.XLADistinctShapes, scenario key xla_distinct_shapes: shapes are drawn per step from
 // the run's seed), so a short run with XLA can be slower than without (Result.XLACompiles,

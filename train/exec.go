@@ -2,9 +2,9 @@ package train
 
 import (
 	"fmt"
-	"github.com/gpusim/gpusim/framework"
 
 	"github.com/gpusim/gpusim/allocator"
+	"github.com/gpusim/gpusim/framework"
 	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/models"
 	"github.com/gpusim/gpusim/sim"

@@ -31,7 +31,7 @@ var pricedCache = memo.New[pricedKey, priced](maxPriced, maxPricedBytes, priced.
 // priced is a cached priced plan and, under XLA, its temp buffer.
 type priced struct {
 	p *plan
-	x *xlaTemp
+	x *models.XLATemp
 }
 
 // bytes estimates what a priced plan holds: its costs and flags, and its models.Plan (counted
@@ -71,7 +71,7 @@ type pricedKey struct {
 func gpuKey(g hw.GPU) string { return fmt.Sprintf("%v", g) }
 
 // pricedPlan returns build's priced plan for k, building it once while the cache holds it.
-func pricedPlan(k pricedKey, build func() (*plan, *xlaTemp, error)) (*plan, *xlaTemp, error) {
+func pricedPlan(k pricedKey, build func() (*plan, *models.XLATemp, error)) (*plan, *models.XLATemp, error) {
 	v, err := pricedCache.Get(k, func() (priced, error) {
 		p, x, err := build()
 		return priced{p, x}, err

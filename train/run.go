@@ -277,7 +277,7 @@ type runner struct {
 	batches         map[batchKey]*batch
 	skips           []bool // per step (0-based): the loss scale optimizer skips the update
 	xla             xlaState
-	xlaTemp         *xlaTemp // buffer assignment of the first plan (nil without XLA)
+	xlaTemp         *models.XLATemp // buffer assignment of the first plan (nil without XLA)
 	skipped         int
 	skipThis        bool
 	inputWait       sim.Time // summed over replicas
@@ -838,7 +838,7 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 		k.keepGrads, k.limit = len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1, limit
 		k.keras = r.fw.Keras
 	}
-	p, x, err := pricedPlan(k, func() (*plan, *xlaTemp, error) { return r.pricePlan(mp, batch, k) })
+	p, x, err := pricedPlan(k, func() (*plan, *models.XLATemp, error) { return r.pricePlan(mp, batch, k) })
 	if err != nil {
 		return nil, err
 	}
@@ -850,10 +850,10 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 }
 
 // pricePlan applies XLA's buffer assignment to mp (under XLA) and prices its ops on r's GPU.
-func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *xlaTemp, error) {
-	var x *xlaTemp
+func (r *runner) pricePlan(mp *models.Plan, batch int, k pricedKey) (*plan, *models.XLATemp, error) {
+	var x *models.XLATemp
 	if k.xla {
-		mp, x = xlaAssign(mp, k.limit, k.keepGrads)
+		mp, x = models.XLAAssign(mp, k.limit, k.keepGrads)
 	}
 	p := &plan{Plan: mp, batch: batch, costs: make([]opCost, len(mp.Ops)), optStart: len(mp.Ops), isPers: make([]bool, len(mp.Tensors))}
 	for _, i := range mp.Persistent {

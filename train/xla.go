@@ -2,53 +2,19 @@ package train
 
 import (
 	"fmt"
-	"github.com/gpusim/gpusim/framework"
 	"strings"
 
+	"github.com/gpusim/gpusim/allocator"
+	"github.com/gpusim/gpusim/framework"
 	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/internal/units"
 	"github.com/gpusim/gpusim/models"
 	"github.com/gpusim/gpusim/sim"
 )
 
-// XLA compile-time model, fitted to compile times measured with JAX 0.11.2 on the H200
-// (testdata/h200/xla, tools/h200/xla_compile.py: jax.jit(step).lower(args).compile() of
-// training steps of MLPs, ResNet-like CNNs and Transformer encoders, 46 to 8,803 jaxpr
-// equations). A least-squares fit without intercept (TestXLACompileFit) gives
-//
-//	compile = XLACompilePerEqn x equations + XLACompilePerGEMMShape x distinct GEMM shapes
-//
-// with a mean absolute error of 33% over the 16 compiles: the per-shape term is XLA GPU's
-// GEMM autotuning (gemm_fusion_autotuner.cc times Triton and cuBLAS candidates for every new
-// dot shape; convolutions' cuDNN autotuning measured far cheaper), the per-equation term the
-// HLO passes and LLVM code generation, which grow with the graph.
-const (
-	// XLACompilePerEqn is seconds per framework-level op (jaxpr equation) of the train step.
-	XLACompilePerEqn = 0.000561
-	// XLACompilePerGEMMShape is seconds per distinct matmul shape (autotuning).
-	XLACompilePerGEMMShape = 0.387
-	// xlaEqnsPerPlanOp converts a models.Plan op to jaxpr equations: the measured CNN block
-	// (1x1, 3x3, 1x1 convolutions, three batch norms, ReLUs, residual add: 275 equations per
-	// block for forward, backward and update, from the cnn rows' slope) is one ResNet-50 bottleneck
-	// block, which the plan prices as resnet50BlockOps ops.
-	xlaEqnsPerPlanOp = 275.0 / resnet50BlockOps
-	// resnet50BlockOps is the plan ops of ResNet-50's conv3_block2 (float32, sgd), counted by
-	// TestXLAEqnsPerPlanOp.
-	resnet50BlockOps = 38
-)
-
-// XLACompileSeconds is the simulated time XLA takes to compile one train step of plan p:
-// the plan's ops scaled to framework-level equations, plus autotuning of each distinct
-// matmul shape (ops of kind MatMul or Attention with distinct FLOPs and bytes).
-func XLACompileSeconds(p *models.Plan) float64 {
-	shapes := map[[2]float64]bool{}
-	for _, op := range p.Ops {
-		if op.Kind == models.MatMul || op.Kind == models.Attention {
-			shapes[[2]float64{op.FLOPs, op.Bytes}] = true
-		}
-	}
-	return XLACompilePerEqn*xlaEqnsPerPlanOp*float64(len(p.Ops)) + XLACompilePerGEMMShape*float64(len(shapes))
-}
+// The run's part of XLA: when the step compiles (setupXLA, compileThenStart) and how a
+// compiled op is priced on hw's kinds (opWork). What XLA does to the step's graph is models'
+// (models/xla*.go), which XLA a run has framework's (r.fw).
 
 // xlaState is the run's compile schedule: which steps compile (a shape seen for the first
 // time), and how long one compile takes.
@@ -63,7 +29,7 @@ type xlaState struct {
 // setupXLA draws the input shape of every step (uniformly among XLADistinctShapes, seeded by
 // the run) and marks the steps that see a shape for the first time: under jit_compile=True
 // TF compiles the cluster for each new input signature (XlaCompilationCache keys on shapes),
-// the first step always. Each compile takes XLACompileSeconds of the first replica's plan.
+// the first step always. Each compile takes models.XLACompileSeconds of the first replica's plan.
 func (r *runner) setupXLA() {
 	if !r.cfg.XLA || len(r.replicas) == 0 {
 		return
@@ -73,7 +39,7 @@ func (r *runner) setupXLA() {
 	seen := make([]bool, n)
 	x := &r.xla
 	x.compiles = make([]bool, r.cfg.Steps)
-	x.dur = sim.FromSeconds(XLACompileSeconds(r.replicas[0].plans[0].Plan))
+	x.dur = sim.FromSeconds(models.XLACompileSeconds(r.replicas[0].plans[0].Plan))
 	for i := range x.compiles {
 		s := 0
 		if i > 0 {
@@ -125,6 +91,24 @@ func (r *runner) xlaResult(res *Result) {
 		msg += fmt.Sprintf(": each new input shape (xla_distinct_shapes: %d) recompiles; pad or bucket inputs to fewer shapes", r.cfg.XLADistinctShapes)
 	}
 	res.Notes = append(res.Notes, msg)
+}
+
+// xlaMemoryNote says what buffer assignment and rematerialization did (models.XLAAssign).
+func xlaMemoryNote(x *models.XLATemp) string {
+	if x == nil {
+		return ""
+	}
+	msg := fmt.Sprintf("XLA packs the step's temporaries into one %s buffer (buffer assignment with liveness sharing)", allocator.HumanReadableNumBytes(x.Bytes))
+	if x.Target > 0 {
+		if x.Bytes > x.Target {
+			msg += fmt.Sprintf("; rematerialization could not reach %s: only reduced to %s, down from %s",
+				allocator.HumanReadableNumBytes(x.Target), allocator.HumanReadableNumBytes(x.Bytes), allocator.HumanReadableNumBytes(x.Needed))
+		} else {
+			msg += fmt.Sprintf("; rematerialized from %s to fit the memory limit", allocator.HumanReadableNumBytes(x.Needed))
+		}
+		msg += fmt.Sprintf(", recomputing %.0f%% of the cheap forward ops in backward", 100*x.Recomp)
+	}
+	return msg
 }
 
 // XLABatchNormPasses is how many times XLA's expansion of a training FusedBatchNormV3 moves

@@ -1,11 +1,4 @@
-package train
-
-import (
-	"fmt"
-
-	"github.com/gpusim/gpusim/allocator"
-	"github.com/gpusim/gpusim/models"
-)
+package models
 
 // XLA memory: what the allocator sees when the step is one compiled executable.
 //
@@ -26,51 +19,51 @@ import (
 // reduced to 19.77GiB, down from 30.10GiB originally" and runs; b416 reduces to 20.89GiB and
 // then fails to allocate its 20.68GiB temp buffer (testdata/h200/keras/log.txt).
 
-// xlaMemorySlop is xla_gpu_memory_limit_slop_factor (xla/debug_options_flags.cc, default 95):
+// XLAMemorySlop is xla_gpu_memory_limit_slop_factor (xla/debug_options_flags.cc, default 95):
 // the percentage of the device memory limit rematerialization aims for.
-const xlaMemorySlop = 0.95
+const XLAMemorySlop = 0.95
 
-// xlaTemp is what buffer assignment gave a plan.
-type xlaTemp struct {
-	bytes    int64 // the temp buffer as allocated (after rematerialization)
-	needed   int64 // without rematerialization: the peak of the step's temporaries
-	floor    int64 // the least rematerialization reaches
-	target   int64 // what rematerialization aimed for (0: no limit reached)
+// XLATemp is what buffer assignment gave a plan.
+type XLATemp struct {
+	Bytes    int64   // the temp buffer as allocated (after rematerialization)
+	Needed   int64   // without rematerialization: the peak of the step's temporaries
+	Floor    int64   // the least rematerialization reaches
+	Target   int64   // what rematerialization aimed for (0: no limit reached)
+	Recomp   float64 // fraction of the recomputable forward work done again in backward
 	recompB  float64
 	recompF  float64
-	recomp   float64 // fraction of the recomputable forward work done again in backward
-	tensorIx int     // index of the temp tensor in the plan
+	tensorIx int // index of the temp tensor in the plan
 }
 
-// xlaAssign turns an op-by-op plan into what the compiled step allocates: one temp tensor
+// XLAAssign turns the op-by-op plan mp into what the compiled step allocates: one temp tensor
 // allocated at the first compiled op and freed at the last, sized to the peak of the
 // temporaries the op-by-op schedule has alive at once (the liveness sharing of buffer
 // assignment); the per-op allocations of temporaries are gone. keepGrads keeps the weight
 // gradients out of the temp buffer (they leave the compiled step: all-reduce, accumulation).
-// limit is the device allocator's limit: when the step does not fit under xlaMemorySlop of it,
+// limit is the device allocator's limit: when the step does not fit under XLAMemorySlop of it,
 // the temp buffer is rematerialized down towards its floor, and the recomputed forward work is
 // one more backward op.
-func xlaAssign(mp *models.Plan, limit int64, keepGrads bool) (*models.Plan, *xlaTemp) {
+func XLAAssign(mp *Plan, limit int64, keepGrads bool) (*Plan, *XLATemp) {
 	temp, state, inputs := xlaTemporaries(mp, keepGrads)
-	x := &xlaTemp{}
+	x := &XLATemp{}
 	recomp := x.recomputable(mp, temp)
 	peak, floor, first, last := tempLiveness(mp, temp, recomp)
 	if first < 0 {
 		return mp, nil
 	}
-	x.needed, x.floor, x.bytes = peak, min(floor, peak), peak
+	x.Needed, x.Floor, x.Bytes = peak, min(floor, peak), peak
 	if limit > 0 {
-		if room := int64(xlaMemorySlop*float64(limit)) - state - inputs; peak > room {
-			x.target = room
-			x.bytes = max(room, x.floor)
-			if peak > x.floor {
-				x.recomp = float64(peak-x.bytes) / float64(peak-x.floor)
+		if room := int64(XLAMemorySlop*float64(limit)) - state - inputs; peak > room {
+			x.Target = room
+			x.Bytes = max(room, x.Floor)
+			if peak > x.Floor {
+				x.Recomp = float64(peak-x.Bytes) / float64(peak-x.Floor)
 			}
 		}
 	}
 	out := *mp
-	out.Tensors = append(append([]models.Tensor{}, mp.Tensors...), models.Tensor{Name: "xla/temp",
-		Bytes: x.bytes, Role: models.Temp, DType: models.Int32, Shape: []int64{x.bytes}})
+	out.Tensors = append(append([]Tensor{}, mp.Tensors...), Tensor{Name: "xla/temp",
+		Bytes: x.Bytes, Role: Temp, DType: Int32, Shape: []int64{x.Bytes}})
 	x.tensorIx = len(out.Tensors) - 1
 	out.Ops = x.compiledOps(mp, temp, first, last)
 	return &out, x
@@ -79,7 +72,7 @@ func xlaAssign(mp *models.Plan, limit int64, keepGrads bool) (*models.Plan, *xla
 // xlaTemporaries marks the tensors buffer assignment packs into the temp buffer: all but the
 // persistent ones (variables, optimizer slots), the kept gradients and the inputs. state and
 // inputs are the bytes of the persistent tensors and of the inputs.
-func xlaTemporaries(mp *models.Plan, keepGrads bool) (temp []bool, state, inputs int64) {
+func xlaTemporaries(mp *Plan, keepGrads bool) (temp []bool, state, inputs int64) {
 	n := len(mp.Tensors)
 	pers := make([]bool, n)
 	for _, i := range append(append([]int{}, mp.Persistent...), mp.Slots...) {
@@ -96,7 +89,7 @@ func xlaTemporaries(mp *models.Plan, keepGrads bool) (temp []bool, state, inputs
 	for i, t := range mp.Tensors {
 		switch {
 		case pers[i] || keep[i]:
-		case t.Role == models.Input:
+		case t.Role == Input:
 			inputs += t.Bytes
 		default:
 			temp[i] = true
@@ -106,15 +99,15 @@ func xlaTemporaries(mp *models.Plan, keepGrads bool) (temp []bool, state, inputs
 }
 
 // recomputable marks what rematerialization may drop: the temporaries the plan marks
-// (models.Tensor.Recompute), outputs of cheap forward ops kept into backward. It adds the
+// (Tensor.Recompute), outputs of cheap forward ops kept into backward. It adds the
 // share of their producers' bytes and FLOPs to x's recomputable work.
-func (x *xlaTemp) recomputable(mp *models.Plan, temp []bool) []bool {
+func (x *XLATemp) recomputable(mp *Plan, temp []bool) []bool {
 	n := len(mp.Tensors)
 	producer := make([]int, n)
 	for i := range producer {
 		producer[i] = -1
 	}
-	freedIn := make([]models.Phase, n)
+	freedIn := make([]Phase, n)
 	for oi, op := range mp.Ops {
 		for _, t := range op.Alloc {
 			producer[t] = oi
@@ -130,7 +123,7 @@ func (x *xlaTemp) recomputable(mp *models.Plan, temp []bool) []bool {
 			continue
 		}
 		op := mp.Ops[oi]
-		if freedIn[t] != models.Forward {
+		if freedIn[t] != Forward {
 			recomp[t] = true
 			var outB int64
 			for _, a := range op.Alloc {
@@ -148,7 +141,7 @@ func (x *xlaTemp) recomputable(mp *models.Plan, temp []bool) []bool {
 // its end): its peak, the floor rematerialization can reach (all recomputable values dropped
 // but the largest one an op reads), and the first device op and last op that touch a
 // temporary (first < 0: none).
-func tempLiveness(mp *models.Plan, temp, recomp []bool) (peak, floor int64, first, last int) {
+func tempLiveness(mp *Plan, temp, recomp []bool) (peak, floor int64, first, last int) {
 	var live, liveR int64
 	first, last = -1, -1
 	for oi, op := range mp.Ops {
@@ -159,7 +152,7 @@ func tempLiveness(mp *models.Plan, temp, recomp []bool) (peak, floor int64, firs
 				if recomp[t] {
 					liveR += mp.Tensors[t].Bytes
 				}
-				if first < 0 && op.Kind != models.HostToDevice {
+				if first < 0 && op.Kind != HostToDevice {
 					first = oi
 				}
 			}
@@ -187,7 +180,7 @@ func tempLiveness(mp *models.Plan, temp, recomp []bool) (peak, floor int64, firs
 // compiledOps is mp's ops without the temporaries' allocations: the temp buffer is allocated
 // at op first and freed at op last, and a rematerialization op starts the backward pass when
 // x recomputes.
-func (x *xlaTemp) compiledOps(mp *models.Plan, temp []bool, first, last int) []models.Op {
+func (x *XLATemp) compiledOps(mp *Plan, temp []bool, first, last int) []Op {
 	drop := func(ts []int) []int {
 		var k []int
 		for _, t := range ts {
@@ -197,16 +190,16 @@ func (x *xlaTemp) compiledOps(mp *models.Plan, temp []bool, first, last int) []m
 		}
 		return k
 	}
-	ops := make([]models.Op, 0, len(mp.Ops)+1)
+	ops := make([]Op, 0, len(mp.Ops)+1)
 	for oi, op := range mp.Ops {
 		op.Alloc, op.Free = drop(op.Alloc), drop(op.Free)
 		if oi == first {
 			op.Alloc = append(op.Alloc, x.tensorIx)
 		}
-		if x.recomp > 0 && op.Phase == models.Backward && (oi == 0 || mp.Ops[oi-1].Phase != models.Backward) {
+		if x.Recomp > 0 && op.Phase == Backward && (oi == 0 || mp.Ops[oi-1].Phase != Backward) {
 			// The recomputed forward ops run inside backward, where their values are read.
-			ops = append(ops, models.Op{Name: "xla/rematerialization", Phase: models.Backward,
-				Kind: models.Elementwise, FLOPs: x.recomp * x.recompF, Bytes: x.recomp * x.recompB,
+			ops = append(ops, Op{Name: "xla/rematerialization", Phase: Backward,
+				Kind: Elementwise, FLOPs: x.Recomp * x.recompF, Bytes: x.Recomp * x.recompB,
 				Kernels: 1, DType: op.DType})
 		}
 		if oi == last {
@@ -215,22 +208,4 @@ func (x *xlaTemp) compiledOps(mp *models.Plan, temp []bool, first, last int) []m
 		ops = append(ops, op)
 	}
 	return ops
-}
-
-// xlaMemoryNote says what buffer assignment and rematerialization did.
-func xlaMemoryNote(x *xlaTemp) string {
-	if x == nil {
-		return ""
-	}
-	msg := fmt.Sprintf("XLA packs the step's temporaries into one %s buffer (buffer assignment with liveness sharing)", allocator.HumanReadableNumBytes(x.bytes))
-	if x.target > 0 {
-		if x.bytes > x.target {
-			msg += fmt.Sprintf("; rematerialization could not reach %s: only reduced to %s, down from %s",
-				allocator.HumanReadableNumBytes(x.target), allocator.HumanReadableNumBytes(x.bytes), allocator.HumanReadableNumBytes(x.needed))
-		} else {
-			msg += fmt.Sprintf("; rematerialized from %s to fit the memory limit", allocator.HumanReadableNumBytes(x.needed))
-		}
-		msg += fmt.Sprintf(", recomputing %.0f%% of the cheap forward ops in backward", 100*x.recomp)
-	}
-	return msg
 }
