@@ -92,3 +92,44 @@ func TestPlanJobsIndependent(t *testing.T) {
 		t.Errorf("Plan with 1 and 3 jobs differ:\n%s\n%s", got[0], got[1])
 	}
 }
+
+// TestPlanTopEqualsFullRanking: the search keeps only the top plans found so far (each wave's
+// others are dropped once ranked), prunes, and simulates best bound first; its ranking is
+// still the top of every point of the space simulated and sorted in full, for each goal.
+func TestPlanTopEqualsFullRanking(t *testing.T) {
+	base := planBase(t)
+	full := base
+	full.TraceSteps = 0 // as Plan runs its points
+	for _, goal := range []Goal{GoalThroughput, GoalMaxBatch, GoalTimeToTrain} {
+		o := PlanOptions{Goal: goal, Space: smallSpace(base), Margin: 0.1, Top: 3, Jobs: 2, Training: Training{DatasetSize: 100_000, Epochs: 1}}
+		rep, err := Plan(context.Background(), base, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []PlanResult
+		_, _, err = o.Space.enumerate(full, 1, 0, 0, Shard{}, func(point int, k PlanKnobs) {
+			r, err := o.simulate(context.Background(), train.Run, full, candidate{point: point, knobs: k, cfg: k.apply(full)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Feasible {
+				all = append(all, r)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) <= planWave {
+			t.Fatalf("%s: %d feasible plans: the search keeps its top after one wave only", goal, len(all))
+		}
+		sortPlans(all)
+		if len(rep.Plans) != o.Top {
+			t.Fatalf("%s: %d plans reported, want %d", goal, len(rep.Plans), o.Top)
+		}
+		for i, p := range rep.Plans {
+			if w := all[i]; p.Point != w.Point || p.Score != w.Score || p.Throughput != w.Throughput || p.PeakBytes != w.PeakBytes {
+				t.Errorf("%s: plan %d is point %d (%s, score %v), want point %d (%s, score %v)", goal, i+1, p.Point, describeKnobs(p.Knobs), p.Score, w.Point, describeKnobs(w.Knobs), w.Score)
+			}
+		}
+	}
+}

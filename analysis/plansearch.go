@@ -91,6 +91,8 @@ type PlanResult struct {
 
 	// Config is the configuration simulated.
 	Config train.Config `json:"-"`
+	// result is the run of Config while the search holds it (the top plans found so far).
+	result *train.Result
 }
 
 // PlanReport is the answer of Plan.
@@ -150,12 +152,17 @@ func Plan(ctx context.Context, base train.Config, o PlanOptions) (*PlanReport, e
 	if o.Steps > 0 {
 		base.Steps = o.Steps
 	}
+	// No plan's report reads op spans (a trace): its runs record none, as compare's do.
+	base.TraceSteps = 0
 	rep := &PlanReport{Goal: o.Goal, Training: o.Training}
 	cands, err := o.candidates(base, rep)
 	if err != nil {
 		return nil, err
 	}
-	sess := NewSession(o.Run)
+	// The search simulates outside the session, which would keep every result: only the top
+	// plans found so far keep theirs (a wave's results go once it is ranked), and the session
+	// that judges them starts from those.
+	run := runFunc(o.Run)
 	q := &planQueue{o: &o, cands: cands, bd: newBounder(), rep: rep}
 	var found []PlanResult
 	for {
@@ -168,7 +175,7 @@ func Plan(ctx context.Context, base train.Config, o PlanOptions) (*PlanReport, e
 			break
 		}
 		res, err := Sweep(ctx, len(wave), o.Jobs, func(ctx context.Context, i int) (PlanResult, error) {
-			return o.simulate(ctx, sess, base, wave[i])
+			return o.simulate(ctx, run, base, wave[i])
 		}, nil)
 		if err != nil {
 			return nil, err
@@ -181,15 +188,24 @@ func Plan(ctx context.Context, base train.Config, o PlanOptions) (*PlanReport, e
 			}
 			found = append(found, r)
 		}
+		// The order is total (ties by point) and a plan past the top-th never climbs back:
+		// the plans after it stay after it.
 		sortPlans(found)
+		for i := top; i < len(found); i++ {
+			found[i] = PlanResult{}
+		}
+		found = found[:min(len(found), top)]
 	}
-	if len(found) > top {
-		found = found[:top]
+	sess := NewSession(o.Run)
+	for i := range found {
+		sess.remember(found[i].Config, found[i].result)
+		found[i].result = nil
 	}
-	cur, err := o.simulate(ctx, sess, base, candidate{point: -1, knobs: knobsOf(base), cfg: base})
+	cur, err := o.simulate(ctx, sess.Simulate, base, candidate{point: -1, knobs: knobsOf(base), cfg: base})
 	if err != nil {
 		return nil, err
 	}
+	cur.result = nil // the session holds it
 	rep.Current = &cur
 	if err := o.judge(ctx, sess, rep.Current); err != nil {
 		return nil, err
@@ -322,15 +338,16 @@ func sortPlans(ps []PlanResult) {
 	})
 }
 
-// simulate runs c once (memoized by the session) and reads the figures the ranking needs.
-func (o *PlanOptions) simulate(ctx context.Context, sess *Session, base train.Config, c candidate) (PlanResult, error) {
-	res, err := sess.Simulate(ctx, c.cfg)
+// simulate runs c with run and reads the figures the ranking needs; the result stays with the
+// plan (PlanResult.result) until Plan lets it go.
+func (o *PlanOptions) simulate(ctx context.Context, run RunFunc, base train.Config, c candidate) (PlanResult, error) {
+	res, err := run(ctx, c.cfg)
 	if err != nil {
 		return PlanResult{}, fmt.Errorf("plan %s: %w", describeKnobs(c.knobs), err)
 	}
 	r := PlanResult{Knobs: c.knobs, Point: c.point, Changes: c.knobs.changes(base), Config: c.cfg, Bounds: c.bounds,
 		Throughput: res.Throughput, StepTime: res.StepTime, GPUUtilization: res.GPUUtilization,
-		InputStall: res.InputStallFraction, AllReduceTime: res.AllReduceTime, OOM: newOOM(res.OOM)}
+		InputStall: res.InputStallFraction, AllReduceTime: res.AllReduceTime, OOM: newOOM(res.OOM), result: res}
 	for _, d := range res.Devices {
 		if !d.Idle {
 			r.PeakBytes = max(r.PeakBytes, d.PeakBytesInUse)

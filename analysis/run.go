@@ -94,6 +94,24 @@ func (s *Session) Simulate(ctx context.Context, cfg train.Config) (*train.Result
 	return m.res, m.err
 }
 
+// remember records res as cfg's result, as if the session had simulated it (it counts no
+// simulation): a search that simulated outside the session keeps only the results it
+// reports, and judging them simulates none again. A configuration the session knows keeps
+// its result.
+func (s *Session) remember(cfg train.Config, res *train.Result) {
+	key, err := configKey(cfg)
+	if err != nil || res == nil {
+		return
+	}
+	m := &memo{done: make(chan struct{}), res: res}
+	close(m.done)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.runs[key]; !ok {
+		s.runs[key] = m
+	}
+}
+
 // started returns the result of cfg if the session has simulated it or is simulating it
 // (waiting for the simulation to end), without starting one; false when it has not, or when
 // that simulation failed.
