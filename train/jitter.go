@@ -98,6 +98,12 @@ func (r *runner) jitterStep() bool {
 		js.resetWindow()
 	}
 	if len(js.win) < jitterWindow {
+		if jitterWindow-len(js.win) > r.cfg.Steps-r.step {
+			// The window cannot be complete with a step left to replay (a short run): its
+			// records would never be read.
+			js.resetWindow()
+			return false
+		}
 		js.win = append(js.win, r.windowRecord())
 		if len(js.win) < jitterWindow {
 			return false
