@@ -16,14 +16,19 @@ import (
 // ~20 models and the plans of the (batch, precision, XLA, optimizer) points a process visits.
 
 // The caches are bounded by entries and by an estimate of their bytes (approxBytes), least
-// recently used first out: the zoo's ~20 models and a sweep's plans fit many times over, while a
-// long-lived gpusim serve asked for ever new variants (1,000 image sizes of one model) keeps
-// only the most recent instead of every one it built.
+// recently used first out: the zoo's ~20 models fit many times over, while a long-lived gpusim
+// serve asked for ever new variants (1,000 image sizes of one model) keeps only the most recent
+// instead of every one it built. Plans are bounded tighter: a ResNet-50 plan is ~450 KB, a
+// 10,000-point plan search builds 130 of them and a 1,000-configuration sweep 500, and both
+// ask for a plan again mostly within a few dozen points (the memory modes of one plan, the
+// float32 twin of a mixed-precision point, the bounds then the simulation of a plan's best
+// points); 32 MB keeps those, so what a sweep holds stays within its memory budget
+// (docs/speed.md) for a few percent more time building plans again.
 const (
 	maxZooModels = 256
 	maxZooBytes  = 256 << 20
 	maxPlans     = 2048
-	maxPlanBytes = 512 << 20
+	maxPlanBytes = 32 << 20
 )
 
 // zooCache holds the models New built, by (name, options).

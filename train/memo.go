@@ -20,10 +20,14 @@ import (
 // The cache keeps at most maxPriced plans and maxPricedBytes of them (priced.bytes), least
 // recently used out first. A priced ResNet-50 plan holds its op costs (~20 KB) and, under XLA, a
 // copy of the plan with its buffer assignment (~200 KB); the 1,000-configuration sweep of
-// docs/compare.md prices 500.
+// docs/compare.md prices 500, but asks for each again only within a few dozen configurations
+// (its memory modes, the float32 twin of a mixed-precision point), so 16 MB keeps the ones it
+// reuses: what a sweep holds stays within its memory budget (docs/speed.md; issue 32: 200 MB
+// for 1,000 configurations, and for a 10,000-point plan search) at the cost of pricing again
+// the plans a search returns to later, a few percent of its time.
 const (
 	maxPriced      = 1024
-	maxPricedBytes = 256 << 20
+	maxPricedBytes = 16 << 20
 )
 
 var pricedCache = memo.New[pricedKey, priced](maxPriced, maxPricedBytes, priced.bytes)
