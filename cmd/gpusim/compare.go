@@ -66,6 +66,11 @@ type comparePrepare func(c compareConfig, sess *analysis.Session) (func(context.
 // compareGCPercent is the garbage collector's target a sweep runs with (see compareMain).
 const compareGCPercent = 400
 
+// compareMemoryLimit is the soft memory limit of a sweep that keeps no series (see
+// compareMain): about three times what such a sweep keeps live, under issue 32's 200 MB budget
+// for 1,000 configurations.
+const compareMemoryLimit = 150 << 20
+
 func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	return compareMain(ctx, stdout, stderr, args, prepareScenario, compareIsTerminal(stderr))
 }
@@ -122,7 +127,7 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 	fs.IntVarP(&jobs, "jobs", "j", runtime.GOMAXPROCS(0), "configurations simulated at once")
 	fs.IntVar(&width, "width", -1, widthUsage)
 	fs.StringVar(&progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
-	fs.IntVar(&maxConfigs, "max-configs", defaultMaxConfigs, "refuse a comparison that would simulate more than `N` configurations (a sweep keeps every result: about 250 MB per 1,000)")
+	fs.IntVar(&maxConfigs, "max-configs", defaultMaxConfigs, "refuse a comparison that would simulate more than `N` configurations (with --plot, --html or --shard a sweep keeps every run's series: about 400 MB resident per 1,000, 160 MB without)")
 	fs.StringVar(&shardArg, "shard", "", "simulate only shard `K/N` of the configurations (0-based; N alone or auto: from the Slurm or Kubernetes environment) and write it as a part for 'gpusim compare merge'")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
@@ -155,13 +160,22 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 	if err != nil {
 		return err
 	}
+	// The table reads each run's label, parameters, OOM and metrics; only the figures, the
+	// HTML report and a shard's part (merged into either) read its series.
+	series := shard != nil || plotDir != "" || htmlFile != ""
 	if os.Getenv("GOGC") == "" {
-		// A sweep keeps every plan it priced and every result until it renders (about 250 MB
-		// for the 1,000 configurations of docs/compare.md) while each run allocates its own
-		// state; Go's default collector (GOGC=100) marks the whole live heap each time the
-		// heap doubles, about a quarter of the sweep's CPU. 400 marks it a quarter as often
-		// for about 20% more memory. A GOGC the user sets wins.
+		// Each run allocates its own state and drops it: Go's default collector (GOGC=100)
+		// marks the live heap each time the heap doubles, about a quarter of the sweep's CPU;
+		// 400 marks it a quarter as often. What stays live is bounded when the sweep keeps no
+		// series (the plan caches, 32 + 16 MB, and a few hundred bytes of metrics per run:
+		// about 40-65 MB for the 1,000 configurations of docs/compare.md), so there a soft
+		// limit of compareMemoryLimit keeps the heap 400 would grow to (about 300 MB) near it;
+		// a sweep that keeps every run's series grows with its runs and gets no limit, so the
+		// collector never works against it. A GOGC or GOMEMLIMIT the user sets wins.
 		defer debug.SetGCPercent(debug.SetGCPercent(compareGCPercent))
+		if !series && os.Getenv("GOMEMLIMIT") == "" {
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(compareMemoryLimit))
+		}
 	}
 	// Load and check every configuration to simulate first: a typo in the last fails at once.
 	configs := make([]compareConfig, len(idx))
@@ -176,8 +190,13 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 			return fmt.Errorf("compare: %s: %w", configs[i].Label, err)
 		}
 	}
-	results, err := analysis.Sweep(ctx, len(idx), jobs, func(ctx context.Context, i int) (report.Run, error) { return runs[i](ctx) },
-		compareProgress(stderr, terminal, len(idx)))
+	results, err := analysis.Sweep(ctx, len(idx), jobs, func(ctx context.Context, i int) (report.Run, error) {
+		r, err := runs[i](ctx)
+		if !series {
+			r = tableRun(r)
+		}
+		return r, err
+	}, compareProgress(stderr, terminal, len(idx)))
 	var se *analysis.SweepError
 	if errors.As(err, &se) {
 		return fmt.Errorf("compare: %s: %w", configs[se.Index].Label, se.Err)
@@ -189,6 +208,12 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 		return writeComparePart(ctx, stdout, *shard, compareWithoutShard(args), prod, idx, results)
 	}
 	return compareRender(stdout, stderr, results, format, width, plotDir, htmlFile, "gpusim compare "+strings.Join(args, " "))
+}
+
+// tableRun is r without its series (memory, utilization, input buffer, breakdown, trace):
+// what report.Compare's table reads, and what a sweep of a thousand runs need not hold.
+func tableRun(r report.Run) report.Run {
+	return report.Run{Label: r.Label, Params: r.Params, OOM: r.OOM, OOMMessage: r.OOMMessage, Metrics: r.Metrics}
 }
 
 // compareCheckFlags checks -o, --jobs and --progress, and returns whether to draw a
@@ -232,7 +257,8 @@ func compareShardFlag(fs *pflag.FlagSet, arg string) (*analysis.Shard, error) {
 }
 
 // defaultMaxConfigs is --max-configs' default: ten times docs/compare.md's 1,000-config
-// sweep, about 2.5 GB of results; a product past it is a typo far more often than a plan.
+// sweep, whose runs' series (kept for --plot, --html and --shard) take gigabytes at that
+// count; a product past it is a typo far more often than a plan.
 const defaultMaxConfigs = 10000
 
 // compareIndices returns the configurations this process simulates: all of them, or the

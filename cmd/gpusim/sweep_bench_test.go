@@ -20,9 +20,13 @@ func sweepArgs() []string {
 }
 
 // BenchmarkCompareSweep runs the 1,000-configuration sweep of docs/compare.md and reports
-// configurations simulated per second of wall time.
+// configurations simulated per second of wall time, the CPU seconds a sweep, the bytes
+// allocated and the peak RSS (issue 32's budget: under 200 MB; -benchtime 1x for a fresh
+// process, as the CLI runs).
 func BenchmarkCompareSweep(b *testing.B) {
 	configs := 0
+	b.ReportAllocs()
+	cpu := cpuTime()
 	for b.Loop() {
 		if err := run(context.Background(), io.Discard, io.Discard, append([]string{"compare"}, sweepArgs()...)); err != nil {
 			b.Fatal(err)
@@ -30,6 +34,8 @@ func BenchmarkCompareSweep(b *testing.B) {
 		configs += 1000
 	}
 	b.ReportMetric(float64(configs)/b.Elapsed().Seconds(), "configs/s")
+	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
+	reportPeakRSS(b)
 }
 
 // BenchmarkRunInputBound runs the input-bound built-in scenario for 1,000 steps with its
