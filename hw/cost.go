@@ -193,7 +193,7 @@ func (g *GPU) byteRate(w Work) float64 {
 		return g.PCIeBandwidth * g.Efficiency.PCIe
 	}
 	if w.Graph || w.Kind == KindFusion {
-		// A kernel XLA generated (a Graph Work, or a fusion FuseXLA made): its own measured
+		// A kernel XLA generated (a Graph Work, or a fusion): its own measured
 		// efficiency, else the general streaming one.
 		if v := g.Efficiency.MemoryByKind[xlaMemoryClass(w)]; v > 0 {
 			return g.MemBandwidth * v

@@ -91,30 +91,3 @@ func TestTF32Toggle(t *testing.T) {
 		t.Errorf("v100 TF32 flag changed the time: %g vs %g", v100.Time(on), v100.Time(off))
 	}
 }
-
-func TestFuseXLA(t *testing.T) {
-	ws := []Work{
-		{Kind: KindConv, FLOPs: 1e9, Bytes: 3e6},
-		{Kind: KindNorm, Bytes: 3e6},
-		{Kind: KindElementwise, Bytes: 3e6},
-		{Kind: KindConv, FLOPs: 1e9, Bytes: 3e6},
-		{Kind: KindElementwise, Bytes: 3e6},
-		{Kind: KindOptimizer, Bytes: 1e6},
-	}
-	got := FuseXLA(ws)
-	if len(got) != 5 {
-		t.Fatalf("FuseXLA gave %d works, want 5: %+v", len(got), got)
-	}
-	if got[1].Kind != KindFusion || got[1].Bytes != 3e6+3e6-2e6 || got[1].Kernels != 1 {
-		t.Errorf("fused norm+elementwise = %+v, want one fusion kernel of 4e6 bytes", got[1])
-	}
-	if got[3] != ws[4] {
-		t.Errorf("a lone element-wise op changed: %+v", got[3])
-	}
-	g, _ := LookupGPU("h200")
-	a, _ := g.Step(ws)
-	b, _ := g.Step(got)
-	if b.Total >= a.Total {
-		t.Errorf("fused step %g s not faster than unfused %g s", b.Total, a.Total)
-	}
-}

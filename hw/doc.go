@@ -55,15 +55,14 @@
 //	Copy        -> "copy"        concatenation, device copies
 //	Optimizer   -> "optimizer"   ResourceApply* updates (one kernel per variable in Keras)
 //	(input)     -> "h2d"         host-to-device batch copies over PCIe
-//	(XLA)       -> "fusion"      a fused run of memory-bound ops (FuseXLA makes them)
+//	(XLA)       -> "fusion"      a fused run of memory-bound ops (models' XLA fusions)
 //
 // DType is the op's compute dtype ("float32", "float16", "bfloat16"); under mixed_float16,
 // matmul/conv Works are "float16" and the optimizer is "float32".
 //
-// FuseXLA rewrites a step's Works as XLA runs them: each run of consecutive memory-bound ops
-// becomes one "fusion" kernel without the intermediate writes and reads. Batch norms inside
-// become XLA's own kernels too (XLA does not call cuDNN's batch norm by default), priced at
-// the streaming memory efficiency.
+// Under XLA the step's ops are already fused when they arrive (models groups them, train
+// lowers a batch norm's expansion to "fusion"); a Work with Graph set is an XLA kernel and is
+// priced at the memory class of XLA's own code (hw/xla.go), not the framework kernels'.
 //
 // # Where the factors come from
 //

@@ -126,9 +126,8 @@ const XLABatchNormPasses = 1.6
 // compiler expands into reductions and element-wise ops (BatchNormExpander in
 // gpu_compiler.cc; xla_gpu_use_cudnn_batchnorm defaults to false in debug_options_flags.cc)
 // and fuses; such a kernel is priced as hw.KindFusion, at the streaming memory efficiency
-// rather than the framework norm kernels' (hw.FuseXLA does the same on op lists), its bytes
-// times XLABatchNormPasses. A Keras 3 batch norm (framework.Profile.Keras 3) is not
-// FusedBatchNormV3 but ops.moments and an element-wise normalization, which XLA compiles to
+// rather than the framework norm kernels', its bytes times XLABatchNormPasses. A Keras 3
+// batch norm (framework.Profile.Keras 3) is not FusedBatchNormV3 but ops.moments and an element-wise normalization, which XLA compiles to
 // two dependent column reductions and a loop fusion, and its gradient by autodiff: it stays
 // hw.KindNorm as a Graph Work, priced at what Keras 3's batch norm measured under XLA on the
 // H200 (hw.MemXLABatchNorm and the others, hw.XLABatchNormKernels). A layer norm reduces
