@@ -3,6 +3,8 @@ package scenarios
 import (
 	"errors"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/gpusim/gpusim/train"
@@ -158,8 +160,34 @@ func (s *Scenario) RunError(err error) (*Error, bool) {
 	if place == "" {
 		place = s.Source
 	}
-	return &Error{Place: place, Field: key, Err: fe.Err}, true
+	return &Error{Place: place, Field: key, Err: keyed(fe)}, true
 }
+
+// keyed is fe's message with the fields it mentions (train.FieldError.Mentions, Go paths)
+// named by their keys: train's messages name Go fields, a scenario's user knows keys.
+func keyed(fe *train.FieldError) error {
+	if len(fe.Mentions) == 0 {
+		return fe.Err
+	}
+	paths := slices.Clone(fe.Mentions)
+	// Longest first, so that a path inside a longer one (VisibleDevices in
+	// CUDAVisibleDevices) is not replaced there.
+	sort.SliceStable(paths, func(i, j int) bool { return len(paths[i]) > len(paths[j]) })
+	var pairs []string
+	for _, p := range paths {
+		pairs = append(pairs, p, Key(p))
+	}
+	return &keyedError{msg: strings.NewReplacer(pairs...).Replace(fe.Err.Error()), err: fe.Err}
+}
+
+// keyedError is a train error's message in keys; it unwraps to the error.
+type keyedError struct {
+	msg string
+	err error
+}
+
+func (e *keyedError) Error() string { return e.msg }
+func (e *keyedError) Unwrap() error { return e.err }
 
 // place is where key got its value: its own --set or file line, else its parent's (memory
 // via --set memory.x, processes[0]), else file (or the source) marked as a default.

@@ -342,7 +342,7 @@ func (s *Scenario) Set(kv string) error {
 		if err := train.CheckCatalog(&probe); err != nil {
 			var fe *train.FieldError
 			if errors.As(err, &fe) {
-				return &Error{Place: place, Field: Key(fe.Field), Err: fe.Err}
+				return &Error{Place: place, Field: Key(fe.Field), Err: keyed(fe)}
 			}
 			return &Error{Place: place, Field: k, Err: err}
 		}
@@ -389,7 +389,7 @@ func (s *Scenario) check(file string) error {
 			continue
 		}
 		key := Key(fe.Field)
-		errs = append(errs, &Error{Place: s.place(key, file), Field: key, Err: fe.Err})
+		errs = append(errs, &Error{Place: s.place(key, file), Field: key, Err: keyed(fe)})
 	}
 	return oneLine(errs)
 }

@@ -405,3 +405,30 @@ func TestTraintestIsTheBuiltins(t *testing.T) {
 		}
 	}
 }
+
+// train's messages name Go fields (train.FieldError.Mentions); a scenario's error names their
+// keys in their place.
+func TestTrainMessagesNameKeys(t *testing.T) {
+	for _, tc := range []struct {
+		sets      []string
+		goes, key string
+	}{
+		{[]string{"memory.mode=limit"}, "limit needs Memory.LimitMiB", "memory.mode: limit needs memory.limit_mib"},
+		{[]string{"hardware.nodes=2", "strategy.name=horovod", "cuda_visible_devices=0"},
+			"CUDAVisibleDevices, VisibleDevices, Memory.LogicalMiB (logical devices) and Processes are simulated",
+			"cuda_visible_devices, tf.visible_devices, memory.logical_devices_mib (logical devices) and processes are simulated"},
+		{[]string{"input_on_device=true", "fit_from_arrays=true"}, "(FitFromArrays or Input)", "(fit_from_arrays or input)"},
+	} {
+		s, err := Resolve("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.SetAll(tc.sets)
+		if err == nil || !strings.Contains(err.Error(), tc.key) {
+			t.Errorf("SetAll(%v) = %v, want it to say %q", tc.sets, err, tc.key)
+		}
+		if err := s.Config.Validate(); err == nil || !strings.Contains(err.Error(), tc.goes) {
+			t.Errorf("%v: Validate() = %v, want it to say %q", tc.sets, err, tc.goes)
+		}
+	}
+}

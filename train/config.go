@@ -352,6 +352,9 @@ func DefaultConfig() Config {
 type FieldError struct {
 	Field string
 	Err   error
+	// Mentions are the other fields, by Go path, that Err's message names ("limit needs
+	// Memory.LimitMiB"), so that scenarios can write their keys in their place.
+	Mentions []string
 }
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
@@ -359,6 +362,11 @@ func (e *FieldError) Unwrap() error { return e.Err }
 
 func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// fieldErrNaming is fieldErr for a message that names the fields mentions (Go paths).
+func fieldErrNaming(field string, mentions []string, format string, args ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, args...), Mentions: mentions}
 }
 
 // MultiReplica says the strategy runs one replica per GPU (every strategy but "default").
@@ -495,7 +503,7 @@ func (c *Config) validateJob(add func(error)) {
 		add(fieldErr("GPU", "must be set"))
 	}
 	if c.InputOnDevice && (c.FitFromArrays || c.Input != nil) {
-		add(fieldErr("InputOnDevice", "the batches cannot be on the GPU already and come from host arrays or tf.data too (fit_from_arrays or an input section)"))
+		add(fieldErrNaming("InputOnDevice", []string{"FitFromArrays", "Input"}, "the batches cannot be on the GPU already and come from host arrays or tf.data too (FitFromArrays or Input)"))
 	}
 	if c.FitArraysSamples < 0 {
 		add(fieldErr("FitArraysSamples", "must not be negative, got %d", c.FitArraysSamples))
@@ -530,10 +538,11 @@ func (c *Config) validateReplicas(add func(error)) {
 		switch c.Strategy {
 		case "multi_worker_mirrored", "horovod":
 		default:
-			add(fieldErr("Nodes", "%d hosts need strategy.name multi_worker_mirrored or horovod (MirroredStrategy and the default strategy run on one host), got %q", c.Nodes, c.Strategy))
+			add(fieldErrNaming("Nodes", []string{"Strategy"}, "%d hosts need Strategy multi_worker_mirrored or horovod (MirroredStrategy and the default strategy run on one host), got %q", c.Nodes, c.Strategy))
 		}
 		if c.CUDAVisibleDevices != nil || len(c.Processes) > 0 || c.VisibleDevices != nil || len(c.Memory.LogicalMiB) > 0 {
-			add(fieldErr("Nodes", "%d hosts: cuda_visible_devices, tf.visible_devices, logical devices and other processes are simulated on one host only", c.Nodes))
+			add(fieldErrNaming("Nodes", []string{"CUDAVisibleDevices", "VisibleDevices", "Memory.LogicalMiB", "Processes"},
+				"%d hosts: CUDAVisibleDevices, VisibleDevices, Memory.LogicalMiB (logical devices) and Processes are simulated on one host only", c.Nodes))
 		}
 	}
 	if c.NumPacks < 0 {
@@ -550,7 +559,7 @@ func (c *Config) validateReplicas(add func(error)) {
 		}
 	}
 	if c.Device != "" && c.MultiReplica() {
-		add(fieldErr("Device", "MirroredStrategy runs each replica under its own device scope, so an enclosing tf.device does not choose its GPUs; choose them with tf.visible_devices or cuda_visible_devices"))
+		add(fieldErrNaming("Device", []string{"VisibleDevices", "CUDAVisibleDevices"}, "MirroredStrategy runs each replica under its own device scope, so an enclosing tf.device does not choose its GPUs; choose them with VisibleDevices or CUDAVisibleDevices"))
 	}
 }
 
@@ -609,7 +618,7 @@ func (c *Config) validateProcesses(add func(error)) {
 		}
 		for _, g := range p.GPUs {
 			if g < 0 || g >= c.GPUCount {
-				add(fieldErr(f+".GPUs", "GPU %d does not exist (hardware.count is %d)", g, c.GPUCount))
+				add(fieldErrNaming(f+".GPUs", []string{"GPUCount"}, "GPU %d does not exist (GPUCount is %d)", g, c.GPUCount))
 			}
 		}
 	}
@@ -632,7 +641,7 @@ func (m *Memory) validate(prefix string) error {
 		}
 	}
 	if len(m.LogicalMiB) > 0 && m.LimitMiB > 0 {
-		errs = append(errs, fieldErr(prefix+".LogicalMiB", "set either limit_mib or logical_devices_mib"))
+		errs = append(errs, fieldErrNaming(prefix+".LogicalMiB", []string{prefix + ".LimitMiB", prefix + ".LogicalMiB"}, "set either %s.LimitMiB or %s.LogicalMiB", prefix, prefix))
 	}
 	if m.Fraction < 0 || m.Fraction > 1 {
 		// TF accepts fractions above 1 (unified memory); gpusim does not simulate that.
@@ -646,19 +655,16 @@ func (m *Memory) validate(prefix string) error {
 	switch m.Mode {
 	case "growth":
 		if m.Growth != nil && !*m.Growth {
-			errs = append(errs, fieldErr(prefix+".Mode", "growth contradicts %s.growth=false", section(prefix)))
+			errs = append(errs, fieldErrNaming(prefix+".Mode", []string{prefix + ".Growth"}, "growth contradicts %s.Growth=false", prefix))
 		}
 	case "limit":
 		if m.LimitMiB == 0 && len(m.LogicalMiB) == 0 {
-			errs = append(errs, fieldErr(prefix+".Mode", "limit needs %s.limit_mib", section(prefix)))
+			errs = append(errs, fieldErrNaming(prefix+".Mode", []string{prefix + ".LimitMiB"}, "limit needs %s.LimitMiB", prefix))
 		}
 	case "preallocate":
 		if m.Growth != nil && *m.Growth {
-			errs = append(errs, fieldErr(prefix+".Mode", "preallocate contradicts %s.growth=true", section(prefix)))
+			errs = append(errs, fieldErrNaming(prefix+".Mode", []string{prefix + ".Growth"}, "preallocate contradicts %s.Growth=true", prefix))
 		}
 	}
 	return errors.Join(errs...)
 }
-
-// section is a Memory's Go path as a message names the section ("processes[0].memory").
-func section(path string) string { return strings.ToLower(path) }

@@ -144,7 +144,7 @@ func bridgedNVLink(g hw.GPU) bool {
 func (r *runner) replicaGPUs(d *tfDevices, logical int) ([]int, error) {
 	if !r.cfg.MultiReplica() {
 		if r.cfg.StrategyDevices != nil {
-			return nil, &FieldError{Field: "StrategyDevices", Err: fmt.Errorf("only MirroredStrategy takes a device list (strategy.name is %q)", r.cfg.Strategy)}
+			return nil, &FieldError{Field: "StrategyDevices", Err: fmt.Errorf("only MirroredStrategy takes a device list (Strategy is %q)", r.cfg.Strategy), Mentions: []string{"Strategy"}}
 		}
 		return []int{d.place}, nil
 	}

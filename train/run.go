@@ -636,7 +636,7 @@ func topologyOf(g hw.GPU, h hw.Host, hostSet bool, n, nodes int, phys []int) (co
 		}
 	}
 	if hostSet && h.GPUs > 0 && n/nodes > h.GPUs {
-		return t, &FieldError{Field: "GPUCount", Err: fmt.Errorf("%d GPUs per host: a %s box holds %d; more GPUs need hardware.nodes (multi_worker_mirrored or horovod)", n/nodes, h.Name, h.GPUs)}
+		return t, &FieldError{Field: "GPUCount", Err: fmt.Errorf("%d GPUs per host: a %s box holds %d; more GPUs need Nodes (multi_worker_mirrored or horovod)", n/nodes, h.Name, h.GPUs), Mentions: []string{"Nodes"}}
 	}
 	if nodes > 1 {
 		if !(h.NICBandwidth > 0) {
@@ -726,7 +726,7 @@ func (r *runner) setupPlans() error {
 				if replicaBatches[i] > 0 && r.cfg.AccumulationSteps > 1 {
 					field = "AccumulationSteps"
 				}
-				return &FieldError{Field: field, Err: fmt.Errorf("batch %d is smaller than replicas (%d) x accumulation_steps (%d)", r.cfg.Batch, len(r.replicas), r.cfg.AccumulationSteps)}
+				return &FieldError{Field: field, Err: fmt.Errorf("batch %d is smaller than replicas (%d) x AccumulationSteps (%d)", r.cfg.Batch, len(r.replicas), r.cfg.AccumulationSteps), Mentions: []string{"AccumulationSteps"}}
 			}
 			p, ok := cache[mb]
 			if !ok {
