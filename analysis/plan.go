@@ -92,6 +92,38 @@ func DefaultPlanSpace(base train.Config, gpus []string, maxGPUs int) PlanSpace {
 	return s
 }
 
+// SmallPlanSpace is a space small enough to search while a web page waits (the workshop's plan
+// panel, gpusim plan --space small): base's GPU, GPU count and strategy, replica batches of half,
+// one, two and four times base's (for GoalMaxBatch also 8, 16 and 32 times), accumulation 1
+// and 2, every precision and loss scaling, XLA and TF32 on and off, base's memory mode, and,
+// with an input pipeline, parallel calls and prefetch as base has them or AUTOTUNE, base's
+// cache. About 80 points, 320 with an input pipeline: a tenth of DefaultPlanSpace's.
+func SmallPlanSpace(base train.Config, goal Goal) PlanSpace {
+	n := max(base.GPUCount, 1) * base.NodeCount()
+	rb := baseReplicaBatch(base)
+	mults := []int{1, 2, 4}
+	if goal == GoalMaxBatch {
+		mults = append(mults, 8, 16, 32)
+	}
+	var batches []int
+	if rb >= 2 {
+		batches = append(batches, rb/2)
+	}
+	for _, m := range mults {
+		batches = append(batches, rb*m)
+	}
+	s := PlanSpace{GPUs: []string{base.GPU}, Counts: []int{n}, Strategies: []string{base.Strategy}, ReplicaBatches: batches,
+		Accumulation: []int{1, 2}, Precisions: []string{"float32", "mixed_float16", "mixed_bfloat16"},
+		StaticLossScale: []bool{false, true}, XLA: []bool{false, true}, TF32: []bool{true, false},
+		MemoryModes: []string{memoryMode(base.Memory)}}
+	if in := base.Input; in != nil {
+		s.ParallelCalls = uniqInts(in.ParallelCalls, train.Autotune)
+		s.Prefetch = uniqInts(in.Prefetch, train.Autotune)
+		s.Cache = []string{in.Cache}
+	}
+	return s
+}
+
 func uniqInts(a, b int) []int {
 	if a == b {
 		return []int{a}
@@ -141,6 +173,10 @@ func (k PlanKnobs) apply(base train.Config) train.Config {
 		cfg.Nodes, cfg.GPUCount = k.Nodes, k.GPUs/k.Nodes
 	}
 	cfg.Strategy = k.Strategy
+	if k.Strategy != "horovod" {
+		// Compression.fp16 is an argument of hvd.DistributedOptimizer: off Horovod it goes.
+		cfg.HorovodCompression = ""
+	}
 	cfg.Batch, cfg.AccumulationSteps = k.GlobalBatch, k.Accumulation
 	cfg.Precision, cfg.StaticLossScale = k.Precision, k.StaticLossScale
 	cfg.XLA, cfg.TF32 = k.XLA, k.TF32
@@ -199,6 +235,7 @@ func (k PlanKnobs) changes(base train.Config) []FieldChange {
 	add("GPUCount", cfg.GPUCount != base.GPUCount, strconv.Itoa(cfg.GPUCount))
 	add("Nodes", cfg.NodeCount() != base.NodeCount(), strconv.Itoa(cfg.NodeCount()))
 	add("Strategy", cfg.Strategy != base.Strategy, cfg.Strategy)
+	add("HorovodCompression", cfg.HorovodCompression != base.HorovodCompression, "none")
 	add("Batch", cfg.Batch != base.Batch, strconv.Itoa(cfg.Batch))
 	add("AccumulationSteps", cfg.AccumulationSteps != max(base.AccumulationSteps, 1), strconv.Itoa(cfg.AccumulationSteps))
 	add("Precision", cfg.Precision != base.Precision, cfg.Precision)
@@ -242,8 +279,19 @@ func (s PlanSpace) placements(base train.Config, maxNodes int) []placement {
 	if len(strategies) == 0 {
 		strategies = []string{base.Strategy}
 	}
+	// A job that names its devices (CUDA_VISIBLE_DEVICES, set_visible_devices, tf.device, a
+	// strategy's device list) names them for its own count and strategy: another count is
+	// another script, so it keeps its count and its own strategy is among those tried.
+	own := max(base.GPUCount, 1) * base.NodeCount()
+	pinned := base.CUDAVisibleDevices != nil || base.VisibleDevices != nil || base.Device != "" || base.StrategyDevices != nil
+	if pinned && !slices.Contains(strategies, base.Strategy) {
+		strategies = append([]string{base.Strategy}, strategies...)
+	}
 	var out []placement
 	for _, n := range counts {
+		if pinned && n != own {
+			continue
+		}
 		nodes := 1
 		if n > box {
 			if n%box != 0 {
@@ -255,14 +303,24 @@ func (s PlanSpace) placements(base train.Config, maxNodes int) []placement {
 			continue
 		}
 		if n == 1 {
-			out = append(out, placement{1, 1, "default"})
+			st := "default"
+			if pinned {
+				st = base.Strategy
+			}
+			out = append(out, placement{1, 1, st})
 			continue
 		}
 		for _, st := range strategies {
 			if st == "mirrored" && nodes > 1 {
 				st = "multi_worker_mirrored"
 			}
-			if st == "default" {
+			switch {
+			case st == "default" && nodes > 1:
+				continue
+			case st != "default" && base.Device != "":
+				// The script pins its ops with tf.device, which a strategy's replicas
+				// override (train.Validate refuses it): taking the line out is a change of
+				// code, not of a setting this search varies.
 				continue
 			}
 			out = append(out, placement{n, nodes, st})
@@ -393,6 +451,13 @@ func lookupGPU(base train.Config, name string) (hw.GPU, error) {
 		return hw.GPU{}, &train.FieldError{Field: "GPU", Err: err}
 	}
 	return g, nil
+}
+
+// Points calls f with every point of the space around base on at most maxNodes hosts, in the
+// search's order, with the configuration a plan search simulates for it.
+func (s PlanSpace) Points(base train.Config, maxNodes int, f func(k PlanKnobs, cfg train.Config)) error {
+	_, _, err := s.enumerate(base, maxNodes, 0, 0, Shard{}, func(_ int, k PlanKnobs) { f(k, k.apply(base)) })
+	return err
 }
 
 // Size is how many points the space has around base (before any constraint).

@@ -57,6 +57,10 @@ func StepPlan(cfg Config, batch int) (*models.Plan, hw.GPU, error) {
 func ComputeTime(cfg Config, batch int) (float64, error) {
 	c := cfg
 	c.GPUCount, c.Nodes, c.Strategy, c.Batch, c.AccumulationSteps = 1, 0, "default", batch, 1
+	// Horovod's compression changes the all-reduce only, which one replica does not run;
+	// other processes on the cards only take memory and time from it (and may name GPUs the
+	// one-GPU copy does not have).
+	c.HorovodCompression, c.Processes = "", nil
 	c.CUDAVisibleDevices, c.VisibleDevices, c.Device, c.StrategyDevices = nil, nil, "", nil
 	c.Memory.LogicalMiB = nil
 	if err := c.Validate(); err != nil {

@@ -40,7 +40,7 @@ func planUsage() string {
               [--gpus a100-40gb,l4,...] [--prices FILE] [--max-gpus N] [--max-nodes N]
               [--margin 0.1] [--min-batch B] [--max-batch B] [--dataset-size N --epochs E]
               [--top 5] [--show 1] [--steps 20] [--set key=value]... [-o text|json]
-              [--shard K/N|N|auto]
+              [--space full|small] [--shard K/N|N|auto]
   gpusim plan ... --shard K/N > PART.json; gpusim plan merge PART.json... [-o text|json] [--show 1]
 
 plan searches the settings a TF user controls around the scenario: the batch per replica and
@@ -62,7 +62,12 @@ step), cost (GPU-hours x $/GPU-hour from --prices: a YAML file, examples/prices.
 figures are illustrative), max-batch (the largest global batch that fits; ties: throughput).
 --budget drops plans that train for longer (a duration: 12h, 3d) or cost more ($500).
 Counts run 1, 2, 4, ... up to --max-gpus (the scenario's GPUs by default, 8 with --gpus);
-above 8 they are whole hosts of 8, up to --max-nodes.
+above 8 they are whole hosts of 8, up to --max-nodes. A scenario that names its devices
+(cuda_visible_devices, visible_devices, device, strategy.devices) keeps its count.
+--space small searches a tenth of that, as the workshop page's plan panel does: the scenario's
+GPU, count, strategy and memory mode, replica batches of 1/2, 1, 2 and 4 times the scenario's
+(up to 32 times for max-batch), accumulation 1 and 2, precision, loss scaling, XLA, TF32 and
+the tf.data parallel calls and prefetch.
 
 The predicted figures are the simulator's, with their 80% prediction intervals from the
 validation residuals of runs like each plan (the calibration work); where no residual pool
@@ -89,6 +94,7 @@ type planFlags struct {
 	margin                     float64
 	dataset, epochs            int
 	top, show, steps           int
+	space                      string
 	c                          capacityFlags
 }
 
@@ -113,6 +119,7 @@ func runPlan(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	fs.StringVarP(&f.c.format, "output", "o", "text", "output format: text or json")
 	fs.IntVarP(&f.c.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "simulations at once (the answer does not depend on it)")
 	fs.IntVar(&f.steps, "steps", 20, "optimizer updates each plan simulates")
+	fs.StringVar(&f.space, "space", "full", "the space searched: full, or small (the workshop page's)")
 	shardArg := fs.String("shard", "", "search only shard `K/N` of the space (0-based; N alone or auto: from the Slurm or Kubernetes environment) and write it as a part for 'gpusim plan merge'")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if len(args) > 0 && args[0] == "merge" {
@@ -211,12 +218,22 @@ func (f *planFlags) options(sc *scenarios.Scenario, fs *pflag.FlagSet) (analysis
 	if err := scenarios.CheckInt("hardware.count", int64(maxGPUs)); err != nil {
 		return o, usagef("plan: --max-gpus (a hardware.count): %v", err)
 	}
-	o.Space = analysis.DefaultPlanSpace(sc.Config, gpus, maxGPUs)
-	if o.Goal == analysis.GoalMaxBatch {
-		// The largest batch is the question: replica batches past the default ladder, which
-		// the memory bound prunes cheaply where they cannot fit.
-		o.Space.ReplicaBatches = append(o.Space.ReplicaBatches, 2048, 4096, 8192, 16384)
-		o.Space.Accumulation = append(o.Space.Accumulation, 8, 16)
+	switch f.space {
+	case "full":
+		o.Space = analysis.DefaultPlanSpace(sc.Config, gpus, maxGPUs)
+		if o.Goal == analysis.GoalMaxBatch {
+			// The largest batch is the question: replica batches past the default ladder,
+			// which the memory bound prunes cheaply where they cannot fit.
+			o.Space.ReplicaBatches = append(o.Space.ReplicaBatches, 2048, 4096, 8192, 16384)
+			o.Space.Accumulation = append(o.Space.Accumulation, 8, 16)
+		}
+	case "small":
+		if len(gpus) > 0 || fs.Changed("max-gpus") || fs.Changed("max-nodes") {
+			return o, usagef("plan: --space small keeps the scenario's GPU and count: give --gpus, --max-gpus and --max-nodes to --space full")
+		}
+		o.Space, o.MaxNodes = analysis.SmallPlanSpace(sc.Config, o.Goal), sc.Config.NodeCount()
+	default:
+		return o, usagef("plan: --space %q: want full or small", f.space)
 	}
 	if f.prices != "" {
 		p, err := loadPrices(f.prices)

@@ -178,10 +178,36 @@ func TestPlanBadInput(t *testing.T) {
 		{[]string{"--goal", "fastest"}, "--goal \"fastest\""},
 		{[]string{"--budget", "soon"}, "--budget \"soon\""},
 		{[]string{"--margin", "1.5"}, "--margin 1.5"},
+		{[]string{"--space", "tiny"}, "--space \"tiny\""},
+		{[]string{"--space", "small", "--max-gpus", "4"}, "--space small keeps the scenario's GPU and count"},
 	} {
 		_, errs, code := runCLI(t, append([]string{"plan"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 			t.Errorf("gpusim plan %v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, errs, tc.want)
 		}
+	}
+}
+
+// TestPlanSmallSpacePinnedDevices: the small space (the workshop page's) searches
+// hardcoded-gpu, whose script pins tf.device('/GPU:1') under CUDA_VISIBLE_DEVICES=2,3: its
+// plans keep the 4 GPUs and the default strategy (a strategy would override the tf.device
+// line, and another count breaks the device list), and beat or match the scenario.
+func TestPlanSmallSpacePinnedDevices(t *testing.T) {
+	p := runPlanJSON(t, "hardcoded-gpu", "--space", "small", "--steps", "6")
+	for i, pl := range p.Plans {
+		if pl.Plan.GPUs != 4 || pl.Plan.GPU != "a100-40gb" {
+			t.Errorf("plan %d: %d x %s, want the scenario's 4 x a100-40gb", i+1, pl.Plan.GPUs, pl.Plan.GPU)
+		}
+		for _, s := range pl.Set {
+			if strings.Contains(s, "hardware.count") || strings.Contains(s, "strategy") {
+				t.Errorf("plan %d changes %s", i+1, s)
+			}
+		}
+	}
+	if p.Plans[0].Throughput < p.Current.Throughput {
+		t.Errorf("the top plan's %v samples/s is below the scenario's %v", p.Plans[0].Throughput, p.Current.Throughput)
+	}
+	if p.Space > 320 {
+		t.Errorf("small space of %d plans", p.Space)
 	}
 }
