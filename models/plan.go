@@ -686,7 +686,20 @@ func (pl *planner) forward() {
 			if n.composite > 0 && !pl.o.XLA {
 				saved("/intermediates", n.composite)
 			}
-			if pl.o.XLA && p.needGrad && n.kind == Pool && strings.HasSuffix(n.name, "/MaxPool") {
+			if pl.o.XLA && pl.o.JAX && p.needGrad && strings.HasSuffix(n.name, "/gelu") {
+				// keras.activations.gelu (approximate=False, Keras 3's default) on JAX is
+				// x * erfc(-x / sqrt(2)) * 0.5 (keras/src/backend/jax/nn.py gelu, jax.nn.gelu),
+				// and the product's JVP keeps both factors. XLA recomputes 0.5 * x but not
+				// erfc, a rational approximation of some forty operations with selects
+				// (xla/client/lib/math.cc ErfcImpl32): the forward fusion writes it as a
+				// second output and backward reads it (ConvNeXtTiny's float32 step on the
+				// H200: loop_multiply_select_fusion{0,1}, the GELU and its erfc factor, both
+				// of the 4C-wide shape and both live at the peak,
+				// testdata/h200/profiles/convnexttiny_float32_b128.buffer-assignment.txt.gz).
+				saved("/erfc", p.elems)
+				pl.p.Tensors[len(pl.p.Tensors)-1].Recompute = true
+			}
+			if pl.o.XLA && p.needGrad && n.kind == Pool && strings.HasSuffix(n.name, "/MaxPool") && !pl.xlaSubsampleScatter(i) {
 				// The max-pool gradient scatters into a zero tensor of the input's shape
 				// (select_and_scatter, expanded on GPU to an argmax reduce-window and a
 				// scatter that updates its operand in place); XLA materializes the zeros in

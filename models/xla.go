@@ -318,6 +318,8 @@ func (pl *planner) xlaLibOut(i int) bool {
 	switch {
 	case n.kind == Conv || n.kind == MatMul || n.kind == Attention:
 		return true
+	case pl.xlaSideInput(i):
+		return true
 	case len(p.in) != 1 || pl.pn[p.in[0]].group != p.group || !pl.xlaLibOut(p.in[0]):
 		return false
 	case strings.HasSuffix(n.name, "/BiasAdd"):
@@ -327,4 +329,73 @@ func (pl *planner) xlaLibOut(i int) bool {
 		return b.n != nil && strings.HasSuffix(b.n.name, "/BiasAdd")
 	}
 	return false
+}
+
+// xlaSideInput: pnode i is a two-input Add fused onto a convolution's output (the op just
+// before it, with its bias): cuDNN's fused convolution takes the other operand as its side
+// input, y = conv(x, w) + bias + side (cudnn_fused_conv_rewriter.cc FuseBiasOrSideInput,
+// "conv + side_input" when the convolution has no other user), so the sum is the library
+// call's own output and the convolution's result never reaches memory on its own. The
+// pre-activation ResNets end every block so (keras/src/applications/resnet.py
+// block2: Add([shortcut, x]) right after the 1x1 "_3_conv"): ResNet50V2's float32 step on the
+// H200 keeps one cudnn-conv-bias-activation output per block, the block's sum, and neither
+// operand (testdata/h200/profiles/resnet50v2_float32_b128.buffer-assignment.txt.gz: the
+// conv_shortcut blocks' conv2_block1_0_conv value holds the sum).
+func (pl *planner) xlaSideInput(i int) bool {
+	p := &pl.pn[i]
+	if p.n == nil || !p.n.bwdShareDy || len(p.in) != 2 || p.dt == Int32 {
+		return false
+	}
+	for _, x := range p.in {
+		q := &pl.pn[x]
+		if x == i-1 && q.group == p.group && q.n != nil && (q.n.kind == Conv || strings.HasSuffix(q.n.name, "/BiasAdd")) && pl.xlaLibOut(x) && pl.readers(x) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// xlaSubsampleScatter: pnode i is a max pool with a 1x1 window (a strided subsample:
+// MaxPooling2D(1, strides=2) on the shortcut of the pre-activation ResNets' stride-2 blocks)
+// whose input another op reads and differentiates too, so the input's gradient is a sum and
+// the input itself is kept for that op's gradient. XLA then neither writes zeros in forward
+// nor keeps anything of the pool: backward recomputes the argmax reduce-window from the kept
+// input and scatters into the other contributions' sum in place. ResNet50V2's step on the
+// H200 shows it (testdata/h200/profiles/resnet50v2_float32_b128.hlo.txt.gz: the variadic
+// loop_reduce_window_fusion.1 of max_pooling2d runs in backward, input_scatter_fusion.1
+// updates loop_add_fusion, and no value of the pool lives at the step's peak). A wider window
+// keeps its argmax from forward (InceptionV3's kLoop[iota,reduce-window] values at its peak,
+// testdata/h200/keras/xla): the zeros of forward stand for it there.
+func (pl *planner) xlaSubsampleScatter(i int) bool {
+	p := &pl.pn[i]
+	return p.n != nil && p.n.kind == Pool && p.n.flops <= float64(prod(p.n.shape)) && pl.gradSummed(p.in[0], i)
+}
+
+// gradSummed: another op than pnode by reads pnode x's output and needs a gradient.
+func (pl *planner) gradSummed(x, by int) bool {
+	for j := range pl.pn {
+		q := &pl.pn[j]
+		if j == by || !q.needGrad {
+			continue
+		}
+		for k, y := range q.in {
+			if y == x && (q.isLoss || q.n == nil || q.n.noGradIn&(1<<uint(k)) == 0) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readers counts the pnodes that read pnode i's output.
+func (pl *planner) readers(i int) int {
+	n := 0
+	for j := i + 1; j < len(pl.pn); j++ {
+		for _, x := range pl.pn[j].in {
+			if x == i {
+				n++
+			}
+		}
+	}
+	return n
 }
