@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 
+	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/pipeline"
 	"github.com/gpusim/gpusim/sim"
 	"github.com/gpusim/gpusim/train/lossscale"
@@ -22,7 +23,7 @@ type inputSource interface {
 // NVIDIA's ConvNets utils/data_utils.py shards per Horovod rank) for its share of the batch,
 // with its own num_parallel_calls, and the processes of one host share its cores
 // (pipeline.NewOn). replicaBatches are the replicas' shares of the global batch.
-func newInputs(e *sim.Engine, cfg Config, replicaBatches []int) ([]inputSource, int, error) {
+func newInputs(e *sim.Engine, cfg Config, host hw.Host, replicaBatches []int) ([]inputSource, int, error) {
 	if cfg.Input == nil {
 		return nil, 0, nil
 	}
@@ -34,10 +35,7 @@ func newInputs(e *sim.Engine, cfg Config, replicaBatches []int) ([]inputSource, 
 	case cfg.Strategy == "multi_worker_mirrored" && cfg.NodeCount() > 1:
 		procs = cfg.NodeCount()
 	}
-	pc, err := InputPipeline(cfg, replicas)
-	if err != nil {
-		return nil, 0, err
-	}
+	pc := inputPipeline(cfg, host, replicas)
 	if procs == 1 {
 		return []inputSource{pipelineSource{pipeline.New(e, pc, sim.Stream(cfg.Seed, "input"))}}, replicas, nil
 	}

@@ -60,11 +60,16 @@ func InputPipeline(cfg Config, replicas int) (pipeline.Config, error) {
 			return pipeline.Config{}, &FieldError{Field: "Host", Err: err}
 		}
 	}
+	return inputPipeline(cfg, h, replicas), nil
+}
+
+// inputPipeline is InputPipeline on host profile h.
+func inputPipeline(cfg Config, h hw.Host, replicas int) pipeline.Config {
 	pc := cfg.Input.pipelineConfig(cfg.Batch, cfg.AccumulationSteps, cfg.HostCores, h)
 	// MirroredStrategy's distributed dataset: each replica copies its share of the global
 	// batch over its own PCIe link at the same time.
 	pc.Replicas = max(replicas, 1)
-	return pc, nil
+	return pc
 }
 
 // addBusy records that rep's GPU ran a kernel over [start, end): into the nvidia-smi meter,

@@ -89,3 +89,39 @@ func TestGateRowMovesTheRun(t *testing.T) {
 		t.Errorf("TF 2.13 step %.3f ms, %.3f ms with its XLA gates moved to 2.16; TF 2.12 %.3f ms: want the moved one to equal 2.12's and differ from 2.13's", 1e3*cur, 1e3*moved, 1e3*older)
 	}
 }
+
+// TestNamesResolvedOnce: a run looks its GPU, model and host names up in resolve alone (besides
+// the checks that a name exists: Validate's, CheckCatalog's, and InputPipeline, which analysis
+// calls without a run); the parts of the run read the resolved values.
+func TestNamesResolvedOnce(t *testing.T) {
+	lookups := map[string]bool{"hw.LookupGPU": true, "hw.LookupHost": true, "models.Get": true}
+	allowed := map[string]bool{"resolve": true, "validateInput": true, "CheckCatalog": true, "InputPipeline": true}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || allowed[fn.Name.Name] {
+				continue
+			}
+			ast.Inspect(fn, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if x, ok := sel.X.(*ast.Ident); ok && lookups[x.Name+"."+sel.Sel.Name] {
+						t.Errorf("%s: %s calls %s.%s: take the value resolve looked up", fset.Position(sel.Pos()), fn.Name.Name, x.Name, sel.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+}

@@ -313,37 +313,15 @@ type batch struct {
 // newRunner prepares a run of cfg; symmetric lets it simulate symmetric replicas once
 // (symmetric.go).
 func newRunner(cfg Config, symmetric bool) (*runner, error) {
-	var gpu hw.GPU
-	if cfg.GPUProfile != nil {
-		gpu = *cfg.GPUProfile
-	} else {
-		g, err := hw.LookupGPU(cfg.GPU)
-		if err != nil {
-			return nil, &FieldError{Field: "GPU", Err: err}
-		}
-		gpu = g
-	}
-	model, err := models.Get(cfg.Model)
-	if err != nil {
-		return nil, &FieldError{Field: "Model", Err: err}
-	}
-	fw, err := cfg.Profile(gpu.CC())
+	rv, err := resolve(&cfg)
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, fw: fw, eng: sim.NewEngine()}
-	r.mach.gpu, r.model = gpu, model
+	r := &runner{cfg: cfg, fw: rv.fw, eng: sim.NewEngine()}
+	r.mach.gpu, r.model, r.mach.host, r.mach.hostSet = rv.gpu, rv.model, rv.host, rv.hostSet
 	r.batches = map[batchKey]*batch{}
-	r.convNHWC = cfg.XLA && xlaConvNHWC(gpu, fw) ||
+	r.convNHWC = cfg.XLA && xlaConvNHWC(rv.gpu, rv.fw) ||
 		!cfg.XLA && cfg.LayoutOptimizer != nil && !*cfg.LayoutOptimizer
-	r.mach.host = hw.DefaultHost()
-	if cfg.Host != "" {
-		h, err := hw.LookupHost(cfg.Host)
-		if err != nil {
-			return nil, &FieldError{Field: "Host", Err: err}
-		}
-		r.mach.host, r.mach.hostSet = h, true
-	}
 	if err := r.setupDevices(); err != nil {
 		return nil, err
 	}
@@ -354,7 +332,7 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	if err := r.setupPlans(); err != nil {
 		return nil, err
 	}
-	if r.inputs, r.perProcess, err = newInputs(r.eng, cfg, r.replicaBatches); err != nil {
+	if r.inputs, r.perProcess, err = newInputs(r.eng, cfg, r.mach.host, r.replicaBatches); err != nil {
 		return nil, err
 	}
 	if p := r.replicas[0].plans; len(p) > 0 {

@@ -23,29 +23,15 @@ func planOptions(cfg *Config, fw framework.Profile, gpu hw.GPU, batch int) model
 // cheap bounds (the plan's persistent and saved bytes, its FLOPs and bytes moved) without
 // simulating. Plans are memoized by models, so asking twice costs a map lookup.
 func StepPlan(cfg Config, batch int) (*models.Plan, hw.GPU, error) {
-	var gpu hw.GPU
-	if cfg.GPUProfile != nil {
-		gpu = *cfg.GPUProfile
-	} else {
-		g, err := hw.LookupGPU(cfg.GPU)
-		if err != nil {
-			return nil, hw.GPU{}, &FieldError{Field: "GPU", Err: err}
-		}
-		gpu = g
-	}
-	model, err := models.Get(cfg.Model)
-	if err != nil {
-		return nil, hw.GPU{}, &FieldError{Field: "Model", Err: err}
-	}
-	fw, err := cfg.Profile(gpu.CC())
+	rv, err := resolve(&cfg)
 	if err != nil {
 		return nil, hw.GPU{}, err
 	}
-	p, err := model.Plan(planOptions(&cfg, fw, gpu, batch))
+	p, err := rv.model.Plan(planOptions(&cfg, rv.fw, rv.gpu, batch))
 	if err != nil {
 		return nil, hw.GPU{}, &FieldError{Field: "Model", Err: err}
 	}
-	return p, gpu, nil
+	return p, rv.gpu, nil
 }
 
 // ComputeTime is the GPU time of the forward and backward ops of one micro-batch of batch
