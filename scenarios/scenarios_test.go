@@ -159,7 +159,7 @@ func TestErrorsNameFileLineAndKey(t *testing.T) {
 		{"no line", "batch: *x\n", "bad.yaml: yaml syntax: unknown anchor 'x' referenced"},
 		{"order not a bool", "memory:\n  growth: true\n  growth_after_limit: later\n", "bad.yaml:3: memory.growth_after_limit: want true or false"},
 		{"unknown topology", "model: resnet50\nhardware:\n  count: 8\n  topology: infiniband\n", "bad.yaml:4: hardware.topology: \"infiniband\" is not one of nvswitch, nvlink, pcie"},
-		{"compression without horovod", "strategy:\n  name: mirrored\n  compression: fp16\n", "bad.yaml:3: strategy.compression: fp16 is Horovod's Compression.fp16"},
+		{"compression on one GPU", "strategy:\n  name: default\n  compression: fp16\n", "bad.yaml:3: strategy.compression: fp16 casts the gradients for a multi-GPU all-reduce: it needs strategy horovod or mirrored"},
 		{"loss scale zero", "precision: mixed_float16\nstatic_loss_scale: 0\n", "bad.yaml:2: static_loss_scale: a loss scale must be positive, got 0"},
 		{"loss scale word", "static_loss_scale: high\n", "bad.yaml:1: static_loss_scale: want true, false or a positive number"},
 		{"unknown compression", "strategy:\n  name: horovod\n  compression: int8\n", "bad.yaml:3: strategy.compression: \"int8\" is not one of none, fp16"},

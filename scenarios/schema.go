@@ -64,7 +64,7 @@ var schema = []field{
 	{"strategy.name", "string", "default | mirrored | multi_worker_mirrored | horovod", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Strategy) }},
 	{"strategy.num_packs", "int", "NcclAllReduce(num_packs); 0 = one all-reduce per gradient", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.NumPacks) }},
 	{"strategy.cross_device_ops", "string", "nccl | hierarchical_copy | reduction_to_one_device (default: TF's choice)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.CrossDeviceOps) }},
-	{"strategy.compression", "string", "horovod: none | fp16 (hvd.DistributedOptimizer(compression=Compression.fp16): float16 gradients on the wire)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.HorovodCompression) }},
+	{"strategy.compression", "string", "none | fp16: float16 gradients on the wire (horovod: hvd.DistributedOptimizer(compression=Compression.fp16); mirrored: tf_cnn_benchmarks' replicated all-reduce under --use_fp16, --compact_gradient_transfer)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.HorovodCompression) }},
 	{"strategy.devices", "list", "MirroredStrategy(devices=[...]): logical GPU indices that get a replica (default all)", func(c *train.Config, n *yaml.Node) error {
 		return intList(n, "logical GPU indices", &c.StrategyDevices)
 	}},

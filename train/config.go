@@ -130,10 +130,14 @@ type System struct {
 	// StrategyDevices is MirroredStrategy(devices=["/gpu:i", ...]): the logical GPUs that get a
 	// replica (indices after CUDA_VISIBLE_DEVICES and set_visible_devices); nil means all.
 	StrategyDevices []int
-	// HorovodCompression is hvd.DistributedOptimizer(compression=...): "none"
-	// (Compression.none, gradients all-reduced in their own dtype) or "fp16"
-	// (Compression.fp16: float32 gradients cast to float16 before the all-reduce and back
-	// after, half the bytes; NVIDIA's BERT scripts pass it with --amp). "" is "none".
+	// HorovodCompression is the gradients' dtype on the wire: "none" (all-reduced in their own
+	// dtype) or "fp16" (float32 gradients cast to float16 before the all-reduce and back after,
+	// half the bytes). Under Horovod it is hvd.DistributedOptimizer(compression=...)
+	// (Compression.fp16; NVIDIA's BERT scripts pass it with --amp); under MirroredStrategy it
+	// is tf_cnn_benchmarks' replicated all-reduce with --use_fp16, whose
+	// --compact_gradient_transfer (on by default) casts each gradient to float16 for the NCCL
+	// all-reduce (variable_mgr.py VariableMgrLocalReplicated.preprocess_device_grads:
+	// compact_grads = use_fp16 and compact_gradient_transfer). "" is "none".
 	HorovodCompression string
 	// AccumulationSteps is how many micro-batches make one optimizer update (1 = none).
 	AccumulationSteps int
@@ -554,8 +558,8 @@ func (c *Config) validateReplicas(add func(error)) {
 	}
 	if c.HorovodCompression != "" {
 		add(oneOf("HorovodCompression", c.HorovodCompression, []string{"none", "fp16"}))
-		if c.HorovodCompression == "fp16" && c.Strategy != "horovod" {
-			add(fieldErr("HorovodCompression", "fp16 is Horovod's Compression.fp16: it needs strategy horovod, got %q", c.Strategy))
+		if c.HorovodCompression == "fp16" && c.Strategy != "horovod" && c.Strategy != "mirrored" {
+			add(fieldErr("HorovodCompression", "fp16 casts the gradients for a multi-GPU all-reduce: it needs strategy horovod or mirrored, got %q", c.Strategy))
 		}
 	}
 	if c.Device != "" && c.MultiReplica() {

@@ -70,8 +70,9 @@ type multiState struct {
 	// fusionCopy is, per Horovod bucket, the time of one of its two fusion-buffer copies (in
 	// before the all-reduce, out after it); 0 for a bucket of one tensor.
 	fusionCopy []float64
-	// postReduce is the time of Horovod's per-gradient TF ops after the all-reduce (the
-	// average, the decompression cast) when XLA does not fuse them.
+	// postReduce is the time of the per-gradient TF ops around the all-reduce when XLA does
+	// not fuse them: Horovod's average and decompression cast, or the float16 casts of a
+	// compressed MirroredStrategy all-reduce (setupCompactCasts).
 	postReduce float64
 	// exposed and overlapped sum, over steps, Horovod's all-reduce after the slowest
 	// backward pass and the part hidden under it.
@@ -123,6 +124,42 @@ func (r *runner) setupReplicas() error {
 			return err
 		}
 	}
+	return r.setupCompactCasts()
+}
+
+// mirroredCompression reports whether a MirroredStrategy run all-reduces float16 casts of its
+// float32 gradients (Config.HorovodCompression "fp16" without Horovod: tf_cnn_benchmarks'
+// --compact_gradient_transfer under --use_fp16).
+func (r *runner) mirroredCompression() bool {
+	return r.cfg.Strategy == "mirrored" && r.cfg.HorovodCompression == "fp16"
+}
+
+// setupCompactCasts prices the casts around a compressed MirroredStrategy all-reduce. In
+// tf_cnn_benchmarks' batch_allreduce.py (compact_grads: each gradient tf.cast to float16
+// before the all-reduce and back to float32 after) each cast is a TF element-wise kernel per
+// gradient and replica; under XLA auto-clustering the casts are compiled into the clusters
+// that produce and consume the gradients, so they cost nothing apart. The replicas cast in
+// parallel: one replica's casts are the time the all-reduce gains.
+func (r *runner) setupCompactCasts() error {
+	if !r.mirroredCompression() || r.cfg.XLA {
+		return nil
+	}
+	p := r.replicas[0].plans[len(r.replicas[0].plans)-1]
+	w := hw.Work{Kind: hw.KindCast}
+	for _, ti := range p.Gradients {
+		if t := p.Tensors[ti]; t.DType == models.Float32 {
+			w.Bytes += 2 * float64(t.Bytes+t.Bytes/2) // read float32, write float16; and back
+			w.Kernels += 2
+		}
+	}
+	if w.Kernels == 0 {
+		return nil
+	}
+	c, err := r.mach.gpu.Cost(w)
+	if err != nil {
+		return fmt.Errorf("plan compact gradient casts: %w", err)
+	}
+	r.multi.postReduce = math.Max(c.Exec, c.Issue)
 	return nil
 }
 
@@ -311,7 +348,7 @@ func (r *runner) allReduceTime(now sim.Time) sim.Time {
 		sync = processSyncPerLevel * math.Log2(float64(len(r.replicas)))
 	}
 	if o == nil {
-		return sim.FromSeconds(m.launch + sync + ar)
+		return sim.FromSeconds(m.launch + sync + ar + m.postReduce)
 	}
 	// Each replica's backward ran from opsStart to bwEnd; a gradient at offset x of the
 	// jitter-1 timeline is ready at opsStart + x * (bwEnd-opsStart)/readyOffsetEnd.

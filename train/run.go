@@ -748,8 +748,14 @@ func (r *runner) setupAllReduce() error {
 	}
 	p := r.replicas[0].plans[0]
 	grads := make([]int64, len(p.Gradients))
+	elem := 4
 	for i, ti := range p.Gradients {
 		grads[i] = p.Tensors[ti].Bytes
+		if r.mirroredCompression() && p.Tensors[ti].DType == models.Float32 {
+			// tf_cnn_benchmarks' compact gradient transfer: the NCCL all-reduce (and the
+			// packs) carry each float32 gradient's float16 cast (Config.HorovodCompression).
+			grads[i], elem = grads[i]/2, 2
+		}
 	}
 	impl, warn, err := r.mach.tfd.crossDeviceOps(r.cfg.CrossDeviceOps)
 	if err != nil {
@@ -769,7 +775,7 @@ func (r *runner) setupAllReduce() error {
 		packs = 0
 	}
 	ar, err := collective.PlanGradientAllReduce(t, grads, collective.GradientOptions{Impl: impl,
-		Pack: collective.PackOptions{NumPacks: packs, ElemBytes: 4}})
+		Pack: collective.PackOptions{NumPacks: packs, ElemBytes: elem}})
 	if err != nil {
 		return fmt.Errorf("plan all-reduce: %w", err)
 	}

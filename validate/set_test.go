@@ -48,7 +48,7 @@ func TestParseSetErrors(t *testing.T) {
 		{"gpu", head + "throughput,100,resnet50,a100-4gb,64,\n", "f.csv:2: hardware.gpu: "},
 		{"set key", head + "throughput,100,resnet50,a100-40gb,64,strategy.nme=horovod\n", "f.csv:2: set: strategy.nme=horovod: strategy.nme: unknown key"},
 		{"set value", head + "throughput,100,resnet50,a100-40gb,64,xla=maybe\n", "f.csv:2: set: xla=maybe: xla: want true or false"},
-		{"cross-key check", head + "throughput,100,resnet50,a100-40gb,64,strategy.compression=fp16\n", "f.csv:2: set: strategy.compression=fp16: strategy.compression: fp16 is Horovod's"},
+		{"cross-key check", head + "throughput,100,resnet50,a100-40gb,64,strategy.compression=fp16\n", "f.csv:2: set: strategy.compression=fp16: strategy.compression: fp16 casts the gradients"},
 		{"misspelled column", "metric,value,model,gpu\nthroughput,100,resnet50,a100-40gb\n", "f.csv:1: gpu: not a scenario key or a column of a measurement set (did you mean hardware.gpu?)"},
 		{"near a key", "metric,value,model,bach\nthroughput,100,resnet50,64\n", "f.csv:1: bach: not a scenario key or a column of a measurement set (did you mean batch?)"},
 		{"duplicate column", "metric,value,model,model\nthroughput,100,resnet50,vgg16\n", "f.csv:1: model: column 4 repeats column 3"},

@@ -8,7 +8,8 @@ Kept: throughput rows on synthetic data of models in gpusim's zoo. Each row beco
 scenario the logs describe (their notes): tf_cnn_benchmarks' SGD, variable_update=replicated
 with NCCL all-reduce (one process, every GPU a replica: MirroredStrategy), synthetic images
 made on the GPU (input_on_device), --use_fp16 as mixed_float16, on the box the log folder
-names. tf_cnn_benchmarks builds a TF1-style graph under every release and its --xla is
+names; under --use_fp16 its default --compact_gradient_transfer all-reduces the gradients in
+float16 (strategy.compression: fp16). tf_cnn_benchmarks builds a TF1-style graph under every release and its --xla is
 auto-clustering (global_jit_level ON_1), which a TF 2 row gets through TF_XLA_FLAGS.
 """
 import csv
@@ -36,7 +37,8 @@ def main():
     rows = list(csv.DictReader(open(sys.argv[1], newline="")))
     cols = ["source", "provenance", "label", "framework_version", "note", "metric", "value", "model",
             "hardware.gpu", "hardware.count", "hardware.host.profile", "batch", "precision", "xla",
-            "tf_version", "optimizer", "strategy.name", "input_on_device", "env", "set", "set_reason"]
+            "tf_version", "optimizer", "strategy.name", "strategy.compression", "input_on_device", "env", "set",
+            "set_reason"]
     w = csv.DictWriter(sys.stdout, fieldnames=cols, lineterminator="\n")
     w.writeheader()
     for r in rows:
@@ -67,6 +69,9 @@ def main():
             "tf_version": tf,
             "optimizer": "sgd",
             "strategy.name": "mirrored" if n > 1 else "",
+            # --use_fp16 with the default --compact_gradient_transfer all-reduces float16
+            # casts of the gradients (variable_mgr.py, preprocess_device_grads).
+            "strategy.compression": "fp16" if n > 1 and r["precision"] == "fp16" else "",
             "input_on_device": "true",
             "env": "{TF_XLA_FLAGS: --tf_xla_auto_jit=1}" if xla and not tf.startswith("1.") else "",
             "set": "",
