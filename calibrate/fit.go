@@ -45,6 +45,11 @@ type Param struct {
 type Prediction struct {
 	StepTime    float64 // seconds, median step
 	MemoryBytes float64 // the job's device memory at its plateau (context plus pool)
+	// Groups is the device time of the median step's ops by group (xprof.Group of their
+	// kinds: conv, matmul, memory-bound), seconds; Kinds the same by op kind. Only a
+	// Predictor for profile observations needs to fill them.
+	Groups map[string]float64
+	Kinds  map[string]float64
 }
 
 // Predictor runs the simulator with the given parameters (every parameter of the fit named).
@@ -58,6 +63,10 @@ type Observation struct {
 	// ContextBytes is the CUDA context the recording shows (its first memory level); it is
 	// compared with the context_bytes parameter itself. 0 = not observed.
 	ContextBytes float64
+	// Groups is the device time per step of the ops of each group a profile measured
+	// (seconds, by xprof.Group name), compared with Prediction.Groups; ProfileObservations
+	// makes them. An absent group is not observed.
+	Groups map[string]float64
 	// HoldOut keeps the observation out of the fit: it is predicted before and after, and its
 	// residuals are reported apart, as a test of what the fit is worth on a job it did not see.
 	HoldOut bool
@@ -96,7 +105,7 @@ const ObsErrorFloor = 0.013
 // Residual compares one observed quantity with the simulator before and after the fit.
 type Residual struct {
 	Observation string  `json:"observation"`
-	Quantity    string  `json:"quantity"` // step_time_s, memory_bytes or context_bytes
+	Quantity    string  `json:"quantity"` // step_time_s, memory_bytes, context_bytes or kernel_time_s.GROUP
 	Observed    float64 `json:"observed"`
 	Before      float64 `json:"before"`
 	After       float64 `json:"after"`
@@ -256,6 +265,9 @@ func Fit(obs []Observation, cfg FitConfig) (*FitResult, error) {
 		if o.ContextBytes > 0 {
 			rs = append(rs, Residual{Observation: o.Name, Quantity: "context_bytes", Observed: o.ContextBytes, Before: f.prior[ParamContextBytes], After: best[ParamContextBytes]})
 		}
+		for _, g := range o.groupNames() {
+			rs = append(rs, Residual{Observation: o.Name, Quantity: GroupQuantity(g), Observed: o.Groups[g], Before: before[i].Groups[g], After: after[i].Groups[g]})
+		}
 		if o.HoldOut {
 			out.HoldOut = append(out.HoldOut, rs...)
 		} else {
@@ -390,9 +402,27 @@ func (f *fitter) logErrs(os []Observation, pr []Prediction, v Params) []float64 
 		if o.ContextBytes > 0 {
 			e = append(e, logRatio(v[ParamContextBytes], o.ContextBytes))
 		}
+		for _, g := range o.groupNames() {
+			e = append(e, logRatio(pr[i].Groups[g], o.Groups[g]))
+		}
 	}
 	return e
 }
+
+// groupNames are o's observed groups, sorted.
+func (o Observation) groupNames() []string {
+	var gs []string
+	for g, v := range o.Groups {
+		if v > 0 {
+			gs = append(gs, g)
+		}
+	}
+	sort.Strings(gs)
+	return gs
+}
+
+// GroupQuantity is the Residual.Quantity of a group's device time.
+func GroupQuantity(group string) string { return "kernel_time_s." + group }
 
 // at is the prior with each direction dirs[j] at x[j] widths (log(value/prior)/Width) of its
 // lead, its tied parameters at their ratio of that, within their bounds.
@@ -666,13 +696,17 @@ func (r *FitResult) WriteText(w io.Writer) error {
 	for _, res := range append(append([]Residual(nil), r.Residuals...), r.HoldOut...) {
 		nw = max(nw, len(res.Observation))
 	}
+	qw := 14 // step_time_s, memory_bytes and context_bytes fit in it; a group quantity widens it
+	for _, res := range append(append([]Residual(nil), r.Residuals...), r.HoldOut...) {
+		qw = max(qw, len(res.Quantity))
+	}
 	table := func(title string, rs []Residual) {
-		pf("\n%-*s %-14s %14s %14s %9s %14s %9s\n", nw, title, "quantity", "observed", "before", "error", "after", "error")
+		pf("\n%-*s %-*s %14s %14s %9s %14s %9s\n", nw, title, qw, "quantity", "observed", "before", "error", "after", "error")
 		for _, res := range rs {
-			pf("%-*s %-14s %14.6g %14.6g %+8.1f%% %14.6g %+8.1f%%\n", nw, res.Observation, res.Quantity, res.Observed, res.Before, 100*res.RelErrBefore(), res.After, 100*res.RelErrAfter())
+			pf("%-*s %-*s %14.6g %14.6g %+8.1f%% %14.6g %+8.1f%%\n", nw, res.Observation, qw, res.Quantity, res.Observed, res.Before, 100*res.RelErrBefore(), res.After, 100*res.RelErrAfter())
 		}
 		b, a := MAE(rs)
-		pf("%-*s %-14s %14s %14s %8.1f%% %14s %8.1f%%\n", nw, "mean absolute error", "", "", "", 100*b, "", 100*a)
+		pf("%-*s %-*s %14s %14s %8.1f%% %14s %8.1f%%\n", nw, "mean absolute error", qw, "", "", "", 100*b, "", 100*a)
 	}
 	table("fitted", r.Residuals)
 	if len(r.HoldOut) > 0 {

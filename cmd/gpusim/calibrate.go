@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gpusim/gpusim/calibrate"
+	"github.com/gpusim/gpusim/calibrate/xprof"
 	"github.com/gpusim/gpusim/hw"
 	"github.com/gpusim/gpusim/internal/units"
 	"github.com/gpusim/gpusim/scenarios"
@@ -43,6 +44,7 @@ const calibrateUsage = `Usage:
   gpusim calibrate inventory [-o yaml|json|text] [--profile-out FILE] [--gpu N]
   gpusim calibrate record [--interval 100ms] [-o trace.json] -- CMD ARGS...
   gpusim calibrate fit TRACE[:key=value,...]... --scenario S.yaml [--hold-out TRACE[:...]]... [--profile-out FILE]
+  gpusim calibrate fit PROFILE[:key=value,...]... --scenario S.yaml [--hold-out PROFILE|TRACE[:...]]... [--profile-out FILE]
 
 inventory  lists every visible GPU through NVML (memory, SMs, clocks, PCIe, NVLink, processes)
            and writes a GPU profile that --set hardware.gpu=@FILE accepts.
@@ -58,6 +60,13 @@ fit        reads step times (step_time= lines, Keras "120ms/step" or --regex), t
            prints the parameters it could not identify, the residuals of the fitted traces and,
            apart, of the --hold-out ones, and writes the calibrated profile. A TRACE of the
            form step_time=VALUE (33.7ms) is a step time measured without a trace.
+           A PROFILE is the TF/JAX profiler's trace of marked train steps: an XSpace
+           (HOST.xplane.pb[.gz], what jax.profiler.trace and tf.profiler.experimental write)
+           or its Chrome trace (HOST.trace.json[.gz]). Its kernels are mapped to op kinds
+           (cuDNN convolutions, GEMMs, memory-bound XLA fusions and copies) and their device
+           time per step (between the step_num markers) fitted by group beside the marked
+           step, so one profile observes the efficiencies and the host's costs apart; fit
+           prints per profile a table of measured against simulated time by group.
 
 Examples:
   gpusim calibrate inventory --profile-out h200.yaml
@@ -236,6 +245,7 @@ func runFit(ctx context.Context, stdout io.Writer, args []string) error {
 	widthScale := fs.Float64("prior-width-scale", 1, "multiplies every efficiency's prior width (the scatter of the H200's micro-benchmarks about its profile); give 3 or more for a GPU whose profile carries the H200's efficiencies or for another framework's kernels (PyTorch)")
 	obsError := fs.Float64("obs-error", 0, "how far (relative, log) a recording may scatter about the simulator at the right parameters; 0: estimated from the fit's residuals, at least 1.3% (the repeat scatter of the H200 Keras recordings)")
 	holdOut := fs.StringArray("hold-out", nil, "a `TRACE[:key=value,...]` predicted before and after but not fitted, reported apart (repeat the flag)")
+	noProfileStep := fs.Bool("no-profile-step", false, "fit a profile's kernel times only, not its marked step (when the step is given apart, a step_time= measured without the profiler)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
@@ -284,7 +294,7 @@ func runFit(ctx context.Context, stdout io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	return fitAndReport(stdout, *format, inputs, sim, fitOptions{useMemory: !*noMemory, widthScale: *widthScale, obsError: *obsError, maxRuns: *maxRuns, profileOut: *profileOut})
+	return fitAndReport(stdout, *format, inputs, sim, fitOptions{useMemory: !*noMemory, widthScale: *widthScale, obsError: *obsError, maxRuns: *maxRuns, profileOut: *profileOut, profileStep: !*noProfileStep})
 }
 
 // fitInput is one trace with what was read from it.
@@ -296,6 +306,16 @@ type fitInput struct {
 	memory    calibrate.MemoryAnalysis
 	memErr    error
 	holdOut   bool // --hold-out: predicted, not fitted
+	// profile is the step summary of a profiler trace (nil for an NVML trace or a
+	// step_time= value).
+	profile *xprof.StepSummary
+}
+
+// isProfile reports whether path names a profiler trace by its name: the XSpace's
+// HOST.xplane.pb or the Chrome trace HOST.trace.json, either gzipped.
+func isProfile(path string) bool {
+	p := strings.TrimSuffix(path, ".gz")
+	return strings.HasSuffix(p, ".xplane.pb") || strings.HasSuffix(p, ".trace.json")
 }
 
 // readFitInput reads "TRACE[:key=value,...]"; TRACE may be step_time=VALUE (s, ms, us, ns), a
@@ -324,6 +344,19 @@ func readFitInput(ctx context.Context, arg string, re *regexp.Regexp, warmup int
 			return in, asUsage(fmt.Errorf("%s: %w", arg, err))
 		}
 		in.memErr = fmt.Errorf("no trace: step time only")
+		return in, nil
+	}
+	if isProfile(path) {
+		p, err := xprof.Load(path)
+		if err != nil {
+			return in, asUsage(err)
+		}
+		s, err := p.Summary()
+		if err != nil {
+			return in, asUsage(fmt.Errorf("%s: %w", path, err))
+		}
+		in.profile = &s
+		in.memErr = errors.New("a profile: kernel times, no memory samples")
 		return in, nil
 	}
 	t, err := calibrate.LoadTraceContext(ctx, path)
@@ -381,6 +414,8 @@ type fitOptions struct {
 	obsError   float64 // 0: estimated from the residuals
 	maxRuns    int
 	profileOut string
+	// profileStep fits a profile's marked step besides its kernel times.
+	profileStep bool
 }
 
 func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSimulator, opt fitOptions) error {
@@ -392,8 +427,10 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		Steps     calibrate.StepSeries     `json:"steps"`
 		Memory    calibrate.MemoryAnalysis `json:"memory"`
 		MemoryErr string                   `json:"memory_error,omitempty"`
+		Profile   *xprof.StepSummary       `json:"profile,omitempty"`
 	}
 	var summaries []traceSummary
+	var profiles []profileInput
 	for _, in := range inputs {
 		// The recording's allocator mode first (JAX's 75% pool, growth), the trace's own
 		// overrides after it so that they win.
@@ -405,6 +442,13 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		pred, err := sim.Predictor(in.overrides)
 		if err != nil {
 			return asUsage(fmt.Errorf("%s: %w", in.name, err))
+		}
+		if in.profile != nil {
+			pred = calibrate.MemoPredictor(pred)
+			obs = append(obs, calibrate.ProfileObservations(in.name, *in.profile, sim.Base(), opt.profileStep, in.holdOut, pred)...)
+			profiles = append(profiles, profileInput{in: in, pred: pred})
+			summaries = append(summaries, traceSummary{Trace: in.name, HoldOut: in.holdOut, Overrides: in.overrides, Profile: in.profile})
+			continue
 		}
 		o := calibrate.Observation{Name: in.name, StepTime: in.steps.Median, HoldOut: in.holdOut, Predict: pred}
 		if in.memErr == nil {
@@ -440,15 +484,23 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 			return err
 		}
 	}
+	tables, err := profileTables(profiles, base, res, opt.profileStep)
+	if err != nil {
+		return err
+	}
 	if format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Traces []traceSummary       `json:"traces"`
-			Fit    *calibrate.FitResult `json:"fit"`
-		}{summaries, res})
+			Traces   []traceSummary           `json:"traces"`
+			Profiles []calibrate.ProfileTable `json:"profiles,omitempty"`
+			Fit      *calibrate.FitResult     `json:"fit"`
+		}{summaries, tables, res})
 	}
 	for _, s := range summaries {
+		if s.Profile != nil {
+			continue
+		}
 		if s.HoldOut {
 			fmt.Fprint(stdout, "held out: ")
 		}
@@ -460,6 +512,11 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 				float64(s.Memory.ContextBytes)/(1<<20), float64(s.Memory.PlateauBytes)/(1<<20))
 		}
 	}
+	for _, t := range tables {
+		if err := t.WriteText(stdout); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(stdout)
 	if err := res.WriteText(stdout); err != nil {
 		return err
@@ -468,6 +525,34 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		fmt.Fprintf(stdout, "note: the efficiencies' prior widths are the scatter of the %s's micro-benchmarks, whose efficiencies %s carries; --prior-width-scale 3 or more lets the traces move them further\n", measuredGPU, n)
 	}
 	return nil
+}
+
+// profileInput is a profile observed by a fit, with its simulator.
+type profileInput struct {
+	in   fitInput
+	pred calibrate.Predictor
+}
+
+// profileTables simulates each profile at the prior and at the fitted parameters and lays the
+// two beside what it measured, group by group.
+func profileTables(profiles []profileInput, base hw.GPU, res *calibrate.FitResult, fittedStep bool) ([]calibrate.ProfileTable, error) {
+	prior := calibrate.Params{}
+	for _, p := range res.Table {
+		prior[p.Name] = p.Prior
+	}
+	var out []calibrate.ProfileTable
+	for _, p := range profiles {
+		before, err := p.pred(prior)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.in.name, err)
+		}
+		after, err := p.pred(res.Params)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.in.name, err)
+		}
+		out = append(out, calibrate.NewProfileTable(p.in.name, *p.in.profile, base, fittedStep, p.in.holdOut, before, after))
+	}
+	return out, nil
 }
 
 // measuredGPU is the profile whose efficiencies were measured on its own GPU
@@ -525,7 +610,12 @@ func (s *trainSimulator) Predictor(overrides []string) (calibrate.Predictor, err
 		}
 		// What NVML charges to the job: its context plus the allocator's pool at its peak.
 		// A fit over arrays with epoch ends reports its epochs' mean step (FitStepTime).
-		return calibrate.Prediction{StepTime: train.FitStepTime(c, res), MemoryBytes: float64(g.ContextBytes + res.Devices[0].PeakPoolBytes)}, nil
+		kinds := map[string]float64{}
+		for _, sh := range res.ByKind {
+			kinds[sh.Category] += sh.Seconds
+		}
+		return calibrate.Prediction{StepTime: train.FitStepTime(c, res), MemoryBytes: float64(g.ContextBytes + res.Devices[0].PeakPoolBytes),
+			Groups: calibrate.GroupTimes(kinds), Kinds: kinds}, nil
 	}, nil
 }
 
