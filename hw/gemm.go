@@ -17,6 +17,9 @@ type Shape struct {
 	// input channels per group (K = InC x FilterH x FilterW).
 	FilterH, FilterW, Stride int
 	InC                      int64
+	// Spatial is a convolution's output positions per sample (0: unknown): where it is no
+	// larger than the filter, cuDNN's large depthwise filter gradients run another kernel.
+	Spatial int64
 }
 
 // Tiles a GEMM kernel may use, as output tile (rows x columns) per thread block. cuBLAS and
@@ -212,7 +215,61 @@ const (
 	DepthwiseComputeHalf = 0.15
 )
 
+// Depthwise convolutions with filters larger than 5x5 (ConvNeXt's 7x7) are a kind of their
+// own. The forward and input-gradient kernels are the same conv2d_c1_k1_nhwc family at another
+// rate; the filter gradient is not: cuDNN's depthwise wgrad kernels cover the 3x3 and 5x5
+// filters of memkinds/micro.csv (sm90_xmma_depthwise_convolution_wgrad in float32,
+// wgrad2d_c1_k1_nhwc in bfloat16), and for a 7x7 filter in float32 the autotuner is left with
+// cuDNN's generic algorithms, each an order of magnitude slower: FFT (fft2d_r2c_64x64 over
+// eight streams) at 56x56, a TF32 implicit GEMM (sm80_xmma_wgrad_implicit_gemm_indexed) at 28x28
+// and 14x14, at 0.0124-0.0129 of the float32 CUDA-core rate alike; half precision keeps
+// wgrad2d_c1_k1_nhwc. Where the output is no larger than the filter (7x7 at 7x7, "same"
+// padding) both precisions run cuDNN's grouped direct kernel (conv2d_grouped_direct_kernel)
+// in 2.06 ms for 0.47 GFLOP, 0.0069 of the float32 rate. Read from the H200's 7x7 depthwise
+// micro-benchmark at ConvNeXtTiny's four stage shapes, batch 128
+// (testdata/h200/profiles/dw7_micro.csv, kernel_s, ComputeRamp per kernel taken out):
+// forward and input gradient 0.150-0.160 of the float32 rate and 0.170-0.205 of the bfloat16
+// one at the three larger shapes; filter gradient in bfloat16 0.278-0.287 of the bfloat16 rate
+// at 56x56 and 28x28 (0.18 at 14x14). Float16 is taken as bfloat16.
+const (
+	depthwiseSmallTaps            = 25 // 5x5: the largest filter cuDNN's depthwise wgrad kernels were seen on
+	DepthwiseLargeCompute         = 0.155
+	DepthwiseLargeComputeHalf     = 0.175
+	DepthwiseLargeWgrad           = 0.0127 // of the float32 rate: cuDNN's generic algorithms
+	DepthwiseLargeWgradHalf       = 0.278
+	DepthwiseGroupedDirectCompute = 0.0069 // of the float32 rate, either precision
+)
+
+// depthwiseRates are the FLOP rates of the depthwise kernels of w: the forward and input
+// gradient's (fwd) and the filter gradient's (wgrad).
+func (g *GPU) depthwiseRates(w Work) (fwd, wgrad float64) {
+	s := w.Shape
+	dt := dtypeOf(w)
+	half := dt == Float16 || dt == BFloat16
+	taps := int64(s.FilterH) * int64(max(s.FilterW, 1))
+	if taps <= depthwiseSmallTaps {
+		frac := DepthwiseCompute
+		if half {
+			frac = DepthwiseComputeHalf
+		}
+		r := g.vectorRate(dt) * frac
+		return r, r
+	}
+	fwd = g.vectorRate(dt) * DepthwiseLargeCompute
+	wgrad = g.vectorRate(Float32) * DepthwiseLargeWgrad
+	if half {
+		fwd = g.vectorRate(dt) * DepthwiseLargeComputeHalf
+		wgrad = g.vectorRate(dt) * DepthwiseLargeWgradHalf
+	}
+	if s.Spatial > 0 && s.Spatial <= taps {
+		wgrad = g.vectorRate(Float32) * DepthwiseGroupedDirectCompute
+	}
+	return fwd, wgrad
+}
+
 // depthwise returns the compute and memory time of a depthwise convolution or its gradient.
+// A gradient holding two kernels' FLOPs is the input and the filter gradient, one after the
+// other; one kernel's FLOPs is the filter gradient alone (a layer whose input needs none).
 // At stride s > 1 the input gradient runs as a stride-1 convolution over dy dilated to the
 // input's grid (cuDNN has no input dilation, so XLA pads dy with interior zeros in a pass of
 // its own first): s^2 times the taps of the forward, after that pass's read of dy and write of
@@ -223,27 +280,28 @@ const (
 // kernels run at about half the stride-1 rate (the bfloat16 stride-2 rows there).
 func (g *GPU) depthwise(w Work) (compute, memory float64) {
 	s := w.Shape
-	frac := DepthwiseCompute
-	if dt := dtypeOf(w); dt == Float16 || dt == BFloat16 {
-		frac = DepthwiseComputeHalf
-	}
-	rate := g.vectorRate(dtypeOf(w)) * frac
+	fwd, wgrad := g.depthwiseRates(w)
 	stream := g.MemBandwidth * g.Efficiency.Memory
-	if w.Grad && s.Stride > 1 {
-		// One kernel's FLOPs (2 x outputs x taps); the op holds the input gradient when its
-		// FLOPs hold two of them.
-		one := 2 * float64(s.M) * float64(s.K) * float64(max(s.Batch, 1))
-		if w.FLOPs >= 2*one*0.999 {
-			st2 := float64(s.Stride * s.Stride)
-			out := float64(s.M) * float64(max(s.Batch, 1)) * dtypeSize(dtypeOf(w))
-			dilate := (out + out*st2) / stream
-			dgrad := one * st2 / rate
-			wgrad := max((w.FLOPs-one)/rate, max(w.Bytes-out*st2, out)/stream)
-			t := dilate + dgrad + wgrad
-			return t, t
-		}
+	if !w.Grad {
+		return w.FLOPs / fwd, w.Bytes / stream
 	}
-	return w.FLOPs / rate, w.Bytes / stream
+	// One kernel's FLOPs (2 x outputs x taps); the op holds the input gradient when its
+	// FLOPs hold two of them.
+	one := 2 * float64(s.M) * float64(s.K) * float64(max(s.Batch, 1))
+	dx := w.FLOPs >= 2*one*0.999
+	if !dx {
+		return w.FLOPs / wgrad, w.Bytes / stream
+	}
+	if s.Stride > 1 {
+		st2 := float64(s.Stride * s.Stride)
+		out := float64(s.M) * float64(max(s.Batch, 1)) * dtypeSize(dtypeOf(w))
+		dilate := (out + out*st2) / stream
+		dgrad := one * st2 / fwd
+		wg := max((w.FLOPs-one)/wgrad, max(w.Bytes-out*st2, out)/stream)
+		t := dilate + dgrad + wg
+		return t, t
+	}
+	return one/fwd + (w.FLOPs-one)/wgrad, w.Bytes / stream
 }
 
 // vectorRate is the CUDA-core rate for element-wise math in dtype, at the clock the GPU trains

@@ -150,3 +150,54 @@ func num(t *testing.T, s string) float64 {
 	}
 	return v
 }
+
+// TestDepthwise7x7 prices the 7x7 depthwise micro-benchmark at ConvNeXtTiny's stage shapes
+// (testdata/h200/profiles/dw7_micro.csv: forward, input gradient and filter gradient apart,
+// float32 with TF32 and bfloat16, batch 128) against each call's kernel time. The large-filter
+// constants of hw.depthwise were read from these rows; the check is that one rate per pass and
+// precision, the generic float32 filter-gradient algorithms and the grouped direct kernel at
+// 7x7 reproduce all 24 shapes within 20% (45% for the layers under 10M outputs, 14x14x384 and
+// 7x7x768, which run a few waves under the fitted rate, as TestXLAMemoryKinds allows).
+func TestDepthwise7x7(t *testing.T) {
+	g, err := LookupGPU("h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dtype := map[string]string{"float32": Float32, "bfloat16": BFloat16}
+	rows := readCSVMaps(t, "../testdata/h200/profiles/dw7_micro.csv")
+	if len(rows) != 24 {
+		t.Fatalf("dw7_micro.csv: %d rows, want 24", len(rows))
+	}
+	for _, r := range rows {
+		// dwconv_{fwd,dgrad,wgrad}_convnext_c{C}_{H}_k{K}_s{S}; shape is the input, NHWC.
+		parts := strings.Split(r["bench"], "_")
+		pass := parts[1]
+		k, _ := strconv.Atoi(strings.TrimPrefix(parts[5], "k"))
+		dims := strings.Split(r["shape"], "x")
+		n, _ := strconv.ParseInt(dims[0], 10, 64)
+		h, _ := strconv.ParseInt(dims[1], 10, 64)
+		c, _ := strconv.ParseInt(dims[3], 10, 64)
+		dt := dtype[r["dtype"]]
+		el := dtypeSize(dt)
+		x := float64(n*h*h*c) * el
+		sh := Shape{M: n * h * h, N: 1, K: int64(k * k), Batch: c, FilterH: k, FilterW: k, Stride: 1, InC: 1, Spatial: h * h}
+		// The input gradient is the forward kernel over dy with the filter reversed.
+		w := Work{Kind: KindConv, FLOPs: num(t, r["flops"]), Bytes: 2 * x, DType: dt, TF32: true, Graph: true, Kernels: 1, Shape: sh, NHWC: true}
+		if pass == "wgrad" {
+			w.Grad = true
+		}
+		c0, err := g.Cost(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pred := c0.Exec - g.Efficiency.KernelGap
+		meas := num(t, r["kernel_s"])
+		tol := 0.20
+		if n*h*h*c < 10e6 {
+			tol = 0.45 // small layers: a few waves, as in TestXLAMemoryKinds
+		}
+		if c0.Algo != AlgoDepthwise || math.Abs(pred/meas-1) > tol {
+			t.Errorf("%s %s: predicted %.1f us (%s), measured %.1f us (%.2fx, want within %.0f%%)", r["bench"], r["dtype"], pred*1e6, c0.Algo, meas*1e6, pred/meas, 100*tol)
+		}
+	}
+}

@@ -313,7 +313,7 @@ func (g *graph) conv(name string, x int, out []int, kernel []int, stride, cin, c
 		fw = int(prod(kernel[1:]))
 	}
 	gm := GEMMShape{M: prod(out[:len(out)-1]), N: int64(cout / groups), K: k * int64(cin/groups), Batch: int64(groups),
-		FilterH: fh, FilterW: fw, Stride: stride, InC: int64(cin / groups)}
+		FilterH: fh, FilterW: fw, Stride: stride, InC: int64(cin / groups), Spatial: prod(out[:len(out)-1])}
 	return g.addNode(node{name: name + "/Conv", kind: Conv, in: []int{x}, shape: out, flops: 2 * macs,
 		dxFLOPs: 2 * macs, dwFLOPs: 2 * macs, weights: []int{w}, saveIn: 1, workspace: ws, kB: 2, gemm: gm})
 }

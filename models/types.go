@@ -226,6 +226,7 @@ type GEMMShape struct {
 	M, N, K, Batch           int64
 	FilterH, FilterW, Stride int
 	InC                      int64
+	Spatial                  int64 // a convolution's output positions per sample
 }
 
 // Plan is one training step of one replica. Tensors lists every buffer; Persistent ones

@@ -952,7 +952,7 @@ func work(op models.Op, tf32 bool) hw.Work {
 	g := op.GEMM
 	return hw.Work{Kind: kind, FLOPs: op.FLOPs, Bytes: op.Bytes, Kernels: op.Kernels, DType: dtype, TF32: tf32, Grad: op.Phase == models.Backward,
 		ClassBytes: op.ClassBytes, ClassElems: op.ClassElems,
-		Shape: hw.Shape{M: g.M, N: g.N, K: g.K, Batch: g.Batch, FilterH: g.FilterH, FilterW: g.FilterW, Stride: g.Stride, InC: g.InC}}
+		Shape: hw.Shape{M: g.M, N: g.N, K: g.K, Batch: g.Batch, FilterH: g.FilterH, FilterW: g.FilterW, Stride: g.Stride, InC: g.InC, Spatial: g.Spatial}}
 }
 
 // blasWorkspace is the cuBLAS workspace XLA passes each GEMM (models.PlanOptions.BlasWorkspace):
