@@ -11,23 +11,23 @@ import (
 func (r *runner) result() *Result {
 	cfg := r.cfg
 	if r.oom == nil {
-		r.notes = append(r.notes, r.lossNotes...)
-	} else if done := r.stepTimes.n; done > 0 && r.skipped > 0 {
+		r.notes = append(r.notes, r.sched.lossNotes...)
+	} else if done := r.rec.stepTimes.n; done > 0 && r.rec.skipped > 0 {
 		// The schedule's notes speak of steps the OOM left unrun; say what did happen.
-		r.notes = append(r.notes, fmt.Sprintf("%d of the %d steps completed before the OOM were skipped by loss scaling", r.skipped, done))
+		r.notes = append(r.notes, fmt.Sprintf("%d of the %d steps completed before the OOM were skipped by loss scaling", r.rec.skipped, done))
 	}
 	res := &Result{
 		Scenario: cfg.Name, Model: cfg.Model, GPU: r.mach.gpu.Name, Precision: cfg.Precision,
 		Replicas: len(r.replicas), GPUs: r.mach.visible, GlobalBatch: cfg.Batch, AccumulationSteps: cfg.AccumulationSteps,
-		StepsRequested: cfg.Steps, StepTimes: r.stepTimes.expand(), FastForwarded: r.ffSteps,
-		StepTime: medianOf(&r.stepTimes), AllReduceTime: medianOf(&r.arTimes), Replayed: r.replayed,
-		SkippedSteps: r.skipped, OOM: r.oom, Processes: r.mach.others, Events: r.eng.Processed(),
-		Notes: r.notes, Warnings: r.warnings, WorkspaceFallbacks: r.workspaceMisses * r.fan(),
-		AutotunedConvs: r.autotuned * r.fan(), AutotuneSkips: r.autotuneSkips * r.fan(),
-		Spans: sortSpans(r.spans), SpansDropped: r.spansDropped, Utilization: r.util,
+		StepsRequested: cfg.Steps, StepTimes: r.rec.stepTimes.expand(), FastForwarded: r.rec.ffSteps,
+		StepTime: medianOf(&r.rec.stepTimes), AllReduceTime: medianOf(&r.rec.arTimes), Replayed: r.rec.replayed,
+		SkippedSteps: r.rec.skipped, OOM: r.oom, Processes: r.mach.others, Events: r.eng.Processed(),
+		Notes: r.notes, Warnings: r.warnings, WorkspaceFallbacks: r.rec.workspaceMisses * r.fan(),
+		AutotunedConvs: r.rec.autotuned * r.fan(), AutotuneSkips: r.rec.autotuneSkips * r.fan(),
+		Spans: sortSpans(r.rec.spans), SpansDropped: r.rec.spansDropped, Utilization: r.rec.util,
 	}
 	r.inputBufferResult(res)
-	res.ReplicaBatches = r.replicaBatches
+	res.ReplicaBatches = r.plans.replicaBatches
 	if res.StepTime > 0 {
 		res.Throughput = float64(cfg.Batch) / res.StepTime
 	}
@@ -46,7 +46,7 @@ func (r *runner) result() *Result {
 		res.GPUUtilization = busy / float64(len(r.replicas))
 	}
 	if elapsed > 0 && len(r.replicas) > 0 {
-		res.InputStallFraction = float64(r.inputWait) / float64(len(r.replicas)) / float64(elapsed)
+		res.InputStallFraction = float64(r.feed.inputWait) / float64(len(r.replicas)) / float64(elapsed)
 	}
 	r.breakdownResult(res)
 	res.ScalingEfficiency = r.scalingEfficiency(res)
@@ -63,7 +63,7 @@ func (r *runner) result() *Result {
 
 // inputBufferResult reports the tf.data pipeline's buffer level over the run.
 func (r *runner) inputBufferResult(res *Result) {
-	ps, ok := r.input.(pipelineSource)
+	ps, ok := r.feed.input.(pipelineSource)
 	if !ok {
 		return
 	}
@@ -108,7 +108,7 @@ func (r *runner) replicaDevice(rep, src *replica) Device {
 		d.Growth = append([]PoolChange(nil), src.growth...)
 	}
 	switch {
-	case r.stepTimes.len() >= 2:
+	case r.rec.stepTimes.len() >= 2:
 		d.StepProfile, d.StepProfileStep = src.profiles[1].timeline(), 2
 	case r.step >= 1:
 		d.StepProfile, d.StepProfileStep = src.profiles[0].timeline(), 1
@@ -143,11 +143,11 @@ func (r *runner) idleDevices(res *Result) {
 
 // breakdownResult reports the median step's time per category, averaged over the replicas.
 func (r *runner) breakdownResult(res *Result) {
-	i := medianRun(&r.stepTimes)
+	i := medianRun(&r.rec.stepTimes)
 	if i < 0 {
 		return
 	}
-	bd := r.breakdowns.at(i)
+	bd := r.rec.breakdowns.at(i)
 	n := float64(len(r.replicas))
 	for c, name := range categories {
 		if c == catCompile && bd[c] == 0 {
@@ -190,11 +190,11 @@ func (r *runner) physicalOf(i int) int { return r.mach.visibleIdx[r.mach.configs
 
 // recordPrefix keeps the replicas' peaks at the end of step PrefixSteps for Result.Prefix.
 func (r *runner) recordPrefix() {
-	r.prefixPeaks = r.prefixPeaks[:0]
+	r.rec.prefixPeaks = r.rec.prefixPeaks[:0]
 	for _, rep := range r.replicas {
-		r.prefixPeaks = append(r.prefixPeaks, r.source(rep).alloc.Stats().PeakBytesInUse)
+		r.rec.prefixPeaks = append(r.rec.prefixPeaks, r.source(rep).alloc.Stats().PeakBytesInUse)
 	}
-	r.prefixDone = true
+	r.rec.prefixDone = true
 }
 
 // prefixResult sets res.Prefix: the peaks recordPrefix kept, or the run's own end when it
@@ -206,12 +206,12 @@ func (r *runner) prefixResult(res *Result) {
 	p := Prefix{Steps: min(r.cfg.Steps, PrefixSteps)}
 	for i, d := range res.Devices {
 		peak := d.PeakBytesInUse
-		if r.prefixDone && i < len(r.prefixPeaks) {
-			peak = r.prefixPeaks[i]
+		if r.rec.prefixDone && i < len(r.rec.prefixPeaks) {
+			peak = r.rec.prefixPeaks[i]
 		}
 		p.PeakBytesInUse = append(p.PeakBytesInUse, peak)
 	}
-	if !r.prefixDone {
+	if !r.rec.prefixDone {
 		p.OOM = res.OOM
 	}
 	res.Prefix = p

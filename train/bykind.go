@@ -38,12 +38,12 @@ func (r *runner) sumKinds() kindTimes {
 // the forward, backward and optimizer categories split another way), then the categories
 // that are not op time. Fast-forwarded steps are copies of the last simulated one.
 func (r *runner) kindResult(res *Result) {
-	i := medianRun(&r.stepTimes)
+	i := medianRun(&r.rec.stepTimes)
 	if i < 0 {
 		return
 	}
-	kt := r.kindBDs.at(i)
-	bd := r.breakdowns.at(i)
+	kt := r.rec.kindBDs.at(i)
+	bd := r.rec.breakdowns.at(i)
 	n := float64(len(r.replicas)) * float64(sim.Second)
 	for k, name := range hw.Kinds {
 		if kt[k] > 0 {

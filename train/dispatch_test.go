@@ -105,7 +105,7 @@ func TestJAXDispatchGrowsWithState(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &runner{cfg: c, fw: fw}
-	r.stateArrays = 68
+	r.plans.stateArrays = 68
 	if got, want := r.stepHost(), jaxDispatch(68); got != want {
 		t.Errorf("stepHost() under jax with 68 arrays = %g, want %g", got, want)
 	}

@@ -68,9 +68,9 @@ func (r *runner) allocPersistent(rep *replica, p *plan, ti int, op string) bool 
 
 func (r *runner) startStep() {
 	r.stepStart = r.eng.Now()
-	r.done, r.atBarrier = 0, 0
-	r.skipThis = r.skip(r.step)
-	r.stepOps = 0
+	r.sync.done, r.sync.atBarrier = 0, 0
+	r.sched.skipThis = r.skip(r.step)
+	r.rec.stepOps = 0
 	r.drawJitter()
 	for _, rep := range r.active {
 		rep.micro = 0
@@ -96,11 +96,11 @@ func (r *runner) startMicro(rep *replica) {
 	r.whenBatch(rep, k, func() {
 		now := r.eng.Now()
 		if now > rep.mark {
-			r.spans = append(r.spans, Span{Device: rep.id, Track: TrackInput, Name: "wait for batch", Step: r.step - 1,
+			r.rec.spans = append(r.rec.spans, Span{Device: rep.id, Track: TrackInput, Name: "wait for batch", Step: r.step - 1,
 				Start: rep.mark.Seconds(), Dur: (now - rep.mark).Seconds()})
 		}
 		rep.cat[catInput] += now - rep.mark
-		r.inputWait += now - rep.mark
+		r.feed.inputWait += now - rep.mark
 		rep.mark = now
 		rep.opIdx = 0
 		rep.hostT, rep.devFree = now, now
@@ -110,7 +110,7 @@ func (r *runner) startMicro(rep *replica) {
 			rep.hostT += sim.FromSeconds(r.stepHost())
 		}
 		rep.opsStart = now
-		if r.proven != nil {
+		if r.replay.proven != nil {
 			r.replayGPUPart(rep, now)
 			return
 		}
@@ -123,17 +123,17 @@ func (r *runner) startMicro(rep *replica) {
 // (one process for MirroredStrategy, one per GPU for Horovod). The batch is forgotten once
 // every replica of the process took it.
 func (r *runner) whenBatch(rep *replica, k int, fn func()) {
-	if r.inputs == nil {
+	if r.feed.inputs == nil {
 		fn()
 		return
 	}
-	proc := rep.id / r.perProcess
+	proc := rep.id / r.feed.perProcess
 	key := batchKey{proc, k}
-	b := r.batches[key]
+	b := r.feed.batches[key]
 	if b == nil {
 		b = &batch{}
-		r.batches[key] = b
-		r.inputs[proc].Get(func() {
+		r.feed.batches[key] = b
+		r.feed.inputs[proc].Get(func() {
 			b.ready = true
 			for _, w := range b.waiters {
 				w()
@@ -142,8 +142,8 @@ func (r *runner) whenBatch(rep *replica, k int, fn func()) {
 		})
 	}
 	b.takers++
-	if b.takers == r.perProcess {
-		delete(r.batches, key)
+	if b.takers == r.feed.perProcess {
+		delete(r.feed.batches, key)
 	}
 	if b.ready {
 		fn()
@@ -277,9 +277,9 @@ func (r *runner) allocOpTensor(rep *replica, ti int) bool {
 		// indicates that this is not a failure, but may mean that there could be
 		// performance gains if more memory were available" (bfc_allocator.cc) and the
 		// autotuner picks an algorithm that fits; the op runs without the workspace.
-		r.workspaceMisses++
+		r.rec.workspaceMisses++
 		rep.failures++
-		if r.workspaceMisses == 1 {
+		if r.rec.workspaceMisses == 1 {
 			r.notes = append(r.notes, fmt.Sprintf("step %d, op %s: cuDNN workspace of %s did not fit; TF logs \"the caller indicates that this is not a failure\" and falls back to an algorithm without it (the simulated op time is unchanged)", r.step, op.name, allocator.HumanReadableNumBytes(t.Bytes)))
 		}
 		return true
@@ -300,7 +300,7 @@ func (r *runner) allocOpTensor(rep *replica, ti int) bool {
 // give free regions back first, as it does for any request).
 func (r *runner) autotune(rep *replica, at *models.AutotuneScratch, opName string) {
 	rep.tuned[at.Key] = true
-	r.autotuned++
+	r.rec.autotuned++
 	var wrap allocator.Handle
 	wrapped := false
 	if at.Wrap > 0 {
@@ -311,14 +311,14 @@ func (r *runner) autotune(rep *replica, at *models.AutotuneScratch, opName strin
 	}
 	for _, b := range at.Workspace {
 		if b < 0 {
-			r.autotuneSkips++
+			r.rec.autotuneSkips++
 			continue
 		}
 		h, ok := rep.alloc.Allocate(b)
 		if !ok {
-			r.autotuneSkips++
+			r.rec.autotuneSkips++
 			rep.failures++
-			if r.autotuneSkips == 1 {
+			if r.rec.autotuneSkips == 1 {
 				r.notes = append(r.notes, fmt.Sprintf("step %d, op %s: cuDNN autotuning skipped an algorithm whose %s of scratch did not fit (not an error in TF: the candidate is marked failed and a smaller-workspace one is used)", r.step, opName, allocator.HumanReadableNumBytes(b)))
 			}
 			continue
@@ -342,16 +342,16 @@ func (r *runner) opEnd(rep *replica) {
 	if r.step <= r.cfg.TraceSteps {
 		sp := Span{Device: rep.id, Track: TrackCompute, Name: op.name, Step: r.step - 1,
 			Start: (now - op.cost.exec).Seconds(), Dur: op.cost.exec.Seconds()}
-		r.spans = append(r.spans, sp)
+		r.rec.spans = append(r.rec.spans, sp)
 		for _, m := range r.replicas[len(r.active):] {
 			// The replicas simulated as copies of this one end the same op at the same time.
 			sp.Device = m.id
-			r.spans = append(r.spans, sp)
+			r.rec.spans = append(r.rec.spans, sp)
 		}
 	} else {
-		r.spansDropped += r.fan()
+		r.rec.spansDropped += r.fan()
 	}
-	r.stepOps += r.fan()
+	r.rec.stepOps += r.fan()
 	rep.kinds[op.cost.kind] += now - rep.mark
 	rep.cat[op.cost.cat] += now - rep.mark
 	rep.mark = now
@@ -394,16 +394,16 @@ func (r *runner) endBackward(rep *replica) {
 	// optimizer's code does to each micro-step's gradients (models.OptimizerSpec's MicroStep
 	// fields: NVIDIA's TF1 BERT clips, unscales and checks them every micro-step).
 	// Every micro-step of every replica adds the same bytes: priced once per run.
-	if r.accumCost == nil {
+	if r.plans.accumCost == nil {
 		kernels, passes := len(p.Gradients), 1
-		bytes := 3 * float64(r.gradBytes)
+		bytes := 3 * float64(r.plans.gradBytes)
 		if o, err := models.LookupOptimizer(r.cfg.Optimizer); err == nil {
 			per, k := o.MicroStepBytesPerElement, o.MicroStepKernels
 			if models.Precision(r.cfg.Precision) == models.MixedFloat16 {
 				per, k = per+o.MixedMicroStepBytesPerElement, k+o.MixedMicroStepKernels
 			}
 			// The gradients are float32: per element bytes are a quarter of theirs.
-			bytes += per / 4 * float64(r.gradBytes)
+			bytes += per / 4 * float64(r.plans.gradBytes)
 			passes += k
 		}
 		if r.cfg.XLA {
@@ -413,9 +413,9 @@ func (r *runner) endBackward(rep *replica) {
 		if err != nil {
 			panic("train: pricing gradient accumulation: " + err.Error())
 		}
-		r.accumCost = &opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: catBackward, kind: kindIndex(hw.KindElementwise)}
+		r.plans.accumCost = &opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: catBackward, kind: kindIndex(hw.KindElementwise)}
 	}
-	rep.pend = pendingOp{name: "accumulate_gradients", plan: p, then: after, cost: *r.accumCost}
+	rep.pend = pendingOp{name: "accumulate_gradients", plan: p, then: after, cost: *r.plans.accumCost}
 	r.issue(rep)
 }
 
@@ -459,12 +459,12 @@ func (r *runner) freeStepTensors(rep *replica) {
 // with the pack buffers of TF's _ConcatAndSplitPacker allocated on every replica.
 func (r *runner) barrier(rep *replica) {
 	rep.bwEnd = r.eng.Now()
-	r.atBarrier++
-	if r.atBarrier < len(r.active) {
+	r.sync.atBarrier++
+	if r.sync.atBarrier < len(r.active) {
 		return
 	}
 	now := r.eng.Now()
-	r.arStart = now
+	r.sync.arStart = now
 	if !r.allocNCCLBuffers() {
 		return
 	}
@@ -492,7 +492,7 @@ func (r *runner) barrier(rep *replica) {
 			rp.hostT, rp.devFree = t, t
 			rp.opIdx = r.plan(rp).optStart
 			rp.optimizing = true
-			if r.skipThis {
+			if r.sched.skipThis {
 				// LossScaleOptimizer: non-finite gradients skip apply_gradients on all replicas.
 				// The slots exist all the same: the optimizer's variables are built before the
 				// finite check (Keras 3 builds them with the model's state before the first
@@ -507,9 +507,9 @@ func (r *runner) barrier(rep *replica) {
 		})
 	}
 	if len(r.replicas) > 1 {
-		r.arTimes.add(arTime.Seconds(), 1)
+		r.rec.arTimes.add(arTime.Seconds(), 1)
 		for _, rp := range r.replicas {
-			r.spans = append(r.spans, Span{Device: rp.id, Track: TrackAllReduce, Name: r.allReduce.Impl, Step: r.step - 1,
+			r.rec.spans = append(r.rec.spans, Span{Device: rp.id, Track: TrackAllReduce, Name: r.sync.allReduce.Impl, Step: r.step - 1,
 				Start: now.Seconds(), Dur: arTime.Seconds()})
 			if r.source(rp) == rp {
 				r.addBusy(rp, now, now+arTime) // NCCL's kernels count for nvidia-smi
@@ -523,20 +523,20 @@ func (r *runner) barrier(rep *replica) {
 func (r *runner) runPackStages(rep *replica) bool {
 	p := r.plan(rep)
 	bufs := rep.packBufs[:0]
-	for range r.packBufs {
+	for range r.sync.packBufs {
 		bufs = append(bufs, -1)
 	}
 	rep.packBufs = bufs
 	rep.arPeakBytes = rep.alloc.Stats().BytesInUse
-	for _, st := range r.packStages {
+	for _, st := range r.sync.packStages {
 		for _, b := range st.alloc {
-			h, ok := rep.alloc.Allocate(r.packBufs[b].Bytes)
+			h, ok := rep.alloc.Allocate(r.sync.packBufs[b].Bytes)
 			if !ok {
-				r.fail(rep, models.Tensor{Name: r.packBufs[b].Name, Bytes: r.packBufs[b].Bytes, DType: models.Float32}, r.arOpName()+"/"+st.name)
+				r.fail(rep, models.Tensor{Name: r.sync.packBufs[b].Name, Bytes: r.sync.packBufs[b].Bytes, DType: models.Float32}, r.arOpName()+"/"+st.name)
 				return false
 			}
 			bufs[b] = h
-			r.recordMem(rep, r.packBufs[b].Bytes)
+			r.recordMem(rep, r.sync.packBufs[b].Bytes)
 			rep.arPeakBytes = max(rep.arPeakBytes, rep.alloc.Stats().BytesInUse)
 		}
 		if st.name == "allreduce" && !r.allocReduceExtra(rep) {
@@ -572,8 +572,8 @@ func (r *runner) runPackStages(rep *replica) bool {
 // endStep runs when a replica finished its optimizer ops. The step ends when all have.
 func (r *runner) endStep(rep *replica) {
 	r.freeStepTensors(rep)
-	r.done++
-	if r.done < len(r.active) {
+	r.sync.done++
+	if r.sync.done < len(r.active) {
 		return
 	}
 	now := r.eng.Now()
@@ -585,12 +585,12 @@ func (r *runner) endStep(rep *replica) {
 			sum[c] += rp.cat[c] * sim.Time(r.fan())
 		}
 	}
-	r.stepTimes.add((now - r.stepStart).Seconds(), 1)
+	r.rec.stepTimes.add((now - r.stepStart).Seconds(), 1)
 	r.recordStepSeries(r.stepStart, now)
-	r.breakdowns.add(sum, 1)
-	r.kindBDs.add(r.sumKinds(), 1)
-	if r.skipThis {
-		r.skipped++
+	r.rec.breakdowns.add(sum, 1)
+	r.rec.kindBDs.add(r.sumKinds(), 1)
+	if r.sched.skipThis {
+		r.rec.skipped++
 	}
 	if r.step == PrefixSteps {
 		r.recordPrefix()
@@ -601,7 +601,7 @@ func (r *runner) endStep(rep *replica) {
 		r.eng.Stop()
 		return
 	}
-	if r.multi.jitterOn {
+	if r.sync.multi.jitterOn {
 		if r.jitterStep() {
 			return
 		}
@@ -675,7 +675,7 @@ func (r *runner) recordMem(rep *replica, request int64) {
 	if r.step >= 1 && r.step <= len(rep.profiles) {
 		rep.profiles[r.step-1].record(now-r.stepStart, inUse, pool)
 	}
-	if r.recordSteps {
+	if r.replay.recordSteps {
 		rep.trace = append(rep.trace, memEvent{at: now - r.stepStart, inUse: inUse, pool: pool})
 	}
 	if pool != rep.lastPool {
@@ -693,13 +693,13 @@ func (r *runner) recordMem(rep *replica, request int64) {
 // recordStepSeries adds the step's span and each GPU's busy fraction over it.
 func (r *runner) recordStepSeries(start, end sim.Time) {
 	for _, rp := range r.replicas {
-		r.spans = append(r.spans, Span{Device: rp.id, Track: TrackStep, Name: fmt.Sprintf("step %d", r.step), Step: r.step - 1,
+		r.rec.spans = append(r.rec.spans, Span{Device: rp.id, Track: TrackStep, Name: fmt.Sprintf("step %d", r.step), Step: r.step - 1,
 			Start: start.Seconds(), Dur: (end - start).Seconds()})
 		busy := 0.0
 		if src := r.source(rp); end > start {
 			busy = float64(src.busy-src.busyAtStart) / float64(end-start)
 		}
-		r.util = append(r.util, UtilPoint{Device: rp.id, T: start.Seconds(), Busy: busy})
+		r.rec.util = append(r.rec.util, UtilPoint{Device: rp.id, T: start.Seconds(), Busy: busy})
 	}
 }
 
@@ -715,7 +715,7 @@ func (r *runner) stepHost() float64 {
 		return 0
 	}
 	if r.fw.Framework == framework.JAX {
-		return r.mach.gpu.DispatchScale() * jaxDispatch(r.stateArrays)
+		return r.mach.gpu.DispatchScale() * jaxDispatch(r.plans.stateArrays)
 	}
 	return r.mach.gpu.StepOverhead / float64(r.cfg.StepsPerExecution)
 }

@@ -40,12 +40,12 @@ type stateAppender interface {
 // may be the last traced step (its copies drop the op spans it kept).
 func (r *runner) canFastForward() bool {
 	// Step k is copied, so it must not compile either (XLA compiles in the first step).
-	if !r.ffPossible || r.skip(r.step) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step-1) {
+	if !r.replay.ffPossible || r.skip(r.step) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step-1) {
 		return false
 	}
 	afterSkip := r.skip(r.step - 1)
-	_, sameTime := r.stepTimes.last()
-	_, sameSplit := r.breakdowns.last()
+	_, sameTime := r.rec.stepTimes.last()
+	_, sameSplit := r.rec.breakdowns.last()
 	ok := true
 	for _, rep := range r.active {
 		switch a := rep.alloc.(type) {
@@ -104,13 +104,13 @@ func fastForwardable(a allocator.Allocator) bool {
 // step's memory changes repeated (sampler.replay), and the spans and per-step utilization of
 // the stretch are one ReplayedSteps that Result.VisitSpans and VisitUtilization expand.
 func (r *runner) fastForward() {
-	dt, _ := r.stepTimes.last()
-	bd, _ := r.breakdowns.last()
-	kinds, _ := r.kindBDs.last()
-	ar, _ := r.arTimes.last()
+	dt, _ := r.rec.stepTimes.last()
+	bd, _ := r.rec.breakdowns.last()
+	kinds, _ := r.rec.kindBDs.last()
+	ar, _ := r.rec.arTimes.last()
 	stepDur := r.eng.Now() - r.stepStart
 	// A replayed step is past Config.TraceSteps: it drops the op spans the step kept or dropped.
-	dropped := r.stepOps
+	dropped := r.rec.stepOps
 	start := r.eng.Now()
 	first := r.step + 1
 	count := 0
@@ -121,13 +121,13 @@ func (r *runner) fastForward() {
 		return
 	}
 	if count > 0 {
-		r.stepTimes.add(dt, count)
-		r.breakdowns.add(bd, count)
-		r.kindBDs.add(kinds, count)
+		r.rec.stepTimes.add(dt, count)
+		r.rec.breakdowns.add(bd, count)
+		r.rec.kindBDs.add(kinds, count)
 		rs := ReplayedSteps{FirstStep: first - 1, Steps: count, Start: start, Period: stepDur}
 		if len(r.replicas) > 1 {
-			r.arTimes.add(ar, count)
-			rs.AllReduceName, rs.AllReduceOffset, rs.AllReduce = r.allReduce.Impl, r.arStart-r.stepStart, ar
+			r.rec.arTimes.add(ar, count)
+			rs.AllReduceName, rs.AllReduceOffset, rs.AllReduce = r.sync.allReduce.Impl, r.sync.arStart-r.stepStart, ar
 		}
 		for _, rep := range r.replicas {
 			if src := r.source(rep); src != rep {
@@ -149,9 +149,9 @@ func (r *runner) fastForward() {
 			rs.Devices = append(rs.Devices, rep.id)
 			rs.Busy = append(rs.Busy, busy)
 		}
-		r.replayed = append(r.replayed, rs)
-		r.spansDropped += dropped * count
-		r.ffSteps += count
+		r.rec.replayed = append(r.rec.replayed, rs)
+		r.rec.spansDropped += dropped * count
+		r.rec.ffSteps += count
 	}
 	// Move the clock over the replayed steps; a step the loss scale skips is simulated again.
 	r.step = first + count - 1
@@ -329,16 +329,16 @@ type gpuPart struct {
 // only decides when the step starts. A replayed step leaves the allocator untouched, so the
 // proof carries over to the steps after it.
 func (r *runner) planGPUReplay() {
-	replayed := r.stepReplayed
-	r.stepReplayed = false
-	if !r.replayInput || r.skip(r.step+1) || r.compilesAfter(r.step) {
-		r.proven = nil
+	replayed := r.replay.stepReplayed
+	r.replay.stepReplayed = false
+	if !r.replay.replayInput || r.skip(r.step+1) || r.compilesAfter(r.step) {
+		r.replay.proven = nil
 		return
 	}
-	if replayed && r.proven != nil {
+	if replayed && r.replay.proven != nil {
 		return
 	}
-	r.proven = nil
+	r.replay.proven = nil
 	rep := r.replicas[0]
 	a, ok := rep.alloc.(*allocator.BFC)
 	if r.skip(r.step) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step-1) || !ok || a.Options().Variant != allocator.Classic ||
@@ -346,7 +346,7 @@ func (r *runner) planGPUReplay() {
 		return
 	}
 	wait := rep.cat[catInput]
-	g := &gpuPart{cat: rep.cat, kinds: rep.kinds, dur: r.eng.Now() - r.stepStart - wait, busy: rep.busy - rep.busyAtStart, ops: r.stepOps}
+	g := &gpuPart{cat: rep.cat, kinds: rep.kinds, dur: r.eng.Now() - r.stepStart - wait, busy: rep.busy - rep.busyAtStart, ops: r.rec.stepOps}
 	g.cat[catInput] = 0
 	for _, iv := range rep.stepBusyIvs {
 		g.ivs = append(g.ivs, busySpan{Start: iv.Start - wait, End: iv.End - wait})
@@ -356,14 +356,14 @@ func (r *runner) planGPUReplay() {
 		ev[i] = memEvent{at: m.at - wait, inUse: m.inUse, pool: m.pool}
 	}
 	g.trace = newStepTrace(ev)
-	r.proven = g
+	r.replay.proven = g
 }
 
 // replayGPUPart runs the proven GPU part for rep, whose batch arrived at a: the busy time,
 // kernels and memory changes at their offsets, the op spans dropped, the step's end at
 // a + dur.
 func (r *runner) replayGPUPart(rep *replica, a sim.Time) {
-	g := r.proven
+	g := r.replay.proven
 	if r.tooLong(a + g.dur) {
 		return
 	}
@@ -374,9 +374,9 @@ func (r *runner) replayGPUPart(rep *replica, a sim.Time) {
 	rep.busy += g.busy
 	rep.meter.AddPeriodic(a, g.dur, 1, g.ivs)
 	rep.sampler.replay(a, g.dur, 1, g.trace)
-	r.spansDropped += g.ops
-	r.stepReplayed = true
-	r.ffSteps++
+	r.rec.spansDropped += g.ops
+	r.replay.stepReplayed = true
+	r.rec.ffSteps++
 	rep.mark = a + g.dur
 	r.eng.At(a+g.dur, func() { r.endStep(rep) })
 }

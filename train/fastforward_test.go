@@ -36,7 +36,7 @@ func runKeyed(t *testing.T, c Config) *Result {
 	for _, rep := range r.replicas {
 		rep.alloc = keyedAlloc{rep.alloc}
 	}
-	r.ffPossible = c.FastForward && r.input == nil
+	r.replay.ffPossible = c.FastForward && r.feed.input == nil
 	res, err := r.run()
 	if err != nil {
 		t.Fatal(err)

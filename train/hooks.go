@@ -85,13 +85,15 @@ func (r *runner) setupLossScale() error {
 	if err != nil {
 		return fmt.Errorf("loss scale: %w", err)
 	}
-	r.skips = make([]bool, r.cfg.Steps)
+	r.sched.skips = make([]bool, r.cfg.Steps)
 	for i, st := range res.Steps {
-		r.skips[i] = !st.Applied
+		r.sched.skips[i] = !st.Applied
 	}
-	r.lossNotes = res.Warnings // for the whole run: result keeps them if the run completed
+	r.sched.lossNotes = res.Warnings // for the whole run: result keeps them if the run completed
 	return nil
 }
 
 // skip reports whether the update of step (1-based) is skipped.
-func (r *runner) skip(step int) bool { return step >= 1 && step-1 < len(r.skips) && r.skips[step-1] }
+func (r *runner) skip(step int) bool {
+	return step >= 1 && step-1 < len(r.sched.skips) && r.sched.skips[step-1]
+}

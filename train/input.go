@@ -79,7 +79,7 @@ func (r *runner) addBusy(rep *replica, start, end sim.Time) {
 		return
 	}
 	rep.meter.Add(start, end)
-	if r.recordSteps {
+	if r.replay.recordSteps {
 		s, e := start-r.stepStart, end-r.stepStart
 		if n := len(rep.stepBusyIvs); n > 0 && rep.stepBusyIvs[n-1].End == s {
 			// Back to back with the kernel before (a full queue): one busy span, as the
@@ -127,7 +127,7 @@ func (r *runner) inputResult(res *Result) {
 		u.Device = rep.id
 		res.GPUSeries = append(res.GPUSeries, u)
 	}
-	if ps, ok := r.input.(pipelineSource); ok {
+	if ps, ok := r.feed.input.(pipelineSource); ok {
 		st := ps.p.Stats()
 		st.BufferLevel = nil // in Result.InputBuffer, cut at the run's end
 		res.Input = &st
@@ -137,7 +137,7 @@ func (r *runner) inputResult(res *Result) {
 	if n == 0 || r.oom != nil {
 		return
 	}
-	res.InputWaitPerStep = r.inputWait.Seconds() / float64(len(r.replicas)) / float64(n)
+	res.InputWaitPerStep = r.feed.inputWait.Seconds() / float64(len(r.replicas)) / float64(n)
 }
 
 // epochs splits the step times by the pipeline epoch each step's first batch came from.

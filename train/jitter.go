@@ -87,7 +87,7 @@ func (r *runner) jitterFastForwardable() bool {
 // the window is complete, replays the steps up to the next one the loss scale skips. It
 // reports whether it replayed (the replay schedules the next step).
 func (r *runner) jitterStep() bool {
-	js := &r.jit
+	js := &r.replay.jit
 	if !r.canFastForward() {
 		if len(js.win) < jitterWindow {
 			js.resetWindow()
@@ -120,7 +120,7 @@ func (r *runner) jitterStep() bool {
 
 func (r *runner) countersMatch() bool {
 	for i, rep := range r.active {
-		if rep.poolChanges != r.jit.poolChanges[i] || rep.failures != r.jit.failues[i] {
+		if rep.poolChanges != r.replay.jit.poolChanges[i] || rep.failures != r.replay.jit.failues[i] {
 			return false
 		}
 	}
@@ -131,15 +131,15 @@ func (r *runner) countersMatch() bool {
 // figures, and each replica's kernels and memory changes appended to its pass, shifted by the
 // window's steps before it.
 func (r *runner) windowRecord() windowStep {
-	w := windowStep{dur: r.eng.Now() - r.stepStart, arOffset: r.arStart - r.stepStart, ops: r.stepOps}
-	w.dt, _ = r.stepTimes.last()
-	w.bd, _ = r.breakdowns.last()
-	w.kinds, _ = r.kindBDs.last()
-	w.ar, _ = r.arTimes.last()
-	if m := &r.multi; m.overlap != nil && len(m.exposed) > 0 {
+	w := windowStep{dur: r.eng.Now() - r.stepStart, arOffset: r.sync.arStart - r.stepStart, ops: r.rec.stepOps}
+	w.dt, _ = r.rec.stepTimes.last()
+	w.bd, _ = r.rec.breakdowns.last()
+	w.kinds, _ = r.rec.kindBDs.last()
+	w.ar, _ = r.rec.arTimes.last()
+	if m := &r.sync.multi; m.overlap != nil && len(m.exposed) > 0 {
 		w.exposed, w.overlapped, w.hasOverlap = m.exposed[len(m.exposed)-1], m.overlapped[len(m.overlapped)-1], true
 	}
-	js := &r.jit
+	js := &r.replay.jit
 	for len(js.pass) < len(r.active) {
 		js.pass = append(js.pass, windowPass{ivEnd: []int{0}, evEnd: []int{0}})
 	}
@@ -177,7 +177,7 @@ func (r *runner) windowRecord() windowStep {
 // utilization as one ReplayedSteps. The replay stops before a step that would end past
 // MaxSimulatedTime: that one is simulated, and the run stops where a simulated one would.
 func (r *runner) replayWindow() bool {
-	win := r.jit.win
+	win := r.replay.jit.win
 	start := r.eng.Now()
 	first := r.step + 1
 	var period sim.Time // one pass over the window
@@ -213,7 +213,7 @@ func (r *runner) replayWindow() bool {
 	bds := make([][numCats]sim.Time, len(win))
 	kinds := make([]kindTimes, len(win))
 	rs := ReplayedSteps{FirstStep: first - 1, Steps: count, Start: start, Window: make([]ReplayedStep, len(win)),
-		AllReduceName: r.allReduce.Impl}
+		AllReduceName: r.sync.allReduce.Impl}
 	ops := 0
 	for i := range win {
 		w := &win[i]
@@ -225,11 +225,11 @@ func (r *runner) replayWindow() bool {
 		}
 		ops += n * w.ops
 	}
-	r.stepTimes.addCycle(dts, count)
-	r.arTimes.addCycle(ars, count)
-	r.breakdowns.addCycle(bds, count)
-	r.kindBDs.addCycle(kinds, count)
-	if m := &r.multi; win[0].hasOverlap {
+	r.rec.stepTimes.addCycle(dts, count)
+	r.rec.arTimes.addCycle(ars, count)
+	r.rec.breakdowns.addCycle(bds, count)
+	r.rec.kindBDs.addCycle(kinds, count)
+	if m := &r.sync.multi; win[0].hasOverlap {
 		for j := range count {
 			w := &win[j%len(win)]
 			m.exposed = append(m.exposed, w.exposed)
@@ -237,7 +237,7 @@ func (r *runner) replayWindow() bool {
 		}
 	}
 	for k, rep := range r.active {
-		ps := &r.jit.pass[k]
+		ps := &r.replay.jit.pass[k]
 		rep.meter.AddPeriodic(start, period, full, ps.ivs)
 		rep.sampler.replay(start, period, full, ps.trace)
 		var restBusy sim.Time
@@ -262,9 +262,9 @@ func (r *runner) replayWindow() bool {
 			rs.Window[i].Busy = append(rs.Window[i].Busy, b)
 		}
 	}
-	r.replayed = append(r.replayed, rs)
-	r.spansDropped += ops
-	r.ffSteps += count
+	r.rec.replayed = append(r.rec.replayed, rs)
+	r.rec.spansDropped += ops
+	r.rec.ffSteps += count
 	r.step = first + count - 1
 	r.resumeAt(start + total)
 	return true
@@ -283,8 +283,8 @@ type windowPass struct {
 
 // buildPasses completes each replica's windowPass once the window is.
 func (r *runner) buildPasses() {
-	for k := range r.jit.pass[:len(r.active)] {
-		ps := &r.jit.pass[k]
+	for k := range r.replay.jit.pass[:len(r.active)] {
+		ps := &r.replay.jit.pass[k]
 		ps.trace = newStepTrace(ps.ev)
 	}
 }

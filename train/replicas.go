@@ -85,7 +85,7 @@ func (r *runner) setupReplicas() error {
 	if n < 2 {
 		return nil
 	}
-	m := &r.multi
+	m := &r.sync.multi
 	if !r.cfg.SymmetricReplicas {
 		m.jitterOn = true
 		for _, rep := range r.replicas {
@@ -93,7 +93,7 @@ func (r *runner) setupReplicas() error {
 		}
 		// Jitter makes every step's times different, never its allocations: the steps are
 		// fast-forwarded by replaying a window of them (jitter.go), with TF's classic BFC.
-		r.ffPossible = r.ffPossible && r.jitterFastForwardable()
+		r.replay.ffPossible = r.replay.ffPossible && r.jitterFastForwardable()
 	}
 	if r.cfg.OneRuntime() && !strings.EqualFold(r.env()["TF_GPU_THREAD_MODE"], "gpu_private") {
 		// TF's default GPU thread mode "global" (tensorflow/core/common_runtime/gpu/
@@ -103,11 +103,11 @@ func (r *runner) setupReplicas() error {
 		// own threads (TF_GPU_THREAD_COUNT), as separate processes have.
 		m.sharedLanes = []sim.Time{0}
 	}
-	channels := r.topo.Channels
+	channels := r.sync.topo.Channels
 	if channels == 0 {
 		channels = 2
-		if r.topo.Kind != collective.PCIe {
-			channels = 2 * max(1, int(math.Round(r.topo.LinkBandwidth/25e9)))
+		if r.sync.topo.Kind != collective.PCIe {
+			channels = 2 * max(1, int(math.Round(r.sync.topo.LinkBandwidth/25e9)))
 		}
 	}
 	if r.mach.gpu.SMs > 0 {
@@ -117,9 +117,9 @@ func (r *runner) setupReplicas() error {
 	// other (ncclGroupStart/End around them): all n with MirroredStrategy, a host's share with
 	// MultiWorkerMirroredStrategy; Horovod's processes launch their own, one per bucket.
 	launch := math.Max(r.mach.gpu.LaunchOverhead, ncclKernelLaunchFloor)
-	calls := max(len(r.allReduce.Calls), 1)
+	calls := max(len(r.sync.allReduce.Calls), 1)
 	m.launch = launch * float64(calls*n/r.cfg.NodeCount())
-	if r.cfg.Strategy == "horovod" && r.allReduce.Impl == collective.ImplNCCL {
+	if r.cfg.Strategy == "horovod" && r.sync.allReduce.Impl == collective.ImplNCCL {
 		if err := r.setupHorovod(); err != nil {
 			return err
 		}
@@ -159,7 +159,7 @@ func (r *runner) setupCompactCasts() error {
 	if err != nil {
 		return fmt.Errorf("plan compact gradient casts: %w", err)
 	}
-	r.multi.postReduce = math.Max(c.Exec, c.Issue)
+	r.sync.multi.postReduce = math.Max(c.Exec, c.Issue)
 	return nil
 }
 
@@ -170,21 +170,21 @@ func (r *runner) setupHorovod() error {
 	ready, issued, t, h := r.gradientReadiness(p)
 	grads, enq, post := r.horovodGradients(p, ready, issued, t, h)
 	sortReady(grads, enq)
-	o, err := collective.OverlapFused(r.topo, grads, horovodFusionBytes, "")
+	o, err := collective.OverlapFused(r.sync.topo, grads, horovodFusionBytes, "")
 	if err != nil {
 		return fmt.Errorf("plan horovod all-reduce: %w", err)
 	}
-	r.multi.overlap, r.multi.readyOffsetEnd = &o, t
+	r.sync.multi.overlap, r.sync.multi.readyOffsetEnd = &o, t
 	// A bucket is negotiated once the host has issued the producers of all its gradients.
-	r.multi.enqueued = make([]float64, len(o.Buckets))
+	r.sync.multi.enqueued = make([]float64, len(o.Buckets))
 	k := 0
 	for i, b := range o.Buckets {
 		for j := 0; j < b.Gradients; j++ {
-			r.multi.enqueued[i] = math.Max(r.multi.enqueued[i], enq[k])
+			r.sync.multi.enqueued[i] = math.Max(r.sync.multi.enqueued[i], enq[k])
 			k++
 		}
 	}
-	r.multi.launch = math.Max(r.mach.gpu.LaunchOverhead, ncclKernelLaunchFloor) * float64(len(o.Buckets))
+	r.sync.multi.launch = math.Max(r.mach.gpu.LaunchOverhead, ncclKernelLaunchFloor) * float64(len(o.Buckets))
 	if err := r.horovodFusionCopies(o); err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func (r *runner) setupHorovod() error {
 		if err != nil {
 			return fmt.Errorf("plan horovod average: %w", err)
 		}
-		r.multi.postReduce = math.Max(c.Exec, c.Issue)
+		r.sync.multi.postReduce = math.Max(c.Exec, c.Issue)
 	}
 	return nil
 }
@@ -276,7 +276,7 @@ func (r *runner) horovodGradients(p *plan, ready, issued map[int]float64, t, h f
 // is reduced in place. Each copy is a device copy of the bucket (read and write) whose
 // host side issues one copy per tensor, a bare CUDA call (no TF op dispatch).
 func (r *runner) horovodFusionCopies(o collective.Overlap) error {
-	r.multi.fusionCopy = make([]float64, len(o.Buckets))
+	r.sync.multi.fusionCopy = make([]float64, len(o.Buckets))
 	for i, b := range o.Buckets {
 		if b.Gradients < 2 {
 			continue
@@ -285,7 +285,7 @@ func (r *runner) horovodFusionCopies(o collective.Overlap) error {
 		if err != nil {
 			return fmt.Errorf("plan horovod fusion buffer copies: %w", err)
 		}
-		r.multi.fusionCopy[i] = math.Max(c.Exec, c.Issue)
+		r.sync.multi.fusionCopy[i] = math.Max(c.Exec, c.Issue)
 	}
 	return nil
 }
@@ -303,7 +303,7 @@ func sortReady(g []collective.ReadyGradient, enq []float64) {
 // drawJitter gives each replica its kernel-time factor for the step: lognormal, mean 1,
 // coefficient of variation stepJitterCV, from the replica's own seeded stream.
 func (r *runner) drawJitter() {
-	if !r.multi.jitterOn {
+	if !r.sync.multi.jitterOn {
 		return
 	}
 	s2 := math.Log1p(stepJitterCV * stepJitterCV)
@@ -315,7 +315,7 @@ func (r *runner) drawJitter() {
 // hostIssue advances rep's host clock by issue: on the replica's own host thread, or on the
 // shared runtime's thread, which serves every replica in turn.
 func (r *runner) hostIssue(rep *replica, issue sim.Time) {
-	lanes := r.multi.sharedLanes
+	lanes := r.sync.multi.sharedLanes
 	if lanes == nil {
 		rep.hostT += issue
 		return
@@ -337,11 +337,11 @@ func (r *runner) hostIssue(rep *replica, issue sim.Time) {
 // its buckets while the backward passes ran: what is left is the buckets whose gradients the
 // slowest replica produced last, each starting at the background thread's next cycle.
 func (r *runner) allReduceTime(now sim.Time) sim.Time {
-	ar := r.allReduce.Seconds
+	ar := r.sync.allReduce.Seconds
 	if len(r.replicas) < 2 {
 		return sim.FromSeconds(ar)
 	}
-	m := &r.multi
+	m := &r.sync.multi
 	o := m.overlap
 	sync := 0.0
 	if !(r.cfg.Strategy == "mirrored") {
@@ -386,11 +386,11 @@ func (r *runner) allReduceTime(now sim.Time) sim.Time {
 // pool left free. When it does not fit, NCCL fails the collective ("unhandled cuda error",
 // NCCL WARN Cuda failure 'out of memory') and TF raises: the run ends there, as an OOM.
 func (r *runner) allocNCCLBuffers() bool {
-	if r.ncclBuffers || len(r.replicas) < 2 || r.allReduce.Impl != collective.ImplNCCL {
+	if r.sync.ncclBuffers || len(r.replicas) < 2 || r.sync.allReduce.Impl != collective.ImplNCCL {
 		return true
 	}
-	r.ncclBuffers = true
-	b := collective.NCCLBufferBytes(r.topo)
+	r.sync.ncclBuffers = true
+	b := collective.NCCLBufferBytes(r.sync.topo)
 	done := map[int]bool{}
 	for _, rep := range r.replicas {
 		p := r.physicalOf(rep.logical)

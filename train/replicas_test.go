@@ -301,11 +301,11 @@ func TestHorovodCompressionAndFusionCopies(t *testing.T) {
 	}
 	// The NCCL time alone of none's buckets is below its exposed all-reduce by the copies.
 	r, err := newRunner(base("none"), false)
-	if err != nil || r.multi.overlap == nil {
-		t.Fatalf("newRunner: %v, overlap %v", err, r.multi.overlap)
+	if err != nil || r.sync.multi.overlap == nil {
+		t.Fatalf("newRunner: %v, overlap %v", err, r.sync.multi.overlap)
 	}
 	var nccl float64
-	for _, b := range r.multi.overlap.Buckets {
+	for _, b := range r.sync.multi.overlap.Buckets {
 		nccl += b.Result.Seconds
 	}
 	if !(none.AllReduceTime > nccl+2e-3) {

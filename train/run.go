@@ -223,81 +223,33 @@ const profilePoints = 120
 // collection returning regions) stays O(1) in memory.
 const maxGrowth = 64
 
+// runner is one run: the configuration, the engine, the replicas and the step being run,
+// with the parts that own the rest of the run's state (doc.go names each part's files).
 type runner struct {
 	cfg Config
 	// fw is the run's framework and releases: every release-dependent rule reads it.
-	fw framework.Profile
-	// convNHWC: the run's convolutions are NHWC: XLA's layout (xlaConvNHWC), or TF's without
-	// its layout optimizer.
-	convNHWC bool
-	eng      *sim.Engine
-	mach     machine
-	gpuKey   string // gpu written out, the priced-plan cache's key (memo.go)
-	model    *models.Model
+	fw  framework.Profile
+	eng *sim.Engine
+
+	mach     machine  // the hardware and TF's devices (machine.go)
+	plans    runPlans // the priced step plans (plans.go)
+	feed     feed     // the host input (feed.go)
+	sync     gradSync // the all-reduce and the barriers (sync.go)
+	sched    schedule // the loss-scale skips and XLA compiles drawn for every step (schedule.go)
+	replay   replay   // what may be replayed instead of simulated (replay.go)
+	rec      records  // what the steps measured (steprecord.go)
 	replicas []*replica
 	// active are the replicas simulated: all, or replica 0 alone when the others are proven
 	// to be its copies (symmetric.go)
-	active   []*replica
-	notes    []string
-	warnings []string
-	topo     collective.Topology
-	multi    multiState
-	// ncclBuffers: NCCL's communicator buffers are allocated (at the first all-reduce)
-	ncclBuffers bool
-	allReduce   collective.GradientAllReduce
-	packBufs    []collective.Buffer // every buffer the all-reduce stages allocate
-	packStages  []packStage         // the stages with buffer names resolved to indices
-	gradSizes   []int64             // one replica's gradient sizes, optimizer order
-	// replicaBatches is each replica's share of the global batch (splitBatch), computed once
-	// in setupPlans.
-	replicaBatches []int
+	active []*replica
 
 	step      int // optimizer update being run, 1-based
 	stepStart sim.Time
-	done      int // replicas finished with the current step
-	atBarrier int
+	end       sim.Time // when the last step ended or the OOM happened
 	oom       *OOM
-	abort     error    // why the engine was interrupted: ctx done, or MaxEvents reached
-	lossNotes []string // the loss scale's notes on all cfg.Steps updates (setupLossScale)
-
-	// Per completed step, run-length encoded (steprecord.go): step time, the breakdown and the
-	// op time by kind summed over replicas; all-reduce times per all-reduce started.
-	stepTimes       runs[float64]
-	arTimes         runs[float64]
-	breakdowns      runs[[numCats]sim.Time]
-	kindBDs         runs[kindTimes]
-	ffSteps         int
-	replayed        []ReplayedSteps // the fast-forwarded stretches, for spans and per-step utilization
-	jit             jitterState     // the jittered fast-forward's window (jitter.go)
-	gradBytes       int64
-	input           inputSource   // the first process's pipeline (inputs[0])
-	inputs          []inputSource // one per process that reads input (newInputs)
-	perProcess      int           // replicas fed by each of inputs
-	stateArrays     int           // Framework jax: the arrays Keras passes to the train step (dispatch.go)
-	batches         map[batchKey]*batch
-	skips           []bool // per step (0-based): the loss scale optimizer skips the update
-	xla             xlaState
-	xlaTemp         *models.XLATemp // buffer assignment of the first plan (nil without XLA)
-	skipped         int
-	skipThis        bool
-	inputWait       sim.Time // summed over replicas
-	workspaceMisses int      // cuDNN workspace requests that did not fit (not an OOM in TF)
-	autotuned       int      // convolutions cuDNN profiled on their first run
-	autotuneSkips   int      // candidate algorithms skipped because their scratch did not fit
-	end             sim.Time // when the last step ended or the OOM happened
-	spans           []Span
-	ffPossible      bool     // fast-forward is on and every allocator can show its state
-	recordSteps     bool     // each step's memory changes and kernels are kept for a replay
-	replayInput     bool     // the GPU's part of a step may be replayed after its batch arrives
-	proven          *gpuPart // the GPU's part of the next step, when it repeats the last one
-	stepReplayed    bool     // the current step's GPU part is a replay
-	spansDropped    int
-	stepOps         int      // ops the replicas ran in the step so far (op spans a step keeps or drops)
-	arStart         sim.Time // when the step's all-reduce started
-	util            []UtilPoint
-	prefixDone      bool    // step PrefixSteps ended: prefixPeaks holds the replicas' peaks then
-	prefixPeaks     []int64 // for Result.Prefix
-	accumCost       *opCost // the gradient accumulation op, priced at its first run
+	abort     error // why the engine was interrupted: ctx done, or MaxEvents reached
+	notes     []string
+	warnings  []string
 }
 
 // batchKey names batch k of process proc's pipeline.
@@ -318,9 +270,9 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 		return nil, err
 	}
 	r := &runner{cfg: cfg, fw: rv.fw, eng: sim.NewEngine()}
-	r.mach.gpu, r.model, r.mach.host, r.mach.hostSet = rv.gpu, rv.model, rv.host, rv.hostSet
-	r.batches = map[batchKey]*batch{}
-	r.convNHWC = cfg.XLA && xlaConvNHWC(rv.gpu, rv.fw) ||
+	r.mach.gpu, r.plans.model, r.mach.host, r.mach.hostSet = rv.gpu, rv.model, rv.host, rv.hostSet
+	r.feed.batches = map[batchKey]*batch{}
+	r.plans.convNHWC = cfg.XLA && xlaConvNHWC(rv.gpu, rv.fw) ||
 		!cfg.XLA && cfg.LayoutOptimizer != nil && !*cfg.LayoutOptimizer
 	if err := r.setupDevices(); err != nil {
 		return nil, err
@@ -332,31 +284,31 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	if err := r.setupPlans(); err != nil {
 		return nil, err
 	}
-	if r.inputs, r.perProcess, err = newInputs(r.eng, cfg, r.mach.host, r.replicaBatches); err != nil {
+	if r.feed.inputs, r.feed.perProcess, err = newInputs(r.eng, cfg, r.mach.host, r.plans.replicaBatches); err != nil {
 		return nil, err
 	}
 	if p := r.replicas[0].plans; len(p) > 0 {
-		r.stateArrays = stateArrays(p[0].Plan, cfg.Precision)
+		r.plans.stateArrays = stateArrays(p[0].Plan, cfg.Precision)
 	}
-	if cfg.FitFromArrays && r.inputs == nil {
-		r.inputs, r.perProcess = []inputSource{newArrayFeed(r.eng, r.model, cfg, r.fw, r.stateArrays, r.mach.gpu.DispatchScale())}, len(r.replicas)
+	if cfg.FitFromArrays && r.feed.inputs == nil {
+		r.feed.inputs, r.feed.perProcess = []inputSource{newArrayFeed(r.eng, r.plans.model, cfg, r.fw, r.plans.stateArrays, r.mach.gpu.DispatchScale())}, len(r.replicas)
 	}
-	if r.inputs != nil {
-		r.input = r.inputs[0]
+	if r.feed.inputs != nil {
+		r.feed.input = r.feed.inputs[0]
 	}
-	r.recordSteps = cfg.FastForward
+	r.replay.recordSteps = cfg.FastForward
 	for _, rep := range r.replicas {
 		if !fastForwardable(rep.alloc) {
-			r.recordSteps = false
+			r.replay.recordSteps = false
 		}
 	}
 	// With an input pipeline the steps differ by their wait for a batch; the GPU's part of a
 	// step (after the batch) may still be replayed (replayInput), for one replica without
 	// accumulation (one wait per step, at its start).
-	r.replayInput = r.recordSteps && r.input != nil && len(r.replicas) == 1 && cfg.AccumulationSteps == 1
-	r.recordSteps = r.recordSteps && (r.input == nil || r.replayInput)
-	r.ffPossible = r.recordSteps && r.input == nil
-	if r.recordSteps {
+	r.replay.replayInput = r.replay.recordSteps && r.feed.input != nil && len(r.replicas) == 1 && cfg.AccumulationSteps == 1
+	r.replay.recordSteps = r.replay.recordSteps && (r.feed.input == nil || r.replay.replayInput)
+	r.replay.ffPossible = r.replay.recordSteps && r.feed.input == nil
+	if r.replay.recordSteps {
 		r.sizeTraces()
 	}
 	if err := r.setupLossScale(); err != nil {
@@ -571,8 +523,8 @@ func (r *runner) setupTopology(onGPU []int) error {
 	if err != nil {
 		return err
 	}
-	r.topo = topo
-	if r.topo.Kind == collective.PCIe && r.mach.gpu.NVLinkBandwidth > 0 && n > 2 && !hostSet {
+	r.sync.topo = topo
+	if r.sync.topo.Kind == collective.PCIe && r.mach.gpu.NVLinkBandwidth > 0 && n > 2 && !hostSet {
 		r.notes = append(r.notes, fmt.Sprintf("NVLink bridges join %s cards in pairs: a ring over %d GPUs crosses PCIe, so NCCL runs at PCIe speed", r.mach.gpu.Name, n))
 	}
 	return nil
@@ -693,7 +645,7 @@ func splitBatch(n, k int) []int {
 
 func (r *runner) setupPlans() error {
 	replicaBatches := splitBatch(r.cfg.Batch, len(r.replicas))
-	r.replicaBatches = replicaBatches
+	r.plans.replicaBatches = replicaBatches
 	cache := map[int]*plan{}
 	for i, rep := range r.replicas {
 		for _, mb := range splitBatch(replicaBatches[i], r.cfg.AccumulationSteps) {
@@ -724,8 +676,8 @@ func (r *runner) setupPlans() error {
 		rep.isLive = make([]bool, n)
 		rep.tuned = map[string]bool{}
 	}
-	r.gradBytes = r.replicas[0].plans[0].GradientBytes()
-	if r.cfg.AccumulationSteps > 1 && r.model.HasBatchNorm {
+	r.plans.gradBytes = r.replicas[0].plans[0].GradientBytes()
+	if r.cfg.AccumulationSteps > 1 && r.plans.model.HasBatchNorm {
 		// Seed guide, gradient accumulation: BatchNormalization normalizes each micro-batch.
 		r.warnings = append(r.warnings, fmt.Sprintf("BatchNorm statistics see only the micro-batch: %s has BatchNormalization, and with %d accumulation steps it normalizes micro-batches of %d samples, not the global batch of %d",
 			r.cfg.Model, r.cfg.AccumulationSteps, r.replicas[0].plans[0].batch, r.cfg.Batch))
@@ -764,7 +716,7 @@ func (r *runner) setupAllReduce() error {
 	if warn != "" {
 		r.notes = append(r.notes, "tf.distribute: "+warn)
 	}
-	t := r.topo
+	t := r.sync.topo
 	for _, rep := range r.replicas {
 		t.Physical = append(t.Physical, r.mach.tfd.logical[rep.logical].GPU)
 	}
@@ -780,15 +732,15 @@ func (r *runner) setupAllReduce() error {
 		return fmt.Errorf("plan all-reduce: %w", err)
 	}
 	outOfPlace(&ar, grads, r.cfg.AccumulationSteps > 1)
-	r.gradSizes = grads
-	r.allReduce = ar
+	r.sync.gradSizes = grads
+	r.sync.allReduce = ar
 	index := map[string]int{collective.GradientsName: -1}
 	for _, st := range ar.Pack.Stages {
 		ps := packStage{name: st.Name}
 		for _, b := range st.Alloc {
-			index[b.Name] = len(r.packBufs)
-			ps.alloc = append(ps.alloc, len(r.packBufs))
-			r.packBufs = append(r.packBufs, b)
+			index[b.Name] = len(r.sync.packBufs)
+			ps.alloc = append(ps.alloc, len(r.sync.packBufs))
+			r.sync.packBufs = append(r.sync.packBufs, b)
 		}
 		for _, name := range st.Free {
 			i, ok := index[name]
@@ -797,7 +749,7 @@ func (r *runner) setupAllReduce() error {
 			}
 			ps.free = append(ps.free, i)
 		}
-		r.packStages = append(r.packStages, ps)
+		r.sync.packStages = append(r.sync.packStages, ps)
 	}
 	for _, w := range ar.Warnings {
 		r.notes = append(r.notes, "all-reduce: "+w)
@@ -809,15 +761,15 @@ func (r *runner) setupAllReduce() error {
 // limit (XLA's rematerialization aims below it). The priced plan is shared by every run of the
 // process that asks for the same one (memo.go).
 func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
-	mp, err := r.model.Plan(planOptions(&r.cfg, r.fw, r.mach.gpu, batch))
+	mp, err := r.plans.model.Plan(planOptions(&r.cfg, r.fw, r.mach.gpu, batch))
 	if err != nil {
 		return nil, &FieldError{Field: "Model", Err: err}
 	}
-	if r.gpuKey == "" {
-		r.gpuKey = gpuKey(r.mach.gpu)
+	if r.plans.gpuKey == "" {
+		r.plans.gpuKey = gpuKey(r.mach.gpu)
 	}
-	k := pricedKey{mp: mp, gpu: r.gpuKey, tf32: r.tf32(), cudnn: r.fw.CuDNN, xla: r.cfg.XLA, noAutotune: !cudnnAutotune(r.cfg.Env),
-		splitRows: !r.fw.Has(framework.XLATritonNormalization), splitEpi: !r.fw.Has(framework.XLAGEMMEpilogues), convNHWC: r.convNHWC, onDevice: r.inputOnDevice()}
+	k := pricedKey{mp: mp, gpu: r.plans.gpuKey, tf32: r.tf32(), cudnn: r.fw.CuDNN, xla: r.cfg.XLA, noAutotune: !cudnnAutotune(r.cfg.Env),
+		splitRows: !r.fw.Has(framework.XLATritonNormalization), splitEpi: !r.fw.Has(framework.XLAGEMMEpilogues), convNHWC: r.plans.convNHWC, onDevice: r.inputOnDevice()}
 	if r.cfg.XLA {
 		k.keepGrads, k.limit = len(r.replicas) > 1 || r.cfg.AccumulationSteps > 1, limit
 		k.keras = r.fw.Keras
@@ -826,9 +778,9 @@ func (r *runner) makePlan(batch int, limit int64) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if note := xlaMemoryNote(x); note != "" && r.xlaTemp == nil {
+	if note := xlaMemoryNote(x); note != "" && r.plans.xlaTemp == nil {
 		r.notes = append(r.notes, note)
-		r.xlaTemp = x
+		r.plans.xlaTemp = x
 	}
 	return p, nil
 }

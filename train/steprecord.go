@@ -1,6 +1,10 @@
 package train
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/gpusim/gpusim/sim"
+)
 
 // runs is a per-step record kept run-length encoded: a fast-forwarded stretch of a million
 // identical steps is one run, so recording it costs O(1) and the record stays small.
@@ -134,4 +138,29 @@ func medianOf(s *runs[float64]) float64 {
 		return s.at(i)
 	}
 	return 0
+}
+
+// records are what the run measured step by step, for the Result: per-step times, breakdowns
+// and op time by kind (run-length encoded), the replayed stretches, the spans and per-step
+// utilization, the peaks after PrefixSteps, and the counts of skipped updates, workspace
+// fallbacks and autotuning.
+type records struct {
+	// Per completed step, run-length encoded (steprecord.go): step time, the breakdown and the
+	// op time by kind summed over replicas; all-reduce times per all-reduce started.
+	stepTimes       runs[float64]
+	arTimes         runs[float64]
+	breakdowns      runs[[numCats]sim.Time]
+	kindBDs         runs[kindTimes]
+	ffSteps         int
+	replayed        []ReplayedSteps // the fast-forwarded stretches, for spans and per-step utilization
+	skipped         int
+	workspaceMisses int // cuDNN workspace requests that did not fit (not an OOM in TF)
+	autotuned       int // convolutions cuDNN profiled on their first run
+	autotuneSkips   int // candidate algorithms skipped because their scratch did not fit
+	spans           []Span
+	spansDropped    int
+	stepOps         int // ops the replicas ran in the step so far (op spans a step keeps or drops)
+	util            []UtilPoint
+	prefixDone      bool    // step PrefixSteps ended: prefixPeaks holds the replicas' peaks then
+	prefixPeaks     []int64 // for Result.Prefix
 }

@@ -85,7 +85,7 @@ const bucketBytes = 25 << 20
 
 // arOpName is the TF op or class whose allocation shows in an OOM during the all-reduce.
 func (r *runner) arOpName() string {
-	switch r.allReduce.Impl {
+	switch r.sync.allReduce.Impl {
 	case collective.ImplHierarchicalCopy:
 		return "HierarchicalCopyAllReduce"
 	case collective.ImplReductionToOneDevice:
@@ -98,11 +98,11 @@ func (r *runner) arOpName() string {
 // sums on the first device; HierarchicalCopyAllReduce on two roots per pack, GPU i % n and
 // the one n/2 after it (cross_device_utils.aggregate_gradients_using_hierarchical_copy).
 func (r *runner) reducesOn(id int) bool {
-	if r.allReduce.Impl != collective.ImplHierarchicalCopy {
+	if r.sync.allReduce.Impl != collective.ImplHierarchicalCopy {
 		return id == 0
 	}
 	n := len(r.replicas)
-	for i := range r.allReduce.Pack.Packs {
+	for i := range r.sync.allReduce.Pack.Packs {
 		if m0 := i % n; id == m0 || id == (m0+n/2)%n {
 			return true
 		}
@@ -113,8 +113,8 @@ func (r *runner) reducesOn(id int) bool {
 // allocReduceExtra allocates, on the reducing replicas (reducesOn), the received copies and the sum collective.GradientAllReduce counts in
 // ReduceDeviceExtraBytes; they are freed when the all-reduce ends.
 func (r *runner) allocReduceExtra(rep *replica) bool {
-	b := r.allReduce.ReduceDeviceExtraBytes
-	if !r.reducesOn(rep.id) || b <= 0 || r.allReduce.Impl == collective.ImplNCCL {
+	b := r.sync.allReduce.ReduceDeviceExtraBytes
+	if !r.reducesOn(rep.id) || b <= 0 || r.sync.allReduce.Impl == collective.ImplNCCL {
 		return true
 	}
 	h, ok := rep.alloc.Allocate(b)
@@ -163,22 +163,22 @@ func outOfPlace(ar *collective.GradientAllReduce, grads []int64, accumulating bo
 func (r *runner) packBufferBytes() int64 {
 	var cur, peak int64
 	live := r.cfg.AccumulationSteps == 1
-	alive := make([]bool, len(r.packBufs))
-	for _, st := range r.packStages {
+	alive := make([]bool, len(r.sync.packBufs))
+	for _, st := range r.sync.packStages {
 		for _, b := range st.alloc {
-			cur += r.rounded(r.packBufs[b].Bytes)
+			cur += r.rounded(r.sync.packBufs[b].Bytes)
 			alive[b] = true
 		}
 		peak = max(peak, cur)
 		for _, b := range st.free {
 			switch {
 			case b < 0 && live:
-				for _, g := range r.gradSizes {
+				for _, g := range r.sync.gradSizes {
 					cur -= r.rounded(g)
 				}
 				live = false
 			case b >= 0 && alive[b]:
-				cur -= r.rounded(r.packBufs[b].Bytes)
+				cur -= r.rounded(r.sync.packBufs[b].Bytes)
 				alive[b] = false
 			}
 		}
@@ -226,7 +226,7 @@ func (r *runner) bucketed(p *plan) (collective.Overlap, error) {
 		grads = append(grads, collective.ReadyGradient{Bytes: p.Tensors[ti].Bytes, Ready: rt})
 	}
 	sort.SliceStable(grads, func(i, j int) bool { return grads[i].Ready < grads[j].Ready })
-	return collective.OverlapBucketed(r.topo, grads, bucketBytes, "")
+	return collective.OverlapBucketed(r.sync.topo, grads, bucketBytes, "")
 }
 
 // allReduceInfo fills Result.AllReduce.
@@ -234,14 +234,14 @@ func (r *runner) allReduceInfo() *AllReduceInfo {
 	if len(r.replicas) < 2 {
 		return nil
 	}
-	ar := r.allReduce
-	info := &AllReduceInfo{Impl: ar.Impl, Topology: r.topo.Kind, NumPacks: r.cfg.NumPacks, Calls: len(ar.Calls),
-		GradientBytes: r.gradBytes, Seconds: ar.Seconds, BusBW: ar.BusBW,
+	ar := r.sync.allReduce
+	info := &AllReduceInfo{Impl: ar.Impl, Topology: r.sync.topo.Kind, NumPacks: r.cfg.NumPacks, Calls: len(ar.Calls),
+		GradientBytes: r.plans.gradBytes, Seconds: ar.Seconds, BusBW: ar.BusBW,
 		PackBufferBytes: r.packBufferBytes(), ReduceDeviceExtraBytes: ar.ReduceDeviceExtraBytes,
-		LaunchSeconds: r.multi.launch}
-	if r.multi.overlap != nil {
+		LaunchSeconds: r.sync.multi.launch}
+	if r.sync.multi.overlap != nil {
 		info.Overlapped = true
-		info.ExposedSeconds, info.OverlappedSeconds = median(r.multi.exposed), median(r.multi.overlapped)
+		info.ExposedSeconds, info.OverlappedSeconds = median(r.sync.multi.exposed), median(r.sync.multi.overlapped)
 		info.Horovod = r.horovodInfo()
 		h := info.Horovod
 		info.NumPacks, info.Calls = 0, len(h.Buckets)
@@ -253,7 +253,7 @@ func (r *runner) allReduceInfo() *AllReduceInfo {
 		}
 	}
 	if ar.Impl == collective.ImplNCCL {
-		info.NCCLBufferBytes = collective.NCCLBufferBytes(r.topo)
+		info.NCCLBufferBytes = collective.NCCLBufferBytes(r.sync.topo)
 	}
 	cards := map[int]bool{}
 	for _, rep := range r.replicas {
@@ -273,7 +273,7 @@ func (r *runner) allReduceInfo() *AllReduceInfo {
 
 // horovodInfo describes the fusion buckets setupHorovod planned.
 func (r *runner) horovodInfo() *HorovodAllReduce {
-	m := &r.multi
+	m := &r.sync.multi
 	h := &HorovodAllReduce{FusionThresholdBytes: horovodFusionBytes, Compression: r.cfg.HorovodCompression,
 		PostReduceSeconds: m.postReduce, CycleSeconds: horovodCycleSeconds}
 	if h.Compression == "" {

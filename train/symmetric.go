@@ -36,16 +36,16 @@ import (
 // symmetricProof reports whether the replicas are proven to be copies of replica 0 (above).
 func (r *runner) symmetricProof() bool {
 	n := len(r.replicas)
-	if n < 2 || !r.cfg.SymmetricReplicas || r.multi.jitterOn || r.input != nil || r.multi.sharedLanes != nil || len(r.cfg.Processes) > 0 {
+	if n < 2 || !r.cfg.SymmetricReplicas || r.sync.multi.jitterOn || r.feed.input != nil || r.sync.multi.sharedLanes != nil || len(r.cfg.Processes) > 0 {
 		return false
 	}
-	if r.allReduce.ReduceDeviceExtraBytes > 0 && r.allReduce.Impl != collective.ImplNCCL {
+	if r.sync.allReduce.ReduceDeviceExtraBytes > 0 && r.sync.allReduce.Impl != collective.ImplNCCL {
 		return false
 	}
 	first := r.replicas[0]
 	phys := map[int]bool{}
 	for _, rep := range r.replicas {
-		if rep.share != 1 || r.replicaBatches[rep.id] != r.replicaBatches[0] || len(rep.plans) != len(first.plans) {
+		if rep.share != 1 || r.plans.replicaBatches[rep.id] != r.plans.replicaBatches[0] || len(rep.plans) != len(first.plans) {
 			return false
 		}
 		for k := range rep.plans {

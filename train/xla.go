@@ -37,7 +37,7 @@ func (r *runner) setupXLA() {
 	n := max(r.cfg.XLADistinctShapes, 1)
 	rng := sim.Stream(r.cfg.Seed, "xla-shapes")
 	seen := make([]bool, n)
-	x := &r.xla
+	x := &r.sched.xla
 	x.compiles = make([]bool, r.cfg.Steps)
 	x.dur = sim.FromSeconds(models.XLACompileSeconds(r.replicas[0].plans[0].Plan))
 	for i := range x.compiles {
@@ -55,14 +55,14 @@ func (r *runner) setupXLA() {
 // compiles before it issues the step's first kernel, so the GPU idles (the tf.data pipeline
 // keeps prefetching meanwhile).
 func (r *runner) compileThenStart(rep *replica) {
-	if r.step-1 >= len(r.xla.compiles) || !r.xla.compiles[r.step-1] {
+	if r.step-1 >= len(r.sched.xla.compiles) || !r.sched.xla.compiles[r.step-1] {
 		r.startMicro(rep)
 		return
 	}
-	d := r.xla.dur
+	d := r.sched.xla.dur
 	if rep == r.replicas[0] {
-		r.xla.count++
-		r.xla.total += d
+		r.sched.xla.count++
+		r.sched.xla.total += d
 	}
 	rep.cat[catCompile] += d
 	rep.mark += d
@@ -71,23 +71,23 @@ func (r *runner) compileThenStart(rep *replica) {
 
 // compilesAfter reports whether a step after step (1-based) still compiles (no fast-forward
 // past it).
-func (r *runner) compilesAfter(step int) bool { return r.xla.last > step }
+func (r *runner) compilesAfter(step int) bool { return r.sched.xla.last > step }
 
 // xlaResult fills the result's compile counts and says what they cost.
 func (r *runner) xlaResult(res *Result) {
-	if r.xla.count == 0 {
+	if r.sched.xla.count == 0 {
 		return
 	}
-	res.XLACompiles = r.xla.count
-	res.XLACompileTime = r.xla.total.Seconds()
+	res.XLACompiles = r.sched.xla.count
+	res.XLACompileTime = r.sched.xla.total.Seconds()
 	times := "once"
-	if r.xla.count > 1 {
-		times = fmt.Sprintf("%d times", r.xla.count)
+	if r.sched.xla.count > 1 {
+		times = fmt.Sprintf("%d times", r.sched.xla.count)
 	}
 	msg := fmt.Sprintf("XLA compiled the train step %s, %s each (%s in all, %.0f%% of the run's %s)",
-		times, units.FormatSeconds(r.xla.dur.Seconds()), units.FormatSeconds(res.XLACompileTime),
+		times, units.FormatSeconds(r.sched.xla.dur.Seconds()), units.FormatSeconds(res.XLACompileTime),
 		100*res.XLACompileTime/max(res.Elapsed, 1e-12), units.FormatSeconds(res.Elapsed))
-	if r.xla.count > 1 {
+	if r.sched.xla.count > 1 {
 		msg += fmt.Sprintf(": each new input shape (xla_distinct_shapes: %d) recompiles; pad or bucket inputs to fewer shapes", r.cfg.XLADistinctShapes)
 	}
 	res.Notes = append(res.Notes, msg)
@@ -165,7 +165,7 @@ func (r *runner) opWork(op models.Op) hw.Work {
 	if r.cfg.XLA && w.Kind != hw.KindH2D && !op.OutsideXLA {
 		w.Graph = true
 	}
-	if w.Kind == hw.KindConv && r.convNHWC {
+	if w.Kind == hw.KindConv && r.plans.convNHWC {
 		w.NHWC = true
 	}
 	if w.Kind == hw.KindConv && !cudnnAutotune(r.cfg.Env) {
