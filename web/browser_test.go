@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -462,8 +463,8 @@ func (d *webDriver) jsValue(v any, script string, args ...any) {
 // for the lessons it tells in pictures: the Jupyter kernel's share of the card on the memory
 // chart with the OOM on the curve; the allocator's regions to scale with the waste inside
 // chunks; the XLA lesson's run throughput and compile time; compare mode's shared axes,
-// change row and usable remedies; the optimizer, strategy and processes controls; and that a
-// result is above the fold. GPUSIM_SCREENSHOTS=DIR keeps the screenshots (workshop-WxH-*.png).
+// change row and usable remedies; the optimizer, strategy and processes controls; the plan
+// panel's ranking and its top plan tried as B; and that a result is above the fold. GPUSIM_SCREENSHOTS=DIR keeps the screenshots (workshop-WxH-*.png).
 func TestBrowserWorkshop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
@@ -500,6 +501,9 @@ func TestBrowserWorkshop(t *testing.T) {
 			checkRemedies(t, d, ts.URL, w, h)
 			shot("input-bound-compare")
 			checkControls(t, d, ts.URL)
+			checkPlan(t, d, ts.URL)
+			d.click("header .to-plan") // the panel, under both sides
+			d.screenshot(filepath.Join(shots, fmt.Sprintf("workshop-%dx%d-plan.png", w, h)))
 		})
 	}
 	d.t = t
@@ -701,5 +705,67 @@ func checkControls(t *testing.T, d *webDriver, base string) {
 	d.jsValue(&band, `const b = document.querySelector("#side-a .chart-memory-run rect.band title"); return b ? b.textContent : "";`)
 	if !strings.HasPrefix(band, "jupyter's pool") {
 		t.Errorf("processes: Jupyter kernel chosen, memory chart band %q", band)
+	}
+}
+
+// checkPlan searches input-bound's plans for throughput from the plan panel: the table shows
+// the scenario and the plans /api/plan ranks, with their figures and intervals, a diagnosis
+// line for each, the top plan's TF code, and "try plan 1 as B" runs its change as B.
+func checkPlan(t *testing.T, d *webDriver, base string) {
+	d.open(base, "scenario=input-bound", "a")
+	d.click(`#plan [name="goal"] option[value="throughput"]`)
+	d.click("#plan .plan-search")
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var st string
+		d.jsValue(&st, `return document.querySelector("#plan").dataset.state || "";`)
+		if st == "done" {
+			break
+		}
+		if st == "error" || time.Now().After(deadline) {
+			t.Fatalf("plan panel: state %q: %s", st, d.text("#plan"))
+		}
+	}
+	r := getPlan(t, planURL(base, url.Values{"scenario": {"input-bound"}, "goal": {"throughput"}}))
+	var p struct {
+		Rows     [][]string
+		Why      []string
+		Code     string
+		Command  string
+		TryShown bool
+	}
+	d.jsValue(&p, `const q = s => document.querySelector("#plan " + s);
+		return {Rows: [...document.querySelectorAll("#plan .plan-table tr")].slice(1).map(r => [...r.cells].map(c => c.textContent)),
+			Why: [...document.querySelectorAll("#plan .plan-why li")].map(l => l.textContent),
+			Code: q(".plan-tf-code pre").textContent, Command: q(".plan-command").textContent, TryShown: !!q(".plan-try")};`)
+	if p.Command != r.Command {
+		t.Errorf("plan panel command %q, want %q", p.Command, r.Command)
+	}
+	if len(p.Rows) != len(r.Plans)+1 || len(p.Why) != len(p.Rows) {
+		t.Fatalf("plan panel: %d rows and %d diagnosis lines for %d plans and now", len(p.Rows), len(p.Why), len(r.Plans))
+	}
+	// Columns: rank, batch, accum, precision, XLA, TF32, memory, parallel calls, prefetch,
+	// then samples/s and its interval.
+	for i, pl := range append([]planEntry{r.Current}, r.Plans...) {
+		row := p.Rows[i]
+		iv := "no interval yet"
+		if v := pl.ThroughputInterval; v != nil {
+			iv = fmt.Sprintf("%.0f-%.0f", v[0], v[1])
+		}
+		if row[9] != fmt.Sprintf("%.0f", pl.Throughput) || row[10] != iv || !strings.Contains(p.Why[i], pl.Bound+": "+pl.Why) {
+			t.Errorf("plan panel row %d: %v, %q; want %.0f samples/s (%s) and %s: %s", i, row, p.Why[i], pl.Throughput, iv, pl.Bound, pl.Why)
+		}
+	}
+	if p.Code != r.Plans[0].TFCode || !p.TryShown {
+		t.Errorf("plan panel: top plan's TF code shown %v, try button %v", p.Code == r.Plans[0].TFCode, p.TryShown)
+	}
+	d.click("#plan .plan-try")
+	top := r.Plans[0].Set
+	d.waitDone("b", top[len(top)-1])
+	var sets []string
+	d.jsValue(&sets, `return new URLSearchParams(location.search).getAll("b").sort();`)
+	want := append([]string(nil), top...)
+	sort.Strings(want)
+	if strings.Join(sets, " ") != strings.Join(want, " ") {
+		t.Errorf("try plan 1 as B: B runs %v, want %v", sets, want)
 	}
 }

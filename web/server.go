@@ -118,7 +118,8 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// ServeHTTP serves GET / and the embedded assets, GET /api/lessons and GET /api/run.
+// ServeHTTP serves GET / and the embedded assets, GET /api/lessons, GET /api/run and GET
+// /api/plan.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	// Nothing is loaded from anywhere but this server: the page works without a network.
@@ -140,6 +141,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case "/api/run":
 		s.serveRun(w, r)
+		return
+	case "/api/plan":
+		s.servePlan(w, r)
 		return
 	}
 	data, ok := s.assets[r.URL.Path]

@@ -255,6 +255,7 @@ function fillControls(side, settings) {
 
 function runSide(side, now) {
   clearTimeout(state.timers[side]);
+  if (side === "a") planStale();
   const root = $("#side-" + side);
   root.dataset.state = "waiting";
   $(".status", root).textContent = "simulating…";
@@ -343,6 +344,7 @@ async function main() {
   $("#copy-link").addEventListener("click", () => copyText(location.href, "the link"));
   $("#lesson-select").addEventListener("change", ev => pickScenario(ev.target.value));
   buildSide("a"); buildSide("b");
+  buildPlanPanel();
   setCompare(state.compare);
   runSide("a", true);
   if (state.compare) runSide("b", true);
