@@ -70,11 +70,11 @@ var sustainedRefNames = map[string]string{
 	"blackwell-gb20x": "rtx5090",
 }
 
-// sustainedRefs is sustainedRefNames resolved once, in init, from the built-in profiles.
-var sustainedRefs map[string]sustainedRef
+// sustainedRefs is sustainedRefNames resolved once, in init, from the built-in profiles, by
+// architecture (archIndex: Cost reads it for every Work).
+var sustainedRefs [len(architectures)]sustainedRef
 
 func buildSustainedRefs() {
-	sustainedRefs = map[string]sustainedRef{}
 	for arch, name := range sustainedRefNames {
 		for _, g := range builtin {
 			if g.Name != name {
@@ -87,7 +87,7 @@ func buildSustainedRefs() {
 			if g.Architecture() != arch || ref.watts <= 0 || ref.hz <= 0 {
 				panic("hw: sustained-clock reference " + name + " for " + arch + " has no power limit or clock")
 			}
-			sustainedRefs[arch] = ref
+			sustainedRefs[archIndexOf(arch)] = ref
 		}
 	}
 }
@@ -95,7 +95,9 @@ func buildSustainedRefs() {
 // BoostClock is the clock (Hz) the profile's FP32 peak is quoted at: PeakFP32 over two FLOPs
 // per FMA, the FP32 lanes per SM and the SMs (13.4 TFLOP/s on 68 SMs of 64 lanes: the RTX
 // 2080 Ti's 1,540 MHz reference boost).
-func (g GPU) BoostClock() float64 {
+func (g GPU) BoostClock() float64 { return g.boostClock() }
+
+func (g *GPU) boostClock() float64 {
 	if g.SMs <= 0 {
 		return 0
 	}
@@ -106,18 +108,27 @@ func (g GPU) BoostClock() float64 {
 // less where the board's power limit binds (the rule above). A profile without a power limit
 // (a calibrated one: its peaks come from the clock it was measured at) or of an architecture
 // without a reference is taken at its boost clock.
-func (g GPU) SustainedClock() float64 { return g.BoostClock() * g.clockScale() }
+func (g GPU) SustainedClock() float64 { return g.BoostClock() * g.sustainedScale() }
 
-// clockScale is SustainedClock / BoostClock: the factor on every compute rate.
+// clockScale is SustainedClock / BoostClock: the factor on every compute rate. Cost computes it
+// once into its own copy of the profile (GPU.clk), where every rate of the Work reads it.
 func (g *GPU) clockScale() float64 {
+	if g.clk > 0 {
+		return g.clk
+	}
+	return g.sustainedScale()
+}
+
+// sustainedScale computes clockScale from the profile's power limit and clock.
+func (g *GPU) sustainedScale() float64 {
 	if g.PowerLimit <= 0 || g.SMs <= 0 || g.PeakFP32 <= 0 {
 		return 1
 	}
-	ref, ok := sustainedRefs[g.Architecture()]
-	if !ok {
+	ref := sustainedRefs[g.archIndex()]
+	if ref.hz <= 0 {
 		return 1
 	}
-	boost := g.BoostClock()
+	boost := g.boostClock()
 	f := ref.hz * math.Cbrt(g.PowerLimit/ref.watts*float64(ref.sms)/float64(g.SMs))
 	return min(f, boost) / boost
 }

@@ -234,6 +234,7 @@ func (g *GPU) cost(w Work) (OpCost, error) {
 	if w.FLOPs < 0 || w.Bytes < 0 || w.Kernels < 0 || w.Host < 0 || math.IsNaN(w.FLOPs) || math.IsNaN(w.Bytes) {
 		return OpCost{}, fmt.Errorf("negative or NaN size in %s work (flops %g, bytes %g, kernels %d)", w.Kind, w.FLOPs, w.Bytes, w.Kernels)
 	}
+	g.clk = g.sustainedScale()
 	c := g.costOn(w, g.path(w))
 	for _, alt := range g.candidatePaths(w) {
 		if g.cudaCoreFloor(w, c) >= c.Exec {
@@ -355,7 +356,7 @@ func (g *GPU) costOn(w Work, p string) OpCost {
 			t := b / (g.MemBandwidth * e.memory(ExecClasses[i]))
 			if r := e.ElementsPerSMCycle[ExecClasses[i]]; r > 0 && g.PeakFP32 > 0 {
 				// SMs x the clock the GPU trains at.
-				t = max(t, w.ClassElems[i]/(r*float64(g.SMs)*g.SustainedClock()))
+				t = max(t, w.ClassElems[i]/(r*float64(g.SMs)*g.boostClock()*g.clockScale()))
 			}
 			classes += t
 		}

@@ -86,6 +86,10 @@ type GPU struct {
 	PredictionError float64 `yaml:"prediction_error,omitempty"`
 	// Efficiency holds the cost model's fitted factors.
 	Efficiency Efficiency `yaml:"efficiency"`
+
+	// clk is clockScale while Cost prices a Work on its own copy of the profile (0 outside:
+	// computed from the profile).
+	clk float64
 }
 
 // DispatchScale is HostDispatchScale with its zero value read as 1.

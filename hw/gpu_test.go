@@ -94,7 +94,7 @@ func TestProfileRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("LookupGPU(@%s): %v\n%s", name, err, buf.String())
 		}
-		if diff := cmp.Diff(g, got); diff != "" {
+		if diff := cmp.Diff(g, got, cmp.AllowUnexported(GPU{})); diff != "" {
 			t.Errorf("%s round trip (-want +got):\n%s", name, diff)
 		}
 	}

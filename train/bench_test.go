@@ -74,3 +74,27 @@ func benchRun(b *testing.B, c Config) {
 	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
 }
+
+// BenchmarkPriceResNet50Step prices every op of a ResNet-50 training step (batch 64, float32
+// with TF32 allowed, on an RTX 3090: the autotuner's candidates, the shape and the sustained
+// clock) through the cost model, bypassing the priced-plan memo: what a new configuration costs
+// before its steps are simulated.
+func BenchmarkPriceResNet50Step(b *testing.B) {
+	c := DefaultConfig()
+	c.Model, c.GPU, c.Batch = "resnet50", "rtx3090", 64
+	r, err := newRunner(c, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mp, err := r.model.Plan(planOptions(&r.cfg, r.fw, r.mach.gpu, 64))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := r.pricePlan(mp, 64, pricedKey{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(mp.Ops)), "ops/step")
+}
