@@ -68,6 +68,15 @@ type GPUTrial struct {
 	ThroughputAtConfidence float64 `json:"throughput_at_confidence,omitempty"`
 	// Reaches says Throughput (ThroughputAtConfidence with a confidence) >= the target.
 	Reaches bool `json:"reaches"`
+	// ReachConfidence is the probability, from the validation residuals like the run, that
+	// the real throughput reaches the target (Uncertainty.Probability; absent after an OOM).
+	// ReachConfidenceBound is BoundAtLeast or BoundAtMost where the target lies outside the
+	// residuals' range and the pool's size caps what it can say.
+	ReachConfidence      float64 `json:"reach_confidence,omitempty"`
+	ReachConfidenceBound string  `json:"reach_confidence_bound,omitempty"`
+	// confidenceNote says when GPUsOptions.Confidence is past what the trial's residual pool
+	// can tell apart.
+	confidenceNote string
 	// TrainSeconds is the time to train GPUsOptions.Training at StepTime (0 when not asked
 	// or after an OOM), TrainSecondsInterval its 80% prediction interval.
 	TrainSeconds         float64   `json:"train_seconds,omitempty"`
@@ -99,6 +108,9 @@ type GPUsReport struct {
 	Training *Training `json:"training,omitempty"`
 	// Confidence is GPUsOptions.Confidence (absent when 0).
 	Confidence float64 `json:"confidence,omitempty"`
+	// ConfidenceNote says when Confidence is past what the answer's residual pool can tell
+	// apart (n rows: n/(n+1)), so that the answer rests on the pool's extreme residual.
+	ConfidenceNote string `json:"confidence_note,omitempty"`
 }
 
 // GPUs finds the fewest GPUs (hardware.count with strategy.name=mirrored) whose simulated
@@ -148,6 +160,7 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 			if trials[i].GPUs == reach {
 				t := trials[i]
 				rep.Fit = &t
+				rep.ConfidenceNote = t.confidenceNote
 			}
 		}
 		return rep, nil
@@ -339,10 +352,24 @@ func (o GPUsOptions) trialIntervals(t *GPUTrial, cfg train.Config, res *Result, 
 		return nil
 	}
 	reach := t.Throughput
+	k, err := KeyOf(cfg, res.Result)
+	if err != nil {
+		return err
+	}
+	// The real throughput is Throughput*exp(e), e the residual: it reaches the target when
+	// e >= log(target/Throughput).
+	if p, bound, ok := o.Uncertainty.Probability(k, math.Log(o.Throughput/t.Throughput)); ok && t.Throughput > 0 {
+		t.ReachConfidence = 1 - p
+		switch bound {
+		case BoundAtMost:
+			t.ReachConfidenceBound = BoundAtLeast
+		case BoundAtLeast:
+			t.ReachConfidenceBound = BoundAtMost
+		}
+	}
 	if o.Confidence > 0 {
-		k, err := KeyOf(cfg, res.Result)
-		if err != nil {
-			return err
+		if _, hi, basis := o.Uncertainty.Supported(k); o.Confidence > hi {
+			t.confidenceNote = fmt.Sprintf("the residuals (%s) tell confidences up to %.0f%%: at %.0f%% the answer rests on the largest miss among them", basis, 100*hi, 100*o.Confidence)
 		}
 		q, ok := o.Uncertainty.Quantile(k, 1-o.Confidence)
 		if !ok {

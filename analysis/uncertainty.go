@@ -416,3 +416,41 @@ func widen(lo, hi float64, basis string, sigma, level float64) (float64, float64
 	w = math.Hypot(w, z*sigma)
 	return c - w, c + w, fmt.Sprintf("%s, widened by the calibrated profile's prediction error %.3g", basis, sigma)
 }
+
+// Probability is the probability, from k's residual pool, that log(measured/predicted) is at
+// most x: the inverse of Quantile (the same plotting positions, order statistic i of n at
+// (i+1)/(n+1), linear between). An empirical pool of n rows cannot tell probabilities below
+// 1/(n+1) or above n/(n+1): x outside the pool's range answers that end with bound
+// BoundAtMost (x below the smallest residual) or BoundAtLeast (above the largest).
+func (u *Uncertainty) Probability(k Key, x float64) (p float64, bound string, ok bool) {
+	vals, _ := u.pool(k, "")
+	if len(vals) == 0 {
+		return 0, "", false
+	}
+	sort.Float64s(vals)
+	n := float64(len(vals))
+	switch {
+	case x < vals[0]:
+		return 1 / (n + 1), BoundAtMost, true
+	case x >= vals[len(vals)-1]:
+		return n / (n + 1), BoundAtLeast, true
+	}
+	i := sort.Search(len(vals), func(i int) bool { return vals[i] > x }) - 1 // vals[i] <= x < vals[i+1]
+	f := (x - vals[i]) / (vals[i+1] - vals[i])
+	return (float64(i) + 1 + f) / (n + 1), "", true
+}
+
+// Bounds of Probability: the pool's size limits what it can say.
+const (
+	BoundAtMost  = "at most"
+	BoundAtLeast = "at least"
+)
+
+// Supported is the confidence range k's pool can tell apart, [1/(n+1), n/(n+1)] of its n
+// rows, and what the pool is (Bounds' basis): a quantile past it is the pool's extreme
+// residual.
+func (u *Uncertainty) Supported(k Key) (lo, hi float64, basis string) {
+	vals, basis := u.pool(k, "")
+	n := float64(len(vals))
+	return 1 / (n + 1), n / (n + 1), basis
+}

@@ -192,3 +192,48 @@ func TestIntervalsCalibratedProfile(t *testing.T) {
 		t.Errorf("basis %q does not name the calibration", cal.SpeedBasis)
 	}
 }
+
+// TestProbabilityInvertsQuantile: Probability is Quantile's inverse on 1..15 (plotting
+// positions i/16), and a pool of 15 rows says no more than 1/16 or 15/16 past its range.
+func TestProbabilityInvertsQuantile(t *testing.T) {
+	var rs []Residual
+	for i := 1; i <= 15; i++ {
+		rs = append(rs, Residual{Quantity: QuantitySpeed, Arch: "sm80", Mix: MixConv, GPUs: 1, Cluster: string(rune('a' + i%4)), LogErr: float64(i)})
+	}
+	u := NewUncertainty(rs)
+	k := Key{Quantity: QuantitySpeed, Arch: "sm80", Mix: MixConv}
+	for _, p := range []float64{0.1, 0.25, 0.5, 0.8, 0.9} {
+		q, _ := u.Quantile(k, p)
+		got, bound, ok := u.Probability(k, q)
+		if !ok || bound != "" || math.Abs(got-p) > 1e-12 {
+			t.Errorf("Probability(Quantile(%g) = %g) = %g %q, want %g", p, q, got, bound, p)
+		}
+	}
+	for _, c := range []struct {
+		x     float64
+		p     float64
+		bound string
+	}{{0, 1.0 / 16, BoundAtMost}, {15, 15.0 / 16, BoundAtLeast}, {99, 15.0 / 16, BoundAtLeast}, {7.5, 7.5 / 16, ""}} {
+		if p, bound, _ := u.Probability(k, c.x); math.Abs(p-c.p) > 1e-12 || bound != c.bound {
+			t.Errorf("Probability(%g) = %g %q, want %g %q", c.x, p, bound, c.p, c.bound)
+		}
+	}
+	if lo, hi, _ := u.Supported(k); lo != 1.0/16 || hi != 15.0/16 {
+		t.Errorf("Supported = %g, %g: want 1/16, 15/16", lo, hi)
+	}
+}
+
+// TestShippedCoverageAtOtherLevels: the levels other than 80% come from the same empirical
+// distribution (its quantiles); they hold what they say on the shipped rows, left one
+// cluster out, within 7 points (the 80% check is TestShippedCoverage's).
+func TestShippedCoverageAtOtherLevels(t *testing.T) {
+	u := ShippedUncertainty()
+	for _, level := range []float64{0.5, 0.9} {
+		held, n := u.Coverage(QuantitySpeed, level)
+		got := float64(held) / float64(n)
+		t.Logf("%.0f%% interval: holds %d of %d held-out speed rows (%.1f%%)", 100*level, held, n, 100*got)
+		if math.Abs(got-level) > 0.07 {
+			t.Errorf("%.0f%% interval holds %.1f%% of %d rows, want within 7 points", 100*level, 100*got, n)
+		}
+	}
+}

@@ -69,7 +69,10 @@ epoch) and --epochs add each count's time to train: epochs x ceil(dataset / glob
 steps at the median simulated step (no compile, evaluation or checkpoints). Every throughput and
 time to train carries its 80% prediction interval (the validation residuals of runs like it:
 gpusim validate prints how often it holds); --confidence 0.9 answers with the fewest GPUs whose
-throughput reaches the target with 90% probability.
+throughput reaches the target with 90% probability. Without it the answer is the simulated one
+and says the confidence it holds at. Both read the empirical residuals of runs like it (their
+quantiles at any level, not only 80%); a pool of n rows tells confidences up to n/(n+1), and
+the report says when one asked for is past that.
 
 SCENARIO is a YAML file or a built-in name (gpusim list scenarios); none means the built-in
 "default". --set overrides a scenario key (gpusim run --help lists them); the searched keys
@@ -320,6 +323,14 @@ func runCapacityGPUs(ctx context.Context, stdout io.Writer, args []string) error
 	return writeGPUsText(stdout, sc, rep)
 }
 
+// confText is a confidence as a percentage, with its bound ("at least 93%").
+func confText(p float64, bound string) string {
+	if bound != "" {
+		return fmt.Sprintf("%s %.0f%%", bound, 100*p)
+	}
+	return fmt.Sprintf("%.0f%%", 100*p)
+}
+
 // ivText is " (80%: LOW-HIGH)" with each end in format, "" without an interval.
 func ivText(iv *analysis.Interval, format string) string {
 	if iv == nil {
@@ -471,6 +482,16 @@ func writeGPUsText(w io.Writer, sc *scenarios.Scenario, rep *analysis.GPUsReport
 			fmt.Fprintf(&b, " on %d nodes of %d (%s)", f.Nodes, f.GPUs/f.Nodes, f.Strategy)
 		}
 		b.WriteString("\n")
+		if f.ReachConfidence > 0 {
+			fmt.Fprintf(&b, "  confidence     reaches %.0f samples/s with %s confidence", rep.Target, confText(f.ReachConfidence, f.ReachConfidenceBound))
+			if rep.Confidence == 0 {
+				b.WriteString(" (--confidence P answers at P)")
+			}
+			b.WriteString("\n")
+		}
+		if rep.ConfidenceNote != "" {
+			fmt.Fprintf(&b, "  note           %s\n", rep.ConfidenceNote)
+		}
 		fmt.Fprintf(&b, "  throughput     %.0f samples/s%s (global batch %d, step %s)\n", f.Throughput, ivText(f.ThroughputInterval, "%.0f"), f.GlobalBatch, fmtSeconds(f.StepTime))
 		if rep.Confidence > 0 {
 			fmt.Fprintf(&b, "                 at least %.0f samples/s with %.0f%% confidence\n", f.ThroughputAtConfidence, 100*rep.Confidence)

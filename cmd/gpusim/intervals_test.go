@@ -50,6 +50,7 @@ func TestCapacityConfidence(t *testing.T) {
 		Interval   [2]float64 `json:"throughput_samples_per_s_interval"`
 		AtConf     float64    `json:"throughput_at_confidence"`
 		Reaches    bool       `json:"reaches"`
+		ReachConf  float64    `json:"reach_confidence"`
 	}
 	type report struct {
 		GPUs       int     `json:"gpus"`
@@ -76,6 +77,20 @@ func TestCapacityConfidence(t *testing.T) {
 		if tr.AtConf >= tr.Throughput || tr.Reaches != (tr.AtConf >= 2000) || tr.Interval[0] >= tr.Interval[1] {
 			t.Errorf("trial %+v: want the 90%% bound below the figure, reaches iff it passes 2000, an interval", tr)
 		}
+		// The confidence a count holds at and the answer at a confidence are one
+		// distribution read both ways: a count reaches at 90% iff it holds at 90% or more.
+		if tr.Reaches != (tr.ReachConf >= 0.9-1e-9) {
+			t.Errorf("trial %+v: reaches at 90%% but holds at %.3f", tr, tr.ReachConf)
+		}
+	}
+	// Without --confidence the answer is the simulated one and says what confidence it holds at.
+	for _, tr := range plain.Trials {
+		if !(tr.ReachConf > 0 && tr.ReachConf < 1) || tr.GPUs == plain.GPUs && tr.ReachConf >= 0.9 && conf.GPUs > plain.GPUs {
+			t.Errorf("plain trial %+v: want a confidence in (0, 1), below 90%% where --confidence 0.9 needs more GPUs", tr)
+		}
+	}
+	if text, _, _ := allocRun(t, "capacity", "gpus", "--set", "model=resnet50", "--per-gpu-batch", "64", "--steps", "3", "--throughput", "2000", "--max-gpus", "8"); !strings.Contains(text, "reaches 2000 samples/s with ") {
+		t.Errorf("plain text lacks the confidence it holds at:\n%s", text)
 	}
 	text, _, _ := allocRun(t, "capacity", "gpus", "--set", "model=resnet50", "--per-gpu-batch", "64", "--steps", "3", "--throughput", "2000", "--max-gpus", "8", "--confidence", "0.9")
 	if !strings.Contains(text, "at 90% confidence") {
