@@ -100,21 +100,21 @@ func (r *runner) replicaDevice(rep, src *replica) Device {
 		Name: rep.device, Allocator: rep.alloc.Name(), Physical: r.physicalOf(rep.logical),
 		PeakBytesInUse: s.PeakBytesInUse, PeakPoolBytes: s.PeakPoolBytes, BytesLimit: s.BytesLimit,
 		BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
-		Growth: src.growth, GrowthDropped: src.dropped, Timeline: src.sampler.timeline(),
-		AccumulatorBytes: src.accumBytes, AllReduceStartBytes: src.arStartBytes, AllReducePeakBytes: src.arPeakBytes,
-		FirstStepPeakBytes: src.firstPeak, SteadyPeakBytes: src.steadyPeak,
+		Growth: src.stats.growth, GrowthDropped: src.stats.dropped, Timeline: src.stats.sampler.timeline(),
+		AccumulatorBytes: src.stats.accumBytes, AllReduceStartBytes: src.stats.arStartBytes, AllReducePeakBytes: src.stats.arPeakBytes,
+		FirstStepPeakBytes: src.stats.firstPeak, SteadyPeakBytes: src.stats.steadyPeak,
 	}
 	if src != rep {
-		d.Growth = append([]PoolChange(nil), src.growth...)
+		d.Growth = append([]PoolChange(nil), src.stats.growth...)
 	}
 	switch {
 	case r.rec.stepTimes.len() >= 2:
-		d.StepProfile, d.StepProfileStep = src.profiles[1].timeline(), 2
+		d.StepProfile, d.StepProfileStep = src.stats.profiles[1].timeline(), 2
 	case r.step >= 1:
-		d.StepProfile, d.StepProfileStep = src.profiles[0].timeline(), 1
+		d.StepProfile, d.StepProfileStep = src.stats.profiles[0].timeline(), 1
 	}
 	if r.end > 0 {
-		d.BusyFraction = float64(src.busy) / float64(r.end)
+		d.BusyFraction = float64(src.exec.busy) / float64(r.end)
 	}
 	return d
 }

@@ -27,7 +27,7 @@ func kindIndex(kind string) int {
 func (r *runner) sumKinds() kindTimes {
 	var s kindTimes
 	for _, rp := range r.active {
-		for k, v := range rp.kinds {
+		for k, v := range rp.exec.kinds {
 			s[k] += v * sim.Time(r.fan())
 		}
 	}

@@ -17,7 +17,7 @@ func (r *runner) run() (*Result, error) {
 	// Variables are created before the first step (model build), then gradient accumulators.
 	for _, rep := range r.active {
 		p := rep.plans[0]
-		rep.persistent = make([]allocator.Handle, 0, len(p.Persistent)+len(p.Slots)+len(p.Gradients)+1)
+		rep.mem.persistent = make([]allocator.Handle, 0, len(p.Persistent)+len(p.Slots)+len(p.Gradients)+1)
 		for _, ti := range p.Persistent {
 			if !r.allocPersistent(rep, p, ti, "variables") {
 				return r.result(), nil
@@ -32,7 +32,7 @@ func (r *runner) run() (*Result, error) {
 				r.fail(rep, models.Tensor{Name: "horovod_fusion_buffer", Bytes: horovodFusionBytes, DType: models.Float32}, "HorovodAllreduce")
 				return r.result(), nil
 			}
-			rep.persistent = append(rep.persistent, h)
+			rep.mem.persistent = append(rep.mem.persistent, h)
 			r.recordMem(rep, horovodFusionBytes)
 		}
 		if r.cfg.AccumulationSteps > 1 {
@@ -42,7 +42,7 @@ func (r *runner) run() (*Result, error) {
 				if !r.allocPersistent(rep, p, ti, "gradient_accumulators") {
 					return r.result(), nil
 				}
-				rep.accumBytes += p.Tensors[ti].Bytes
+				rep.stats.accumBytes += p.Tensors[ti].Bytes
 			}
 		}
 	}
@@ -61,7 +61,7 @@ func (r *runner) allocPersistent(rep *replica, p *plan, ti int, op string) bool 
 		r.fail(rep, p.Tensors[ti], op)
 		return false
 	}
-	rep.persistent = append(rep.persistent, h)
+	rep.mem.persistent = append(rep.mem.persistent, h)
 	r.recordMem(rep, p.Tensors[ti].Bytes)
 	return true
 }
@@ -73,43 +73,43 @@ func (r *runner) startStep() {
 	r.rec.stepOps = 0
 	r.drawJitter()
 	for _, rep := range r.active {
-		rep.micro = 0
-		rep.optimizing = false
-		rep.cat = [numCats]sim.Time{}
-		rep.kinds = kindTimes{}
-		rep.mark = r.stepStart
-		rep.trace = rep.trace[:0]
-		rep.stepBusyIvs = rep.stepBusyIvs[:0]
-		rep.busyAtStart = rep.busy
-		if r.step <= len(rep.profiles) {
+		rep.exec.micro = 0
+		rep.exec.optimizing = false
+		rep.exec.cat = [numCats]sim.Time{}
+		rep.exec.kinds = kindTimes{}
+		rep.exec.mark = r.stepStart
+		rep.proof.trace = rep.proof.trace[:0]
+		rep.proof.stepBusyIvs = rep.proof.stepBusyIvs[:0]
+		rep.exec.busyAtStart = rep.exec.busy
+		if r.step <= len(rep.stats.profiles) {
 			st := rep.alloc.Stats()
-			rep.profiles[r.step-1].record(0, st.BytesInUse, st.PoolBytes)
+			rep.stats.profiles[r.step-1].record(0, st.BytesInUse, st.PoolBytes)
 		}
-		rep.poolChangesAtStart, rep.failuresAtStart, rep.slotsAtStart = rep.poolChanges, rep.failures, rep.slotsDone
+		rep.proof.poolChangesAtStart, rep.proof.failuresAtStart, rep.proof.slotsAtStart = rep.proof.poolChanges, rep.proof.failures, rep.mem.slotsDone
 		r.compileThenStart(rep)
 	}
 }
 
 // startMicro waits for the micro-step's input batch, then runs its ops.
 func (r *runner) startMicro(rep *replica) {
-	k := (r.step-1)*r.cfg.AccumulationSteps + rep.micro
+	k := (r.step-1)*r.cfg.AccumulationSteps + rep.exec.micro
 	r.whenBatch(rep, k, func() {
 		now := r.eng.Now()
-		if now > rep.mark {
+		if now > rep.exec.mark {
 			r.rec.spans = append(r.rec.spans, Span{Device: rep.id, Track: TrackInput, Name: "wait for batch", Step: r.step - 1,
-				Start: rep.mark.Seconds(), Dur: (now - rep.mark).Seconds()})
+				Start: rep.exec.mark.Seconds(), Dur: (now - rep.exec.mark).Seconds()})
 		}
-		rep.cat[catInput] += now - rep.mark
-		r.feed.inputWait += now - rep.mark
-		rep.mark = now
-		rep.opIdx = 0
-		rep.hostT, rep.devFree = now, now
-		if rep.micro == 0 {
+		rep.exec.cat[catInput] += now - rep.exec.mark
+		r.feed.inputWait += now - rep.exec.mark
+		rep.exec.mark = now
+		rep.exec.opIdx = 0
+		rep.exec.hostT, rep.exec.devFree = now, now
+		if rep.exec.micro == 0 {
 			// Keras fit's host work per step before the step's first op (the GPU waits:
 			// it shows as launch time).
-			rep.hostT += sim.FromSeconds(r.stepHost())
+			rep.exec.hostT += sim.FromSeconds(r.stepHost())
 		}
-		rep.opsStart = now
+		rep.exec.opsStart = now
 		if r.replay.proven != nil {
 			r.replayGPUPart(rep, now)
 			return
@@ -152,9 +152,9 @@ func (r *runner) whenBatch(rep *replica, k int, fn func()) {
 	b.waiters = append(b.waiters, fn)
 }
 
-func (r *runner) plan(rep *replica) *plan { return rep.plans[rep.micro] }
+func (r *runner) plan(rep *replica) *plan { return rep.plans[rep.exec.micro] }
 
-func (r *runner) final(rep *replica) bool { return rep.micro == len(rep.plans)-1 }
+func (r *runner) final(rep *replica) bool { return rep.exec.micro == len(rep.plans)-1 }
 
 // nextOp runs the op at rep.opIdx of the current micro-step. Forward and backward ops run in
 // every micro-step; at the first optimizer op the backward pass is over (endBackward); the
@@ -164,27 +164,27 @@ func (r *runner) nextOp(rep *replica) {
 		return
 	}
 	p := r.plan(rep)
-	if rep.opIdx == p.optStart && !rep.optimizing {
+	if rep.exec.opIdx == p.optStart && !rep.exec.optimizing {
 		r.endBackward(rep)
 		return
 	}
-	if rep.opIdx == len(p.Ops) {
+	if rep.exec.opIdx == len(p.Ops) {
 		r.endStep(rep)
 		return
 	}
-	i := rep.opIdx
+	i := rep.exec.opIdx
 	op := &p.Ops[i]
 	if op.Phase == models.Optimizer && !r.allocSlots(rep, p, op.Name) {
 		return
 	}
-	rep.pend = pendingOp{name: op.Name, alloc: op.Alloc, free: op.Free, cost: p.costs[i], plan: p, tune: op.Autotune}
+	rep.exec.pend = pendingOp{name: op.Name, alloc: op.Alloc, free: op.Free, cost: p.costs[i], plan: p, tune: op.Autotune}
 	r.issue(rep)
 }
 
 // allocSlots allocates the optimizer's slot variables once, at the first update: Keras creates
 // them in optimizer.build at the first apply_gradients. It reports false on an OOM.
 func (r *runner) allocSlots(rep *replica, p *plan, op string) bool {
-	if rep.slotsDone {
+	if rep.mem.slotsDone {
 		return true
 	}
 	for _, ti := range p.Slots {
@@ -192,7 +192,7 @@ func (r *runner) allocSlots(rep *replica, p *plan, op string) bool {
 			return false
 		}
 	}
-	rep.slotsDone = true
+	rep.mem.slotsDone = true
 	return true
 }
 
@@ -212,16 +212,16 @@ type pendingOp struct {
 func (r *runner) issue(rep *replica) {
 	// Logical GPUs carved from one physical GPU share its SMs: with k replicas on the card
 	// running the same step in lockstep, each op takes k times as long.
-	rep.pend.cost.exec *= sim.Time(rep.share)
+	rep.exec.pend.cost.exec *= sim.Time(rep.share)
 	if rep.jitter > 0 {
 		// This replica's GPU runs this step's kernels at its own pace (replicas.go).
-		rep.pend.cost.exec = sim.Time(float64(rep.pend.cost.exec) * rep.jitter)
+		rep.exec.pend.cost.exec = sim.Time(float64(rep.exec.pend.cost.exec) * rep.jitter)
 	}
-	r.hostIssue(rep, rep.pend.cost.issue)
-	start := max(rep.devFree, rep.hostT)
+	r.hostIssue(rep, rep.exec.pend.cost.issue)
+	start := max(rep.exec.devFree, rep.exec.hostT)
 	if start > r.eng.Now() {
-		rep.cat[catLaunch] += start - rep.mark
-		rep.mark = start
+		rep.exec.cat[catLaunch] += start - rep.exec.mark
+		rep.exec.mark = start
 		r.eng.At(start, rep.onStart)
 		return
 	}
@@ -232,14 +232,14 @@ func (r *runner) opStart(rep *replica) {
 	if r.oom != nil {
 		return
 	}
-	op := &rep.pend
+	op := &rep.exec.pend
 	// The first run of a convolution profiles its algorithms after the op has allocated its
 	// output and before the chosen algorithm's workspace is taken.
-	tune := op.tune != nil && !rep.tuned[op.tune.Key]
+	tune := op.tune != nil && !rep.exec.tuned[op.tune.Key]
 	if tune && !cudnnAutotune(r.cfg.Env) {
 		// TF_CUDNN_USE_AUTOTUNE=0: cuDNN's heuristic picks the algorithm without profiling,
 		// so no candidate's scratch is ever asked for.
-		rep.tuned[op.tune.Key], tune = true, false
+		rep.exec.tuned[op.tune.Key], tune = true, false
 	}
 	var deferred []int
 	for _, ti := range op.alloc {
@@ -259,15 +259,15 @@ func (r *runner) opStart(rep *replica) {
 			}
 		}
 	}
-	rep.busy += op.cost.exec
+	rep.exec.busy += op.cost.exec
 	r.addBusy(rep, r.eng.Now(), r.eng.Now()+op.cost.exec)
 	r.eng.At(r.eng.Now()+op.cost.exec, rep.onEnd)
 }
 
 // allocOpTensor allocates tensor ti of the pending op; false when the step ran out of memory.
 func (r *runner) allocOpTensor(rep *replica, ti int) bool {
-	op := &rep.pend
-	if rep.isLive[ti] || op.plan.isPers[ti] {
+	op := &rep.exec.pend
+	if rep.mem.isLive[ti] || op.plan.isPers[ti] {
 		return true
 	}
 	t := &op.plan.Tensors[ti]
@@ -278,7 +278,7 @@ func (r *runner) allocOpTensor(rep *replica, ti int) bool {
 		// performance gains if more memory were available" (bfc_allocator.cc) and the
 		// autotuner picks an algorithm that fits; the op runs without the workspace.
 		r.rec.workspaceMisses++
-		rep.failures++
+		rep.proof.failures++
 		if r.rec.workspaceMisses == 1 {
 			r.notes = append(r.notes, fmt.Sprintf("step %d, op %s: cuDNN workspace of %s did not fit; TF logs \"the caller indicates that this is not a failure\" and falls back to an algorithm without it (the simulated op time is unchanged)", r.step, op.name, allocator.HumanReadableNumBytes(t.Bytes)))
 		}
@@ -288,7 +288,7 @@ func (r *runner) allocOpTensor(rep *replica, ti int) bool {
 		r.fail(rep, *t, op.name)
 		return false
 	}
-	rep.live[ti], rep.isLive[ti] = h, true
+	rep.mem.live[ti], rep.mem.isLive[ti] = h, true
 	r.recordMem(rep, t.Bytes)
 	return true
 }
@@ -299,7 +299,7 @@ func (r *runner) allocOpTensor(rep *replica, ti int) bool {
 // scratch with retry_on_failure false; the BFC allocator may still extend a growing pool or
 // give free regions back first, as it does for any request).
 func (r *runner) autotune(rep *replica, at *models.AutotuneScratch, opName string) {
-	rep.tuned[at.Key] = true
+	rep.exec.tuned[at.Key] = true
 	r.rec.autotuned++
 	var wrap allocator.Handle
 	wrapped := false
@@ -317,7 +317,7 @@ func (r *runner) autotune(rep *replica, at *models.AutotuneScratch, opName strin
 		h, ok := rep.alloc.Allocate(b)
 		if !ok {
 			r.rec.autotuneSkips++
-			rep.failures++
+			rep.proof.failures++
 			if r.rec.autotuneSkips == 1 {
 				r.notes = append(r.notes, fmt.Sprintf("step %d, op %s: cuDNN autotuning skipped an algorithm whose %s of scratch did not fit (not an error in TF: the candidate is marked failed and a smaller-workspace one is used)", r.step, opName, allocator.HumanReadableNumBytes(b)))
 			}
@@ -338,7 +338,7 @@ func (r *runner) opEnd(rep *replica) {
 		return
 	}
 	now := r.eng.Now()
-	op := &rep.pend
+	op := &rep.exec.pend
 	if r.step <= r.cfg.TraceSteps {
 		sp := Span{Device: rep.id, Track: TrackCompute, Name: op.name, Step: r.step - 1,
 			Start: (now - op.cost.exec).Seconds(), Dur: op.cost.exec.Seconds()}
@@ -352,17 +352,17 @@ func (r *runner) opEnd(rep *replica) {
 		r.rec.spansDropped += r.fan()
 	}
 	r.rec.stepOps += r.fan()
-	rep.kinds[op.cost.kind] += now - rep.mark
-	rep.cat[op.cost.cat] += now - rep.mark
-	rep.mark = now
-	rep.devFree = now
+	rep.exec.kinds[op.cost.kind] += now - rep.exec.mark
+	rep.exec.cat[op.cost.cat] += now - rep.exec.mark
+	rep.exec.mark = now
+	rep.exec.devFree = now
 	r.freeTensors(rep, op.free)
 	if then := op.then; then != nil {
 		op.then = nil
 		then()
 		return
 	}
-	rep.opIdx++
+	rep.exec.opIdx++
 	r.nextOp(rep)
 }
 
@@ -379,7 +379,7 @@ func (r *runner) endBackward(rep *replica) {
 		if !r.final(rep) {
 			// Gradients were added to the accumulators and are dropped; next micro-batch.
 			r.freeStepTensors(rep)
-			rep.micro++
+			rep.exec.micro++
 			r.startMicro(rep)
 			return
 		}
@@ -415,7 +415,7 @@ func (r *runner) endBackward(rep *replica) {
 		}
 		r.plans.accumCost = &opCost{exec: sim.FromSeconds(c.Exec), issue: sim.FromSeconds(c.Issue), cat: catBackward, kind: kindIndex(hw.KindElementwise)}
 	}
-	rep.pend = pendingOp{name: "accumulate_gradients", plan: p, then: after, cost: *r.plans.accumCost}
+	rep.exec.pend = pendingOp{name: "accumulate_gradients", plan: p, then: after, cost: *r.plans.accumCost}
 	r.issue(rep)
 }
 
@@ -425,9 +425,9 @@ func (r *runner) endBackward(rep *replica) {
 func (r *runner) freeTensors(rep *replica, tensors []int) {
 	freed := false
 	for _, ti := range tensors {
-		if rep.isLive[ti] {
-			rep.alloc.Free(rep.live[ti])
-			rep.isLive[ti] = false
+		if rep.mem.isLive[ti] {
+			rep.alloc.Free(rep.mem.live[ti])
+			rep.mem.isLive[ti] = false
 			freed = true
 		}
 	}
@@ -437,15 +437,15 @@ func (r *runner) freeTensors(rep *replica, tensors []int) {
 }
 
 func (r *runner) freeStepTensors(rep *replica) {
-	freed := len(rep.extra) > 0
-	for _, h := range rep.extra {
+	freed := len(rep.mem.extra) > 0
+	for _, h := range rep.mem.extra {
 		rep.alloc.Free(h)
 	}
-	rep.extra = rep.extra[:0]
-	for ti, l := range rep.isLive {
+	rep.mem.extra = rep.mem.extra[:0]
+	for ti, l := range rep.mem.isLive {
 		if l {
-			rep.alloc.Free(rep.live[ti])
-			rep.isLive[ti] = false
+			rep.alloc.Free(rep.mem.live[ti])
+			rep.mem.isLive[ti] = false
 			freed = true
 		}
 	}
@@ -458,7 +458,7 @@ func (r *runner) freeStepTensors(rep *replica) {
 // gradients: NcclAllReduce after the whole backward pass (Keras fit does not overlap them),
 // with the pack buffers of TF's _ConcatAndSplitPacker allocated on every replica.
 func (r *runner) barrier(rep *replica) {
-	rep.bwEnd = r.eng.Now()
+	rep.exec.bwEnd = r.eng.Now()
 	r.sync.atBarrier++
 	if r.sync.atBarrier < len(r.active) {
 		return
@@ -470,9 +470,9 @@ func (r *runner) barrier(rep *replica) {
 	}
 	arTime := r.allReduceTime(now)
 	for _, rp := range r.active {
-		rp.cat[catSync] += now - rp.mark
-		rp.mark = now
-		rp.arStartBytes = rp.alloc.Stats().BytesInUse
+		rp.exec.cat[catSync] += now - rp.exec.mark
+		rp.exec.mark = now
+		rp.stats.arStartBytes = rp.alloc.Stats().BytesInUse
 		if len(r.replicas) > 1 && !r.runPackStages(rp) {
 			return
 		}
@@ -481,17 +481,17 @@ func (r *runner) barrier(rep *replica) {
 			if r.oom != nil {
 				return
 			}
-			if rp.hasReduceExtra {
-				rp.alloc.Free(rp.reduceExtra)
-				rp.hasReduceExtra = false
+			if rp.mem.hasReduceExtra {
+				rp.alloc.Free(rp.mem.reduceExtra)
+				rp.mem.hasReduceExtra = false
 				r.recordMem(rp, 0)
 			}
 			t := r.eng.Now()
-			rp.cat[catAllReduce] += t - rp.mark
-			rp.mark = t
-			rp.hostT, rp.devFree = t, t
-			rp.opIdx = r.plan(rp).optStart
-			rp.optimizing = true
+			rp.exec.cat[catAllReduce] += t - rp.exec.mark
+			rp.exec.mark = t
+			rp.exec.hostT, rp.exec.devFree = t, t
+			rp.exec.opIdx = r.plan(rp).optStart
+			rp.exec.optimizing = true
 			if r.sched.skipThis {
 				// LossScaleOptimizer: non-finite gradients skip apply_gradients on all replicas.
 				// The slots exist all the same: the optimizer's variables are built before the
@@ -501,7 +501,7 @@ func (r *runner) barrier(rep *replica) {
 				if !r.allocSlots(rp, r.plan(rp), "apply_gradients") {
 					return
 				}
-				rp.opIdx = len(r.plan(rp).Ops)
+				rp.exec.opIdx = len(r.plan(rp).Ops)
 			}
 			r.nextOp(rp)
 		})
@@ -522,12 +522,12 @@ func (r *runner) barrier(rep *replica) {
 // The buffers left at the end (the reduced gradients) are freed with the step's tensors.
 func (r *runner) runPackStages(rep *replica) bool {
 	p := r.plan(rep)
-	bufs := rep.packBufs[:0]
+	bufs := rep.mem.packBufs[:0]
 	for range r.sync.packBufs {
 		bufs = append(bufs, -1)
 	}
-	rep.packBufs = bufs
-	rep.arPeakBytes = rep.alloc.Stats().BytesInUse
+	rep.mem.packBufs = bufs
+	rep.stats.arPeakBytes = rep.alloc.Stats().BytesInUse
 	for _, st := range r.sync.packStages {
 		for _, b := range st.alloc {
 			h, ok := rep.alloc.Allocate(r.sync.packBufs[b].Bytes)
@@ -537,7 +537,7 @@ func (r *runner) runPackStages(rep *replica) bool {
 			}
 			bufs[b] = h
 			r.recordMem(rep, r.sync.packBufs[b].Bytes)
-			rep.arPeakBytes = max(rep.arPeakBytes, rep.alloc.Stats().BytesInUse)
+			rep.stats.arPeakBytes = max(rep.stats.arPeakBytes, rep.alloc.Stats().BytesInUse)
 		}
 		if st.name == "allreduce" && !r.allocReduceExtra(rep) {
 			return false
@@ -545,9 +545,9 @@ func (r *runner) runPackStages(rep *replica) bool {
 		for _, b := range st.free {
 			if b < 0 {
 				for _, ti := range p.Gradients {
-					if rep.isLive[ti] {
-						rep.alloc.Free(rep.live[ti])
-						rep.isLive[ti] = false
+					if rep.mem.isLive[ti] {
+						rep.alloc.Free(rep.mem.live[ti])
+						rep.mem.isLive[ti] = false
 					}
 				}
 			} else if bufs[b] >= 0 {
@@ -560,10 +560,10 @@ func (r *runner) runPackStages(rep *replica) bool {
 		}
 	}
 	// The reduced gradients stay until the end of the step; freed in allocation order.
-	rep.extra = rep.extra[:0]
+	rep.mem.extra = rep.mem.extra[:0]
 	for _, h := range bufs {
 		if h >= 0 {
-			rep.extra = append(rep.extra, h)
+			rep.mem.extra = append(rep.mem.extra, h)
 		}
 	}
 	return true
@@ -579,10 +579,10 @@ func (r *runner) endStep(rep *replica) {
 	now := r.eng.Now()
 	var sum [numCats]sim.Time
 	for _, rp := range r.active {
-		rp.cat[catSync] += now - rp.mark
-		rp.mark = now
+		rp.exec.cat[catSync] += now - rp.exec.mark
+		rp.exec.mark = now
 		for c := range sum {
-			sum[c] += rp.cat[c] * sim.Time(r.fan())
+			sum[c] += rp.exec.cat[c] * sim.Time(r.fan())
 		}
 	}
 	r.rec.stepTimes.add((now - r.stepStart).Seconds(), 1)
@@ -616,7 +616,7 @@ func (r *runner) endStep(rep *replica) {
 
 func (r *runner) fail(rep *replica, t models.Tensor, op string) {
 	o := rep.alloc.LastOOM()
-	res := &OOM{Step: r.step, MicroStep: rep.micro + 1, Op: op, Tensor: t.Name, Device: rep.device,
+	res := &OOM{Step: r.step, MicroStep: rep.exec.micro + 1, Op: op, Tensor: t.Name, Device: rep.device,
 		Allocator: rep.alloc.Name(), Requested: t.Bytes, Time: r.eng.Now().Seconds()}
 	if r.step == 0 {
 		res.MicroStep = 0
@@ -666,27 +666,27 @@ func usage(a allocator.Allocator) (inUse, pool int64) {
 func (r *runner) recordMem(rep *replica, request int64) {
 	inUse, pool := usage(rep.alloc)
 	now := r.eng.Now()
-	rep.sampler.record(now, inUse, pool)
+	rep.stats.sampler.record(now, inUse, pool)
 	if r.step <= 1 {
-		rep.firstPeak = max(rep.firstPeak, inUse)
+		rep.stats.firstPeak = max(rep.stats.firstPeak, inUse)
 	} else {
-		rep.steadyPeak = max(rep.steadyPeak, inUse)
+		rep.stats.steadyPeak = max(rep.stats.steadyPeak, inUse)
 	}
-	if r.step >= 1 && r.step <= len(rep.profiles) {
-		rep.profiles[r.step-1].record(now-r.stepStart, inUse, pool)
+	if r.step >= 1 && r.step <= len(rep.stats.profiles) {
+		rep.stats.profiles[r.step-1].record(now-r.stepStart, inUse, pool)
 	}
 	if r.replay.recordSteps {
-		rep.trace = append(rep.trace, memEvent{at: now - r.stepStart, inUse: inUse, pool: pool})
+		rep.proof.trace = append(rep.proof.trace, memEvent{at: now - r.stepStart, inUse: inUse, pool: pool})
 	}
-	if pool != rep.lastPool {
-		if len(rep.growth) < maxGrowth {
-			rep.growth = append(rep.growth, PoolChange{Time: now.Seconds(), Step: r.step, PoolBytes: pool,
-				RegionBytes: pool - rep.lastPool, Request: request})
+	if pool != rep.stats.lastPool {
+		if len(rep.stats.growth) < maxGrowth {
+			rep.stats.growth = append(rep.stats.growth, PoolChange{Time: now.Seconds(), Step: r.step, PoolBytes: pool,
+				RegionBytes: pool - rep.stats.lastPool, Request: request})
 		} else {
-			rep.dropped++
+			rep.stats.dropped++
 		}
-		rep.lastPool = pool
-		rep.poolChanges++
+		rep.stats.lastPool = pool
+		rep.proof.poolChanges++
 	}
 }
 
@@ -697,7 +697,7 @@ func (r *runner) recordStepSeries(start, end sim.Time) {
 			Start: start.Seconds(), Dur: (end - start).Seconds()})
 		busy := 0.0
 		if src := r.source(rp); end > start {
-			busy = float64(src.busy-src.busyAtStart) / float64(end-start)
+			busy = float64(src.exec.busy-src.exec.busyAtStart) / float64(end-start)
 		}
 		r.rec.util = append(r.rec.util, UtilPoint{Device: rp.id, T: start.Seconds(), Busy: busy})
 	}
@@ -718,4 +718,26 @@ func (r *runner) stepHost() float64 {
 		return r.mach.gpu.DispatchScale() * jaxDispatch(r.plans.stateArrays)
 	}
 	return r.mach.gpu.StepOverhead / float64(r.cfg.StepsPerExecution)
+}
+
+// replicaExec is where a replica is in its step and what its step took: the micro-step and op
+// being run, the host's and the GPU's clocks, the step's time by category and op kind, and the
+// GPU's busy time (in nvidia-smi's sample windows too).
+type replicaExec struct {
+	micro       int             // micro-step being run
+	tuned       map[string]bool // convolution shapes cuDNN has profiled on this GPU
+	opIdx       int
+	optimizing  bool // past the all-reduce: running optimizer ops
+	pend        pendingOp
+	hostT       sim.Time // when the host has issued the ops so far
+	devFree     sim.Time // when the GPU finished the previous op
+	mark        sim.Time // start of the interval not yet attributed to a category
+	cat         [numCats]sim.Time
+	kinds       kindTimes // the step's op time by hw kind (bykind.go)
+	busy        sim.Time
+	meter       busyMeter // kernel time in nvidia-smi sample windows
+	busyAtStart sim.Time  // busy when the step started
+	// when the last micro-step's ops started and the backward pass ended (Horovod's
+	// overlap, replicas.go)
+	opsStart, bwEnd sim.Time
 }

@@ -52,21 +52,21 @@ func (r *runner) canFastForward() bool {
 		case stateAppender:
 			// Equal bytes and the same requests at the same times in both steps (the last
 			// two steps took the same time, split the same way).
-			rep.state, rep.prevState = a.AppendState(rep.prevState[:0]), rep.state
-			if afterSkip || !bytes.Equal(rep.state, rep.prevState) || !slices.Equal(rep.trace, rep.prevTrace) || sameTime < 2 || sameSplit < 2 {
+			rep.proof.state, rep.proof.prevState = a.AppendState(rep.proof.prevState[:0]), rep.proof.state
+			if afterSkip || !bytes.Equal(rep.proof.state, rep.proof.prevState) || !slices.Equal(rep.proof.trace, rep.proof.prevTrace) || sameTime < 2 || sameSplit < 2 {
 				ok = false
 			}
 		case *allocator.BFC:
-			if a.Options().Variant != allocator.Classic || !rep.slotsAtStart || rep.poolChanges != rep.poolChangesAtStart || rep.failures != rep.failuresAtStart {
+			if a.Options().Variant != allocator.Classic || !rep.proof.slotsAtStart || rep.proof.poolChanges != rep.proof.poolChangesAtStart || rep.proof.failures != rep.proof.failuresAtStart {
 				ok = false
 			}
 		default:
 			return false
 		}
 		// prevTrace is now step k's memory trace, the one fastForward replays.
-		rep.trace, rep.prevTrace = rep.prevTrace, rep.trace
-		if cap(rep.trace) < len(rep.prevTrace) {
-			rep.trace = make([]memEvent, 0, len(rep.prevTrace))
+		rep.proof.trace, rep.proof.prevTrace = rep.proof.prevTrace, rep.proof.trace
+		if cap(rep.proof.trace) < len(rep.proof.prevTrace) {
+			rep.proof.trace = make([]memEvent, 0, len(rep.proof.prevTrace))
 		}
 	}
 	return ok
@@ -84,7 +84,7 @@ func (r *runner) sizeTraces() {
 				n += len(op.Alloc)
 			}
 		}
-		rep.trace = make([]memEvent, 0, n)
+		rep.proof.trace = make([]memEvent, 0, n)
 	}
 }
 
@@ -136,12 +136,12 @@ func (r *runner) fastForward() {
 				rs.Busy = append(rs.Busy, rs.Busy[0])
 				continue
 			}
-			stepBusy := rep.busy - rep.busyAtStart
-			rep.busyAtStart = rep.busy + sim.Time(count-1)*stepBusy
-			rep.busy += sim.Time(count) * stepBusy
-			rep.meter.AddPeriodic(start, stepDur, count, rep.stepBusyIvs)
+			stepBusy := rep.exec.busy - rep.exec.busyAtStart
+			rep.exec.busyAtStart = rep.exec.busy + sim.Time(count-1)*stepBusy
+			rep.exec.busy += sim.Time(count) * stepBusy
+			rep.exec.meter.AddPeriodic(start, stepDur, count, rep.proof.stepBusyIvs)
 			// The trace of the last step is in prevTrace after canFastForward's swap.
-			rep.sampler.replay(start, stepDur, count, newStepTrace(rep.prevTrace))
+			rep.stats.sampler.replay(start, stepDur, count, newStepTrace(rep.proof.prevTrace))
 			busy := 0.0
 			if stepDur > 0 {
 				busy = float64(stepBusy) / float64(stepDur)
@@ -178,10 +178,10 @@ func (r *runner) resumeAt(at sim.Time) {
 func (r *runner) replayTooLong(first, count int, start, stepDur sim.Time) bool {
 	hit, at := -1, sim.Time(0)
 	for _, rep := range r.active {
-		if len(rep.stepBusyIvs) == 0 {
+		if len(rep.proof.stepBusyIvs) == 0 {
 			continue
 		}
-		end := rep.stepBusyIvs[len(rep.stepBusyIvs)-1].End
+		end := rep.proof.stepBusyIvs[len(rep.proof.stepBusyIvs)-1].End
 		// The first j with start + j*stepDur + end > MaxSimulatedTime.
 		j := 0
 		if room := MaxSimulatedTime - start - end; room >= 0 {
@@ -342,17 +342,17 @@ func (r *runner) planGPUReplay() {
 	rep := r.replicas[0]
 	a, ok := rep.alloc.(*allocator.BFC)
 	if r.skip(r.step) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step-1) || !ok || a.Options().Variant != allocator.Classic ||
-		!rep.slotsAtStart || rep.poolChanges != rep.poolChangesAtStart || rep.failures != rep.failuresAtStart {
+		!rep.proof.slotsAtStart || rep.proof.poolChanges != rep.proof.poolChangesAtStart || rep.proof.failures != rep.proof.failuresAtStart {
 		return
 	}
-	wait := rep.cat[catInput]
-	g := &gpuPart{cat: rep.cat, kinds: rep.kinds, dur: r.eng.Now() - r.stepStart - wait, busy: rep.busy - rep.busyAtStart, ops: r.rec.stepOps}
+	wait := rep.exec.cat[catInput]
+	g := &gpuPart{cat: rep.exec.cat, kinds: rep.exec.kinds, dur: r.eng.Now() - r.stepStart - wait, busy: rep.exec.busy - rep.exec.busyAtStart, ops: r.rec.stepOps}
 	g.cat[catInput] = 0
-	for _, iv := range rep.stepBusyIvs {
+	for _, iv := range rep.proof.stepBusyIvs {
 		g.ivs = append(g.ivs, busySpan{Start: iv.Start - wait, End: iv.End - wait})
 	}
-	ev := make([]memEvent, len(rep.trace))
-	for i, m := range rep.trace {
+	ev := make([]memEvent, len(rep.proof.trace))
+	for i, m := range rep.proof.trace {
 		ev[i] = memEvent{at: m.at - wait, inUse: m.inUse, pool: m.pool}
 	}
 	g.trace = newStepTrace(ev)
@@ -367,16 +367,16 @@ func (r *runner) replayGPUPart(rep *replica, a sim.Time) {
 	if r.tooLong(a + g.dur) {
 		return
 	}
-	wait := rep.cat[catInput]
-	rep.cat = g.cat
-	rep.cat[catInput] = wait
-	rep.kinds = g.kinds
-	rep.busy += g.busy
-	rep.meter.AddPeriodic(a, g.dur, 1, g.ivs)
-	rep.sampler.replay(a, g.dur, 1, g.trace)
+	wait := rep.exec.cat[catInput]
+	rep.exec.cat = g.cat
+	rep.exec.cat[catInput] = wait
+	rep.exec.kinds = g.kinds
+	rep.exec.busy += g.busy
+	rep.exec.meter.AddPeriodic(a, g.dur, 1, g.ivs)
+	rep.stats.sampler.replay(a, g.dur, 1, g.trace)
 	r.rec.spansDropped += g.ops
 	r.replay.stepReplayed = true
 	r.rec.ffSteps++
-	rep.mark = a + g.dur
+	rep.exec.mark = a + g.dur
 	r.eng.At(a+g.dur, func() { r.endStep(rep) })
 }

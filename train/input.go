@@ -78,16 +78,16 @@ func (r *runner) addBusy(rep *replica, start, end sim.Time) {
 	if r.tooLong(end) {
 		return
 	}
-	rep.meter.Add(start, end)
+	rep.exec.meter.Add(start, end)
 	if r.replay.recordSteps {
 		s, e := start-r.stepStart, end-r.stepStart
-		if n := len(rep.stepBusyIvs); n > 0 && rep.stepBusyIvs[n-1].End == s {
+		if n := len(rep.proof.stepBusyIvs); n > 0 && rep.proof.stepBusyIvs[n-1].End == s {
 			// Back to back with the kernel before (a full queue): one busy span, as the
 			// meters merge them anyway.
-			rep.stepBusyIvs[n-1].End = e
+			rep.proof.stepBusyIvs[n-1].End = e
 			return
 		}
-		rep.stepBusyIvs = append(rep.stepBusyIvs, busySpan{Start: s, End: e})
+		rep.proof.stepBusyIvs = append(rep.proof.stepBusyIvs, busySpan{Start: s, End: e})
 	}
 }
 
@@ -113,8 +113,8 @@ func (r *runner) inputResult(res *Result) {
 		if r.source(rep) != rep {
 			u = res.GPUSeries[0] // a copy of replica 0 (symmetric.go)
 		} else {
-			samples, period := rep.meter.Series(r.end)
-			u = UtilSeries{Period: period.Seconds(), Samples: samples, Summary: rep.meter.Summary()}
+			samples, period := rep.exec.meter.Series(r.end)
+			u = UtilSeries{Period: period.Seconds(), Samples: samples, Summary: rep.exec.meter.Summary()}
 			// Replicas in lockstep have equal series: an equal one shares the first's
 			// samples, which nobody modifies.
 			for j := range i {

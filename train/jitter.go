@@ -110,8 +110,8 @@ func (r *runner) jitterStep() bool {
 		}
 		js.poolChanges, js.failues = js.poolChanges[:0], js.failues[:0]
 		for _, rep := range r.active {
-			js.poolChanges = append(js.poolChanges, rep.poolChanges)
-			js.failues = append(js.failues, rep.failures)
+			js.poolChanges = append(js.poolChanges, rep.proof.poolChanges)
+			js.failues = append(js.failues, rep.proof.failures)
 		}
 		r.buildPasses()
 	}
@@ -120,7 +120,7 @@ func (r *runner) jitterStep() bool {
 
 func (r *runner) countersMatch() bool {
 	for i, rep := range r.active {
-		if rep.poolChanges != r.replay.jit.poolChanges[i] || rep.failures != r.replay.jit.failues[i] {
+		if rep.proof.poolChanges != r.replay.jit.poolChanges[i] || rep.proof.failures != r.replay.jit.failues[i] {
 			return false
 		}
 	}
@@ -148,20 +148,20 @@ func (r *runner) windowRecord() windowStep {
 		off += js.win[i].dur
 	}
 	for k, rep := range r.active {
-		b := rep.busy - rep.busyAtStart
+		b := rep.exec.busy - rep.exec.busyAtStart
 		w.busy = append(w.busy, b)
 		ps := &js.pass[k]
 		if len(js.win) == 0 {
 			// Every step of the window makes the same memory changes (the allocator proof)
 			// and about as many kernel spans: room for the whole window at once, rather than
 			// the garbage of growing to it.
-			ps.ivs = slices.Grow(ps.ivs, jitterWindow*len(rep.stepBusyIvs)*9/8)
-			ps.ev = slices.Grow(ps.ev, jitterWindow*len(rep.prevTrace))
+			ps.ivs = slices.Grow(ps.ivs, jitterWindow*len(rep.proof.stepBusyIvs)*9/8)
+			ps.ev = slices.Grow(ps.ev, jitterWindow*len(rep.proof.prevTrace))
 		}
-		for _, iv := range rep.stepBusyIvs {
+		for _, iv := range rep.proof.stepBusyIvs {
 			ps.ivs = append(ps.ivs, busySpan{Start: iv.Start + off, End: iv.End + off})
 		}
-		for _, m := range rep.prevTrace {
+		for _, m := range rep.proof.prevTrace {
 			ps.ev = append(ps.ev, memEvent{at: m.at + off, inUse: m.inUse, pool: m.pool})
 		}
 		ps.busy += b
@@ -238,21 +238,21 @@ func (r *runner) replayWindow() bool {
 	}
 	for k, rep := range r.active {
 		ps := &r.replay.jit.pass[k]
-		rep.meter.AddPeriodic(start, period, full, ps.ivs)
-		rep.sampler.replay(start, period, full, ps.trace)
+		rep.exec.meter.AddPeriodic(start, period, full, ps.ivs)
+		rep.stats.sampler.replay(start, period, full, ps.trace)
 		var restBusy sim.Time
 		for i := range rest {
 			restBusy += win[i].busy[k]
 		}
 		if rest > 0 {
 			at := start + sim.Time(full)*period
-			rep.meter.AddPeriodic(at, restDur, 1, ps.ivs[:ps.ivEnd[rest]])
-			rep.sampler.replay(at, restDur, 1, newStepTrace(ps.trace.ev[:ps.evEnd[rest]]))
+			rep.exec.meter.AddPeriodic(at, restDur, 1, ps.ivs[:ps.ivEnd[rest]])
+			rep.stats.sampler.replay(at, restDur, 1, newStepTrace(ps.trace.ev[:ps.evEnd[rest]]))
 		}
 		busy := sim.Time(full)*ps.busy + restBusy
 		last := win[(count-1)%len(win)].busy[k]
-		rep.busy += busy
-		rep.busyAtStart = rep.busy - last
+		rep.exec.busy += busy
+		rep.exec.busyAtStart = rep.exec.busy - last
 		rs.Devices = append(rs.Devices, rep.id)
 		for i := range win {
 			b := 0.0

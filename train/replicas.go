@@ -317,7 +317,7 @@ func (r *runner) drawJitter() {
 func (r *runner) hostIssue(rep *replica, issue sim.Time) {
 	lanes := r.sync.multi.sharedLanes
 	if lanes == nil {
-		rep.hostT += issue
+		rep.exec.hostT += issue
 		return
 	}
 	best := 0
@@ -326,9 +326,9 @@ func (r *runner) hostIssue(rep *replica, issue sim.Time) {
 			best = i
 		}
 	}
-	start := max(rep.hostT, lanes[best])
+	start := max(rep.exec.hostT, lanes[best])
 	lanes[best] = start + issue
-	rep.hostT = lanes[best]
+	rep.exec.hostT = lanes[best]
 }
 
 // allReduceTime is the time from the last replica's end of backward (now) to the reduced
@@ -356,8 +356,8 @@ func (r *runner) allReduceTime(now sim.Time) sim.Time {
 	for i, b := range o.Buckets {
 		var ready float64
 		for _, rep := range r.active {
-			span := (rep.bwEnd - rep.opsStart).Seconds()
-			ready = math.Max(ready, rep.opsStart.Seconds()+b.Ready*span/m.readyOffsetEnd)
+			span := (rep.exec.bwEnd - rep.exec.opsStart).Seconds()
+			ready = math.Max(ready, rep.exec.opsStart.Seconds()+b.Ready*span/m.readyOffsetEnd)
 		}
 		// The background thread negotiates the bucket at its first cycle after every rank's
 		// host enqueued it (horovod/common/operations.cc, RunLoopOnce: a cycle every
@@ -366,7 +366,7 @@ func (r *runner) allReduceTime(now sim.Time) sim.Time {
 		// cycle is hidden.
 		var enqueued float64
 		for _, rep := range r.active {
-			enqueued = math.Max(enqueued, rep.opsStart.Seconds()+m.enqueued[i])
+			enqueued = math.Max(enqueued, rep.exec.opsStart.Seconds()+m.enqueued[i])
 		}
 		tick := math.Ceil(enqueued/horovodCycleSeconds) * horovodCycleSeconds
 		start := math.Max(math.Max(tick, ready), end)
@@ -399,7 +399,7 @@ func (r *runner) allocNCCLBuffers() bool {
 		}
 		done[p] = true
 		if _, ok := r.mach.devs[p].Alloc(b); !ok {
-			r.oom = &OOM{Step: r.step, MicroStep: rep.micro + 1, Op: "NcclAllReduce (communicator setup)", Tensor: "nccl_buffers",
+			r.oom = &OOM{Step: r.step, MicroStep: rep.exec.micro + 1, Op: "NcclAllReduce (communicator setup)", Tensor: "nccl_buffers",
 				Device: rep.device, Allocator: "cudaMalloc (NCCL)", Requested: b, Time: r.eng.Now().Seconds(),
 				Message: fmt.Sprintf("UnknownError: NCCL: unhandled cuda error: NCCL WARN Cuda failure 'out of memory' allocating %s of channel buffers on GPU %d (%s free outside TF's pool)",
 					allocator.HumanReadableNumBytes(b), p, allocator.HumanReadableNumBytes(r.mach.devs[p].FreeBytes()))}

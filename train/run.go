@@ -147,68 +147,22 @@ type plan struct {
 
 type replica struct {
 	id      int    // replica index
-	logical int    // its logical GPU: index into runner.allocs and runner.configs
+	logical int    // its logical GPU: index into runner.mach.allocs and runner.mach.configs
 	device  string // "/device:GPU:0"
 	alloc   allocator.Allocator
 	plans   []*plan // one per micro-step of an update
-	micro   int     // micro-step being run
-	live    []allocator.Handle
-	isLive  []bool
-	// variables, slots and accumulators, allocated once
-	persistent []allocator.Handle
-	slotsDone  bool
-	tuned      map[string]bool // convolution shapes cuDNN has profiled on this GPU
+	share   int     // replicas on this replica's physical GPU (virtual devices)
+	onStart func()  // r.opStart(rep), allocated once
+	onEnd   func()  // r.opEnd(rep), allocated once
+	// the replica's seeded stream and this step's kernel time factor (0 = none, one
+	// replica): replicas.go
+	rng    *rand.Rand
+	jitter float64
 
-	opIdx      int
-	share      int  // replicas on this replica's physical GPU (virtual devices)
-	optimizing bool // past the all-reduce: running optimizer ops
-	pend       pendingOp
-	onStart    func()   // r.opStart(rep), allocated once
-	onEnd      func()   // r.opEnd(rep), allocated once
-	hostT      sim.Time // when the host has issued the ops so far
-	devFree    sim.Time // when the GPU finished the previous op
-	mark       sim.Time // start of the interval not yet attributed to a category
-	cat        [numCats]sim.Time
-	kinds      kindTimes // the step's op time by hw kind (bykind.go)
-	busy       sim.Time
-
-	meter       busyMeter  // kernel time in nvidia-smi sample windows
-	stepBusyIvs []busySpan // this step's kernels, relative to its start, for fast-forward
-
-	sampler  *sampler
-	profiles [2]*sampler // memory within steps 1 and 2, relative to the step's start
-	// firstPeak is the most in use up to the end of step 1 (variables, autotuning scratch
-	// and the first step), steadyPeak the most in use after it.
-	firstPeak, steadyPeak int64
-	growth                []PoolChange
-	dropped               int
-	lastPool              int64
-	trace                 []memEvent         // this step's memory changes, for fast-forward replay
-	extra                 []allocator.Handle // all-reduce output buffers, freed at the end of the step
-	packBufs              []allocator.Handle // live all-reduce buffers by index into runner.packBufs (-1: none)
-	// multi-GPU memory: the copy-based reduction's buffer on the reducing replica, bytes in use
-	// when the all-reduce started and at its peak (latest update), the gradient accumulators
-	reduceExtra    allocator.Handle
-	hasReduceExtra bool
-	arStartBytes   int64
-	arPeakBytes    int64
-	accumBytes     int64
-
-	// multi-replica costs (replicas.go): the replica's seeded stream and this step's kernel
-	// time factor (0 = none, one replica), when its last micro-step's ops started and its
-	// backward pass ended
-	rng             *rand.Rand
-	jitter          float64
-	opsStart, bwEnd sim.Time
-
-	// fast-forward bookkeeping
-	prevTrace             []memEvent
-	state, prevState      []byte
-	busyAtStart           sim.Time
-	poolChanges, failures int  // pool size changes and failed requests so far
-	poolChangesAtStart    int  // poolChanges when the step started
-	failuresAtStart       int  // failures when the step started
-	slotsAtStart          bool // the optimizer slots existed when the step started
+	exec  replicaExec   // where it is in its step, and the step's times (exec.go)
+	mem   replicaMemory // the tensors and buffers it holds (memory.go)
+	stats memStats      // what its memory did (memory.go)
+	proof stepProof     // what proves its steps repeat (replay.go)
 }
 
 type memEvent struct {
@@ -493,10 +447,10 @@ func (r *runner) startTrain(vd []*allocator.Device, env map[string]string) (*all
 // (replicas sharing i's card count in its share).
 func (r *runner) newReplica(id, i int, onGPU []int) *replica {
 	rep := &replica{id: id, logical: i, device: r.mach.configs[i].Device, alloc: r.mach.allocs[i]}
-	rep.sampler = newSampler(r.cfg.TimelinePoints)
-	rep.meter = busyMeter{MaxSamples: r.cfg.UtilizationSamples}
-	for k := range rep.profiles {
-		rep.profiles[k] = newSampler(profilePoints)
+	rep.stats.sampler = newSampler(r.cfg.TimelinePoints)
+	rep.exec.meter = busyMeter{MaxSamples: r.cfg.UtilizationSamples}
+	for k := range rep.stats.profiles {
+		rep.stats.profiles[k] = newSampler(profilePoints)
 	}
 	for _, j := range onGPU {
 		if r.mach.configs[j].Physical == r.mach.configs[i].Physical {
@@ -672,9 +626,9 @@ func (r *runner) setupPlans() error {
 		for _, p := range rep.plans {
 			n = max(n, len(p.Tensors))
 		}
-		rep.live = make([]allocator.Handle, n)
-		rep.isLive = make([]bool, n)
-		rep.tuned = map[string]bool{}
+		rep.mem.live = make([]allocator.Handle, n)
+		rep.mem.isLive = make([]bool, n)
+		rep.exec.tuned = map[string]bool{}
 	}
 	r.plans.gradBytes = r.replicas[0].plans[0].GradientBytes()
 	if r.cfg.AccumulationSteps > 1 && r.plans.model.HasBatchNorm {
@@ -685,7 +639,7 @@ func (r *runner) setupPlans() error {
 	return nil
 }
 
-// packStage is one stage of the packed all-reduce: buffers (indices into runner.packBufs) to
+// packStage is one stage of the packed all-reduce: buffers (indices into gradSync.packBufs) to
 // allocate, then to free (-1 = the gradients).
 type packStage struct {
 	name        string

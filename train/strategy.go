@@ -122,9 +122,9 @@ func (r *runner) allocReduceExtra(rep *replica) bool {
 		r.fail(rep, models.Tensor{Name: "reduce_to_device", Bytes: b, DType: models.Float32}, r.arOpName())
 		return false
 	}
-	rep.reduceExtra, rep.hasReduceExtra = h, true
+	rep.mem.reduceExtra, rep.mem.hasReduceExtra = h, true
 	r.recordMem(rep, b)
-	rep.arPeakBytes = max(rep.arPeakBytes, rep.alloc.Stats().BytesInUse)
+	rep.stats.arPeakBytes = max(rep.stats.arPeakBytes, rep.alloc.Stats().BytesInUse)
 	return true
 }
 

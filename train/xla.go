@@ -64,8 +64,8 @@ func (r *runner) compileThenStart(rep *replica) {
 		r.sched.xla.count++
 		r.sched.xla.total += d
 	}
-	rep.cat[catCompile] += d
-	rep.mark += d
+	rep.exec.cat[catCompile] += d
+	rep.exec.mark += d
 	r.eng.At(r.eng.Now()+d, func() { r.startMicro(rep) })
 }
 
