@@ -86,7 +86,7 @@ func BenchmarkPriceResNet50Step(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mp, err := r.model.Plan(planOptions(&r.cfg, r.fw, r.mach.gpu, 64))
+	mp, err := r.plans.model.Plan(planOptions(&r.cfg, r.fw, r.mach.gpu, 64))
 	if err != nil {
 		b.Fatal(err)
 	}
