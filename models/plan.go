@@ -699,6 +699,21 @@ func (pl *planner) forward() {
 				saved("/erfc", p.elems)
 				pl.p.Tensors[len(pl.p.Tensors)-1].Recompute = true
 			}
+			if pl.o.XLA && pl.o.JAX && p.needGrad && (p.dt == Float16 || p.dt == BFloat16) &&
+				(strings.HasSuffix(n.name, "/silu") || strings.HasSuffix(n.name, "/swish")) {
+				// Keras 3's silu on JAX is x * sigmoid(x) (jax.nn.silu), whose JVP keeps
+				// sigmoid(x). In float32 XLA recomputes it in the backward fusions
+				// (EfficientNetB0's recorded float32 step keeps no sigmoid,
+				// testdata/h200/keras/xla); in float16 it keeps it: the half-precision
+				// EfficientNetV2B0 step writes it beside every silu, as the second output of
+				// the silu's fusion (loop_exponential_multiply_fusion{1}) or alone where the
+				// silu itself goes to a squeeze-and-excite mean (loop_exponential_fusion),
+				// testdata/h200/profiles/efficientnetv2b0_mixed_float16_b128.xplane.pb.gz (the
+				// step's buffer assignment in its HloProto). Float16 and bfloat16 both run the
+				// exponential in float32 on the GPU; only float16 was recorded.
+				saved("/sigmoid", p.elems)
+				pl.p.Tensors[len(pl.p.Tensors)-1].Recompute = true
+			}
 			if pl.o.XLA && p.needGrad && n.kind == Pool && strings.HasSuffix(n.name, "/MaxPool") && !pl.xlaSubsampleScatter(i) {
 				// The max-pool gradient scatters into a zero tensor of the input's shape
 				// (select_and_scatter, expanded on GPU to an argmax reduce-window and a

@@ -242,7 +242,12 @@ func (pl *planner) xlaRecomputable(i int) bool {
 //   - Below xlaSideOutputMinRows the estimate fuses as well: the recording recomputes the
 //     activation at 14x14 = 196 and 7x7 rows and keeps it at 28x28 = 784 and 56x56 = 3136.
 //     The threshold is the smallest extent the recording keeps (the cost model's crossing
-//     point between 196 and 784 is not modelled).
+//     point between 196 and 784 is not modelled). In half precision the activation is half
+//     the bytes to keep for the same math to redo, and the float16 recording of
+//     EfficientNetV2B0 keeps it down to its 7x7 stage (xlaSideOutputMinRowsHalf;
+//     testdata/h200/profiles/efficientnetv2b0_mixed_float16_b128.xplane.pb.gz, the step's
+//     buffer assignment in its HloProto: input_multiply_reduce_fusion{1} of every se_squeeze
+//     in blocks 4a-6h, 14x14 and 7x7).
 func (pl *planner) xlaReduceSideOutput(i int) bool {
 	p := &pl.pn[i]
 	if !pl.o.XLA || p.n == nil || p.n.kind != Elementwise || len(p.shape) < 3 {
@@ -256,6 +261,10 @@ func (pl *planner) xlaReduceSideOutput(i int) bool {
 		return false
 	}
 	rows := prod64(p.shape[1 : len(p.shape)-1]) // spatial extent per sample, NHWC
+	minRows := int64(xlaSideOutputMinRows)
+	if p.dt == Float16 || p.dt == BFloat16 {
+		minRows = xlaSideOutputMinRowsHalf
+	}
 	mean, other := false, false
 	for j := range pl.pn {
 		q := &pl.pn[j]
@@ -263,7 +272,7 @@ func (pl *planner) xlaReduceSideOutput(i int) bool {
 			continue
 		}
 		if q.n != nil && q.n.kind == Reduction && strings.HasSuffix(q.n.name, "/Mean") && len(q.n.in) == 1 &&
-			rows >= xlaSideOutputMinRows && rows <= xlaColumnRaceFreeRows {
+			rows >= minRows && rows <= xlaColumnRaceFreeRows {
 			mean = true
 		} else {
 			other = true
@@ -304,6 +313,9 @@ const (
 	// xlaSideOutputMinRows: the smallest reduced extent at which the recorded EfficientNetB0
 	// step keeps the activation as a side output (28x28; 14x14 is recomputed).
 	xlaSideOutputMinRows = 28 * 28
+	// xlaSideOutputMinRowsHalf: the same in float16, where the recorded EfficientNetV2B0
+	// step keeps the activation at its smallest stage, 7x7.
+	xlaSideOutputMinRowsHalf = 7 * 7
 )
 
 // xlaLibOut: pnode i's output is written by a cuDNN or cuBLAS call: a convolution or matmul,
