@@ -20,11 +20,22 @@ type CPU struct {
 	gain    float64
 	busy    int
 	q       fifo[cpuTask] // waiting for a thread
+	free    []*cpuCall    // finished calls, reused so that a call allocates nothing
 }
 
+// cpuTask is a map call of pipeline p: t.cost is its work on a lone core; p.coreDone(t) runs
+// at its end.
 type cpuTask struct {
-	cost sim.Time // the call's work on a lone core
-	done func()
+	p *Pipeline
+	t coreTask
+}
+
+// cpuCall is a running call: fire, made once with the cpuCall, is the event that ends it.
+// Reusing finished cpuCalls keeps an event closure per call off the heap, which is most of a
+// tf.data-fed simulation's allocations.
+type cpuCall struct {
+	t    cpuTask
+	fire func()
 }
 
 // NewCPU returns host h's processor on engine e: Cores - BusyCores threads for map calls.
@@ -37,9 +48,10 @@ func NewCPU(e *sim.Engine, h Host) *CPU {
 // Threads is how many calls can run at once.
 func (c *CPU) Threads() int { return c.threads }
 
-// run starts a call of cost seconds on a free thread, or queues it; done runs at its end.
-func (c *CPU) run(cost sim.Time, done func()) {
-	t := cpuTask{cost: cost, done: done}
+// run starts pipeline p's call t on a free thread, or queues it; p.coreDone(t) runs at its
+// end.
+func (c *CPU) run(p *Pipeline, ct coreTask) {
+	t := cpuTask{p: p, t: ct}
 	if c.busy == c.threads {
 		c.q.push(t)
 		return
@@ -49,11 +61,27 @@ func (c *CPU) run(cost sim.Time, done func()) {
 
 func (c *CPU) start(t cpuTask) {
 	c.busy++
-	d := t.cost
+	d := t.t.cost
 	if s := c.speed(c.busy); s < 1 {
-		d = sim.FromSeconds(t.cost.Seconds() / s)
+		d = sim.FromSeconds(t.t.cost.Seconds() / s)
 	}
-	c.e.After(d, func() { c.finish(t) })
+	var k *cpuCall
+	if n := len(c.free); n > 0 {
+		k, c.free = c.free[n-1], c.free[:n-1]
+	} else {
+		k = &cpuCall{}
+		k.fire = func() { c.end(k) }
+	}
+	k.t = t
+	c.e.After(d, k.fire)
+}
+
+// end returns call k to the free list and finishes its task.
+func (c *CPU) end(k *cpuCall) {
+	t := k.t
+	k.t = cpuTask{}
+	c.free = append(c.free, k)
+	c.finish(t)
 }
 
 // speed is the mean speed of k busy threads relative to a lone core.
@@ -70,7 +98,7 @@ func (c *CPU) finish(t cpuTask) {
 	if next, ok := c.q.pop(); ok {
 		c.start(next)
 	}
-	t.done()
+	t.p.coreDone(t.t)
 }
 
 // fifo is a first-come, first-served queue that reuses its slice once drained.

@@ -30,8 +30,9 @@ type Pipeline struct {
 	cores int  // cores the map may use: Host.Cores - Host.BusyCores
 	cpu   *CPU // the host's threads, this pipeline's alone or shared with other processes'
 
-	running int            // map calls on the CPU (at most Config.Threads when set)
-	threadQ fifo[coreTask] // calls waiting for one of the process's Threads
+	running  int            // map calls on the CPU (at most Config.Threads when set)
+	threadQ  fifo[coreTask] // calls waiting for one of the process's Threads
+	readFree []*readCall    // finished reads, reused (readAt)
 
 	// Iterator and epoch. In Keras mode (Repeat false) each epoch is a fresh iterator.
 	started  bool
@@ -311,7 +312,7 @@ func (p *Pipeline) issue(slot int) {
 			p.markDone(slot)
 			return
 		}
-		p.e.At(ready, func() { p.markDone(slot); p.pump() })
+		p.readAt(ready, coreTask{slot: slot}, false)
 		return
 	}
 	cost := sim.FromSeconds(p.cfg.MapCost.Sample(p.rng))
@@ -319,7 +320,40 @@ func (p *Pipeline) issue(slot int) {
 		p.submit(coreTask{cost: cost, slot: slot})
 		return
 	}
-	p.e.At(ready, func() { p.submit(coreTask{cost: cost, slot: slot}) })
+	p.readAt(ready, coreTask{cost: cost, slot: slot}, true)
+}
+
+// readCall is an element whose read ends at a later time: then it goes to the map (submit)
+// or, served from the cache without a map, is done. fire, made once with the readCall, is the
+// event; finished readCalls are reused so that an element's read allocates nothing.
+type readCall struct {
+	t      coreTask
+	submit bool
+	fire   func()
+}
+
+// readAt schedules the end of element t's read at time at (above).
+func (p *Pipeline) readAt(at sim.Time, t coreTask, submit bool) {
+	var k *readCall
+	if n := len(p.readFree); n > 0 {
+		k, p.readFree = p.readFree[n-1], p.readFree[:n-1]
+	} else {
+		k = &readCall{}
+		k.fire = func() { p.readDone(k) }
+	}
+	k.t, k.submit = t, submit
+	p.e.At(at, k.fire)
+}
+
+func (p *Pipeline) readDone(k *readCall) {
+	t, submit := k.t, k.submit
+	p.readFree = append(p.readFree, k)
+	if submit {
+		p.submit(t)
+		return
+	}
+	p.markDone(t.slot)
+	p.pump()
 }
 
 func transfer(bytes int64, bandwidth, latency float64) sim.Time {
@@ -338,14 +372,14 @@ func (p *Pipeline) submit(t coreTask) {
 		return
 	}
 	p.running++
-	p.cpu.run(t.cost, func() { p.coreDone(t) })
+	p.cpu.run(p, t)
 }
 
 func (p *Pipeline) coreDone(t coreTask) {
 	p.running--
 	if next, ok := p.threadQ.pop(); ok {
 		p.running++
-		p.cpu.run(next.cost, func() { p.coreDone(next) })
+		p.cpu.run(p, next)
 	}
 	p.advance(p.e.Now())
 	p.st.MapCPUTime += t.cost
