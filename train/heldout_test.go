@@ -1,0 +1,131 @@
+package train_test
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/gpusim/gpusim/internal/testcsv"
+	"github.com/gpusim/gpusim/train"
+)
+
+// heldOutMisses are the held-out configs that miss one of issue 34's targets today, with why
+// (testdata/h200/keras/heldout/README.md says more). TestKerasHeldOut fails when one of them
+// comes within its target, so that the entry goes, and when any other misses.
+var heldOutMisses = map[string]string{
+	// The synchronised step is host-bound: XLA's GpuExecutable issues 130 command buffers and
+	// some 460 cuDNN and fusion thunks outside them per step (22.9 ms of host time under the
+	// profiler) for 13.2 ms of kernels; gpusim charges XLA's host nothing per thunk
+	// (hw.GraphHostPerKernel) and predicts the kernels plus the Keras dispatch.
+	"efficientnetv2b0 mixed_float16 step": "host-bound thunk issue not modelled",
+	// The BFC peak holds a 3.04 GiB allocation that is not the executed step's temp buffer
+	// (2.26 GiB in the step's own buffer assignment, which gpusim matches within 3%): an
+	// allocation outside the step, not modelled.
+	"mobilenetv3large mixed_float16 peak": "an allocation outside the step's buffer assignment",
+}
+
+// TestKerasHeldOut: issue 34's targets on the H200 recordings of the Keras 3 models no
+// gpusim constant was fitted on (testdata/h200/keras/heldout/README.md): the device-fed step
+// within 10% and the peak memory within 5%, each. ConvNeXtTiny's step is not independent of
+// the 7x7 depthwise micro-benchmark at its own layer shapes (hw.DepthwiseLargeWgrad).
+func TestKerasHeldOut(t *testing.T) {
+	type row struct {
+		model, precision string
+		stepMS, peakB    float64
+	}
+	var rows []row
+	// The clean recordings (one model at a time on the machine): ResNet50V2, ConvNeXtTiny,
+	// and the two half-precision configs.
+	col, recs := testcsv.Read(t, "../testdata/h200/profiles/steps.csv")
+	for _, r := range recs {
+		m, p := r[col["model"]], r[col["precision"]]
+		if (m == "resnet50v2" || m == "convnexttiny") && p == "float32" || p == "mixed_float16" {
+			rows = append(rows, row{m, p, num(t, r[col["sync_median_ms"]]), num(t, r[col["peak_bytes"]])})
+		}
+	}
+	// The float32 MobileNetV3Large and EfficientNetV2B0, recorded only in the held-out call.
+	peak := map[string]float64{}
+	col, recs = testcsv.Read(t, "../testdata/h200/keras/heldout/memory.csv")
+	for _, r := range recs {
+		if r[col["point"]] == "after_first_step" {
+			peak[r[col["model"]]] = num(t, r[col["peak_bytes_in_use"]])
+		}
+	}
+	col, recs = testcsv.Read(t, "../testdata/h200/keras/heldout/steps.csv")
+	for _, r := range recs {
+		if m := r[col["model"]]; m == "mobilenetv3large" || m == "efficientnetv2b0" {
+			rows = append(rows, row{m, r[col["precision"]], num(t, r[col["device_sync_median_ms"]]), peak[m]})
+		}
+	}
+	if len(rows) != 6 {
+		t.Fatalf("%d held-out configs, want 6", len(rows))
+	}
+	apps := map[string]string{"resnet50v2": "ResNet50V2", "convnexttiny": "ConvNeXtTiny",
+		"efficientnetv2b0": "EfficientNetV2B0", "mobilenetv3large": "MobileNetV3Large"}
+	dir := t.TempDir()
+	seen := map[string]bool{}
+	for _, r := range rows {
+		path := filepath.Join(dir, apps[r.model]+".json")
+		if !seen[path] {
+			writeKeras3Config(t, "../models/testdata/keras3/apps/"+apps[r.model]+".json.gz", path)
+			seen[path] = true
+		}
+		c := train.DefaultConfig()
+		// The MobileNetV3 exports leave their image size unset; the others ignore it.
+		c.Model, c.Precision, c.GPU, c.Batch, c.XLA = "@"+path+":image=224", r.precision, "h200", 128, true
+		c.Framework, c.KerasVersion, c.Optimizer, c.InputOnDevice = "jax", 3, "momentum", true
+		res := mustRun(t, c)
+		check := func(what string, got, want, tol float64) {
+			key := r.model + " " + r.precision + " " + what
+			e := got/want - 1
+			t.Logf("%-40s gpusim %9.3f measured %9.3f (%+.1f%%)", key, got, want, 100*e)
+			_, known := heldOutMisses[key]
+			switch {
+			case known && math.Abs(e) <= tol:
+				t.Errorf("%s: now within %.0f%% (%+.1f%%): take it out of heldOutMisses", key, 100*tol, 100*e)
+			case !known && math.Abs(e) > tol:
+				t.Errorf("%s: gpusim %.3f, measured %.3f (%+.1f%%): want within %.0f%%", key, got, want, 100*e, 100*tol)
+			}
+		}
+		check("step", 1e3*res.StepTime, r.stepMS, 0.10)
+		check("peak", float64(res.Devices[0].PeakBytesInUse)/(1<<30), r.peakB/(1<<30), 0.05)
+	}
+}
+
+// writeKeras3Config writes the Keras config of a models/testdata/keras3 export (a gzipped
+// JSON object whose "config" is model.to_json()'s) to path.
+func writeKeras3Config(t *testing.T, export, path string) {
+	t.Helper()
+	f, err := os.Open(export)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct {
+		Config json.RawMessage `json:"config"`
+	}
+	if err := json.NewDecoder(z).Decode(&e); err != nil || len(e.Config) == 0 {
+		t.Fatalf("%s: no config (%v)", export, err)
+	}
+	if err := os.WriteFile(path, e.Config, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func num(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(fmt.Errorf("%q: %v", s, err))
+	}
+	return v
+}
