@@ -10,104 +10,17 @@ import (
 	"github.com/gpusim/gpusim/train"
 )
 
-// configKeys maps the Go path of a train.Config field, as a train.FieldError names it, to
-// its scenario key. Processes[i] and the memory sections are mapped by Key.
-var configKeys = map[string]string{
-	"Name":                "name",
-	"Model":               "model",
-	"Batch":               "batch",
-	"Precision":           "precision",
-	"TF32":                "tf32",
-	"XLA":                 "xla",
-	"TFVersion":           "tf_version",
-	"CuDNNVersion":        "cudnn_version",
-	"XLADistinctShapes":   "xla_distinct_shapes",
-	"Framework":           "framework",
-	"Optimizer":           "optimizer",
-	"Steps":               "steps",
-	"Seed":                "seed",
-	"GPU":                 "hardware.gpu",
-	"GPUProfile":          "hardware.gpu",
-	"GPUCount":            "hardware.count",
-	"Nodes":               "hardware.nodes",
-	"Host":                "hardware.host.profile",
-	"Topology":            "hardware.topology",
-	"HostCores":           "hardware.host.cores",
-	"HostGatherRate":      "hardware.host.gather_rate",
-	"CUDAVisibleDevices":  "cuda_visible_devices",
-	"Strategy":            "strategy.name",
-	"NumPacks":            "strategy.num_packs",
-	"CrossDeviceOps":      "strategy.cross_device_ops",
-	"StrategyDevices":     "strategy.devices",
-	"HorovodCompression":  "strategy.compression",
-	"VisibleDevices":      "tf.visible_devices",
-	"Device":              "tf.device",
-	"SoftPlacement":       "tf.soft_placement",
-	"LayoutOptimizer":     "tf.layout_optimizer",
-	"ResourceVariables":   "tf.resource_variables",
-	"L2Decay":             "l2_decay",
-	"StaticLossScale":     "static_loss_scale",
-	"AccumulationSteps":   "accumulation_steps",
-	"StepsPerExecution":   "steps_per_execution",
-	"KerasVersion":        "keras_version",
-	"FitFromArrays":       "fit_from_arrays",
-	"FitArraysSamples":    "fit_arrays_samples",
-	"InputOnDevice":       "input_on_device",
-	"Env":                 "env",
-	"Processes":           "processes",
-	"TimelinePoints":      "simulator.timeline_points",
-	"UtilizationSamples":  "simulator.utilization_samples",
-	"TraceSteps":          "simulator.trace_steps",
-	"FastForward":         "simulator.fast_forward",
-	"SymmetricReplicas":   "simulator.symmetric_replicas",
-	"Input":               "input",
-	"Input.Prefetch":      "input.prefetch",
-	"Input.ParallelCalls": "input.map.parallel_calls",
-	"Input.Cache":         "input.cache",
-	// Input.Pipeline: pipeline.Config's fields. Batch, Prefetch, ParallelCalls and Cache are
-	// set from the run's keys; Replicas from the strategy.
-	"Input.Pipeline.Records":          "input.records",
-	"Input.Pipeline.RecordBytes":      "input.record_bytes",
-	"Input.Pipeline.ElementBytes":     "input.element_bytes",
-	"Input.Pipeline.StorageBandwidth": "input.storage_bandwidth",
-	"Input.Pipeline.MapCost":          "input.map.cost_ms",
-	"Input.Pipeline.Threads":          "input.map.threads",
-	"Input.Pipeline.ShuffleBuffer":    "input.shuffle_buffer",
-	"Input.Pipeline.Repeat":           "input.repeat",
-	"Input.Pipeline.Pinned":           "input.pinned",
-	"Input.Pipeline.PrefetchToDevice": "input.prefetch_to_device",
-	"Input.Pipeline.DropRemainder":    "input.drop_remainder",
-	"Input.Pipeline.Host.Cores":       "input.host.cores",
-	"Input.Pipeline.Host.BusyCores":   "input.host.busy_cores",
-	"Input.Pipeline.Host.MemoryBytes": "input.host.memory_gib",
-	"Input.Pipeline.Batch":            "batch",
-	"Input.Pipeline.Prefetch":         "input.prefetch",
-	"Input.Pipeline.ParallelCalls":    "input.map.parallel_calls",
-	"Input.Pipeline.Cache":            "input.cache",
-	"Input.Pipeline.Replicas":         "strategy.name",
-}
-
-// memoryFieldKeys maps train.Memory's fields to the keys of a memory section.
-var memoryFieldKeys = map[string]string{
-	"Mode":             "mode",
-	"Growth":           "growth",
-	"GrowthAfterLimit": "growth_after_limit",
-	"LimitMiB":         "limit_mib",
-	"LogicalMiB":       "logical_devices_mib",
-	"Fraction":         "fraction",
-	"Allocator":        "allocator",
-	"GC":               "gc",
-}
-
-// processKeys maps train.Process's fields to the keys of a processes entry.
-var processKeys = map[string]string{
-	"Name":      "name",
-	"Framework": "framework",
-	"GPUs":      "gpus",
-	"UsedBytes": "used_mib",
-	"Env":       "env",
-	"Memory":    "memory",
-}
+// fieldKeys maps the Go path of a train.Config field, as a train.FieldError names it, to the
+// scenario key that sets it: the schema's fields, read once.
+var fieldKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, f := range schema {
+		for _, path := range strings.Fields(f.fields) {
+			m[path] = f.path
+		}
+	}
+	return m
+}()
 
 var processPath = regexp.MustCompile(`^Processes\[(\d+)\](?:\.(.+))?$`)
 
@@ -115,33 +28,33 @@ var processPath = regexp.MustCompile(`^Processes\[(\d+)\](?:\.(.+))?$`)
 // is memory.limit_mib, "Processes[0].UsedBytes" processes[0].used_mib); a path it does not
 // know is returned as it is.
 func Key(path string) string {
-	if k, ok := configKeys[path]; ok {
+	if k, ok := fieldKeys[path]; ok {
 		return k
 	}
-	memory := func(prefix, rest string) (string, bool) {
-		if rest == "" {
-			return prefix, true
-		}
-		k, ok := memoryFieldKeys[rest]
-		return prefix + "." + k, ok
+	switch path {
+	case "Memory":
+		return "memory"
+	case "Input":
+		return "input"
 	}
-	if rest, ok := strings.CutPrefix(path, "Memory"); ok && (rest == "" || rest[0] == '.') {
-		if k, ok := memory("memory", strings.TrimPrefix(rest, ".")); ok {
-			return k
-		}
+	m := processPath.FindStringSubmatch(path)
+	if m == nil {
+		return path
 	}
-	if m := processPath.FindStringSubmatch(path); m != nil {
-		p := "processes[" + m[1] + "]"
-		if m[2] == "" {
-			return p
+	p := "processes[" + m[1] + "]"
+	field, rest, _ := strings.Cut(m[2], ".")
+	switch {
+	case m[2] == "":
+		return p
+	case field == "Memory" && rest == "":
+		return p + ".memory"
+	case field == "Memory":
+		if i := slices.IndexFunc(memorySection, func(f memoryField) bool { return f.field == rest }); i >= 0 {
+			return p + ".memory." + memorySection[i].key
 		}
-		field, rest, _ := strings.Cut(m[2], ".")
-		if field == "Memory" {
-			if k, ok := memory(p+".memory", rest); ok {
-				return k
-			}
-		} else if k, ok := processKeys[field]; ok && rest == "" {
-			return p + "." + k
+	case rest == "":
+		if i := slices.IndexFunc(processSection, func(f processField) bool { return f.field == field }); i >= 0 {
+			return p + "." + processSection[i].key
 		}
 	}
 	return path

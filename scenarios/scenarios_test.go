@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -360,14 +361,36 @@ func TestKeyOfFieldPaths(t *testing.T) {
 			t.Errorf("Key(%q) = %q, want %q", path, got, want)
 		}
 	}
-	for path, key := range configKeys {
-		if lookup(key) == nil && !isPrefix(key) {
-			t.Errorf("configKeys[%q] = %q: not a scenario key", path, key)
+	// Every field the schema names is a field of train.Config, set by one key.
+	seen := map[string]string{}
+	for _, f := range schema {
+		for _, path := range strings.Fields(f.fields) {
+			if k, dup := seen[path]; dup {
+				t.Errorf("%s: field %s is %s's too", f.path, path, k)
+			}
+			seen[path] = f.path
+			typ := reflect.TypeFor[train.Config]()
+			for _, name := range strings.Split(path, ".") {
+				if typ.Kind() == reflect.Pointer {
+					typ = typ.Elem()
+				}
+				sf, ok := typ.FieldByName(name)
+				if !ok {
+					t.Errorf("%s: field %s: train.Config has no %s", f.path, path, name)
+					break
+				}
+				typ = sf.Type
+			}
 		}
 	}
-	for _, k := range memoryFieldKeys {
-		if lookup("memory."+k) == nil {
-			t.Errorf("memory key %q: not a scenario key", k)
+	for _, m := range memorySection {
+		if _, ok := reflect.TypeFor[train.Memory]().FieldByName(m.field); !ok {
+			t.Errorf("memory.%s: train.Memory has no %s", m.key, m.field)
+		}
+	}
+	for _, p := range processSection {
+		if _, ok := reflect.TypeFor[train.Process]().FieldByName(p.field); !ok {
+			t.Errorf("processes[].%s: train.Process has no %s", p.key, p.field)
 		}
 	}
 }

@@ -12,38 +12,47 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// field is one scenario key: its dotted path, what it holds (for help text) and how a YAML
-// node sets it.
+// field is one scenario key: its dotted path, the train.Config fields it sets, what it holds
+// (for help text) and how a YAML node sets it. fields are Go paths as a train.FieldError
+// names them, space-separated, for Key to map an error back to the key: a key's own field,
+// and the fields train derives from it (Input.Pipeline's Batch, Prefetch, ParallelCalls and
+// Cache are the run's; its Replicas come from the strategy).
 type field struct {
-	path string
-	typ  string
-	doc  string
-	set  func(c *train.Config, n *yaml.Node) error
+	path   string
+	fields string
+	typ    string
+	doc    string
+	set    func(c *train.Config, n *yaml.Node) error
 }
 
-// schema lists every scenario key. Mapping keys ("hardware", "memory", ...) are the prefixes
-// of these paths; env and processes take a whole mapping or list.
-var schema = []field{
-	{"name", "string", "scenario name shown in reports", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Name) }},
-	{"description", "string", "one line on what the scenario shows", func(c *train.Config, n *yaml.Node) error { var s string; return str(n, &s) }},
-	{"model", "string", "zoo model (gpusim list models) or @file: Keras JSON or .keras archive", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Model) }},
-	{"batch", "int", "global batch per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Batch) }},
-	{"precision", "string", "float32 | mixed_float16 | mixed_bfloat16", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Precision) }},
-	{"tf32", "bool", "TensorFloat-32 matmuls (TF default true)", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.TF32) }},
-	{"xla", "bool", "jit_compile=True", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.XLA) }},
-	{"cudnn_version", "string", "cuDNN release, MAJOR.MINOR (\"\" = the one tf_version was built with): TF32 needs 8.0, Tensor Core convolutions 7.0", func(c *train.Config, n *yaml.Node) error { return str(n, &c.CuDNNVersion) }},
-	{"tf_version", "string", "TensorFlow release, MAJOR.MINOR (\"\" = current): before 2.13 XLA runs softmax and layer norm as several fusions", func(c *train.Config, n *yaml.Node) error { return str(n, &c.TFVersion) }},
-	{"framework", "string", "tensorflow | jax: what differentiates the step (jax: Keras 3 on the JAX backend)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Framework) }},
-	{"xla_distinct_shapes", "int", "distinct input shapes (sequence buckets); under XLA each new one recompiles the step", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.XLADistinctShapes) }},
-	{"optimizer", "string", "sgd | momentum | adam | ...", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Optimizer) }},
-	{"steps", "int", "optimizer updates to simulate", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Steps) }},
-	{"seed", "int", "seed of every random stream", func(c *train.Config, n *yaml.Node) error { return uint64Val(n, &c.Seed) }},
-	{"hardware.gpu", "string", "GPU profile (gpusim list devices) or @file", func(c *train.Config, n *yaml.Node) error { return str(n, &c.GPU) }},
-	{"hardware.count", "int", "physical GPUs on the host", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.GPUCount) }},
-	{"hardware.host.profile", "string", "host/box profile (gpusim list hosts: h200-vm, dgx-a100, dgx-1, dgx-2, hgx-h100, pcie-8x, workstation) or @file: tf.data's cores, RAM and disk, the GPUs' interconnect and the network", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Host) }},
-	{"hardware.topology", "string", "nvswitch | nvlink | pcie | pcie-pix | pcie-pxb | pcie-phb | pcie-sys: the GPUs' interconnect, overriding the host profile's", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Topology) }},
-	{"hardware.nodes", "int", "hosts training together (strategy.name multi_worker_mirrored or horovod); hardware.count is per host", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Nodes) }},
-	{"hardware.host.gather_rate", "float", "bytes/s at which the host gathers a shuffled batch out of fit's numpy arrays (fit_from_arrays; unset: the H200 machine's measured rate)", func(c *train.Config, n *yaml.Node) error {
+// schema lists every scenario key, the one table of them: the loader, --set, Key, the help
+// text and the docs all read it. Mapping keys ("hardware", "memory", ...) are the prefixes of
+// these paths; env and processes take a whole mapping or list; the memory section's keys are
+// memorySection's, in its order.
+var schema = slices.Concat(runKeys, sectionKeys("memory.", "Memory.", memorySection), inputKeys)
+
+// runKeys are the keys before the memory section.
+var runKeys = []field{
+	{"name", "Name", "string", "scenario name shown in reports", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Name) }},
+	{"description", "", "string", "one line on what the scenario shows", func(c *train.Config, n *yaml.Node) error { var s string; return str(n, &s) }},
+	{"model", "Model", "string", "zoo model (gpusim list models) or @file: Keras JSON or .keras archive", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Model) }},
+	{"batch", "Batch Input.Pipeline.Batch", "int", "global batch per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Batch) }},
+	{"precision", "Precision", "string", "float32 | mixed_float16 | mixed_bfloat16", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Precision) }},
+	{"tf32", "TF32", "bool", "TensorFloat-32 matmuls (TF default true)", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.TF32) }},
+	{"xla", "XLA", "bool", "jit_compile=True", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.XLA) }},
+	{"cudnn_version", "CuDNNVersion", "string", "cuDNN release, MAJOR.MINOR (\"\" = the one tf_version was built with): TF32 needs 8.0, Tensor Core convolutions 7.0", func(c *train.Config, n *yaml.Node) error { return str(n, &c.CuDNNVersion) }},
+	{"tf_version", "TFVersion", "string", "TensorFlow release, MAJOR.MINOR (\"\" = current): before 2.13 XLA runs softmax and layer norm as several fusions", func(c *train.Config, n *yaml.Node) error { return str(n, &c.TFVersion) }},
+	{"framework", "Framework", "string", "tensorflow | jax: what differentiates the step (jax: Keras 3 on the JAX backend)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Framework) }},
+	{"xla_distinct_shapes", "XLADistinctShapes", "int", "distinct input shapes (sequence buckets); under XLA each new one recompiles the step", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.XLADistinctShapes) }},
+	{"optimizer", "Optimizer", "string", "sgd | momentum | adam | ...", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Optimizer) }},
+	{"steps", "Steps", "int", "optimizer updates to simulate", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Steps) }},
+	{"seed", "Seed", "int", "seed of every random stream", func(c *train.Config, n *yaml.Node) error { return uint64Val(n, &c.Seed) }},
+	{"hardware.gpu", "GPU GPUProfile", "string", "GPU profile (gpusim list devices) or @file", func(c *train.Config, n *yaml.Node) error { return str(n, &c.GPU) }},
+	{"hardware.count", "GPUCount", "int", "physical GPUs on the host", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.GPUCount) }},
+	{"hardware.host.profile", "Host", "string", "host/box profile (gpusim list hosts: h200-vm, dgx-a100, dgx-1, dgx-2, hgx-h100, pcie-8x, workstation) or @file: tf.data's cores, RAM and disk, the GPUs' interconnect and the network", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Host) }},
+	{"hardware.topology", "Topology", "string", "nvswitch | nvlink | pcie | pcie-pix | pcie-pxb | pcie-phb | pcie-sys: the GPUs' interconnect, overriding the host profile's", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Topology) }},
+	{"hardware.nodes", "Nodes", "int", "hosts training together (strategy.name multi_worker_mirrored or horovod); hardware.count is per host", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.Nodes) }},
+	{"hardware.host.gather_rate", "HostGatherRate", "float", "bytes/s at which the host gathers a shuffled batch out of fit's numpy arrays (fit_from_arrays; unset: the H200 machine's measured rate)", func(c *train.Config, n *yaml.Node) error {
 		if err := floatVal(n, &c.HostGatherRate); err != nil {
 			return err
 		}
@@ -52,8 +61,8 @@ var schema = []field{
 		}
 		return nil
 	}},
-	{"hardware.host.cores", "int", "host CPU cores (tf.data's thread pool and AUTOTUNE budget)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.HostCores) }},
-	{"cuda_visible_devices", "string", "CUDA_VISIBLE_DEVICES of the training process", func(c *train.Config, n *yaml.Node) error {
+	{"hardware.host.cores", "HostCores", "int", "host CPU cores (tf.data's thread pool and AUTOTUNE budget)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.HostCores) }},
+	{"cuda_visible_devices", "CUDAVisibleDevices", "string", "CUDA_VISIBLE_DEVICES of the training process", func(c *train.Config, n *yaml.Node) error {
 		var s string
 		if err := str(n, &s); err != nil {
 			return err
@@ -61,48 +70,44 @@ var schema = []field{
 		c.CUDAVisibleDevices = &s
 		return nil
 	}},
-	{"strategy.name", "string", "default | mirrored | multi_worker_mirrored | horovod", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Strategy) }},
-	{"strategy.num_packs", "int", "NcclAllReduce(num_packs); 0 = one all-reduce per gradient", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.NumPacks) }},
-	{"strategy.cross_device_ops", "string", "nccl | hierarchical_copy | reduction_to_one_device (default: TF's choice)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.CrossDeviceOps) }},
-	{"strategy.compression", "string", "none | fp16: float16 gradients on the wire (horovod: hvd.DistributedOptimizer(compression=Compression.fp16); mirrored: tf_cnn_benchmarks' replicated all-reduce under --use_fp16, --compact_gradient_transfer)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.HorovodCompression) }},
-	{"strategy.devices", "list", "MirroredStrategy(devices=[...]): logical GPU indices that get a replica (default all)", func(c *train.Config, n *yaml.Node) error {
+	{"strategy.name", "Strategy Input.Pipeline.Replicas", "string", "default | mirrored | multi_worker_mirrored | horovod", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Strategy) }},
+	{"strategy.num_packs", "NumPacks", "int", "NcclAllReduce(num_packs); 0 = one all-reduce per gradient", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.NumPacks) }},
+	{"strategy.cross_device_ops", "CrossDeviceOps", "string", "nccl | hierarchical_copy | reduction_to_one_device (default: TF's choice)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.CrossDeviceOps) }},
+	{"strategy.compression", "HorovodCompression", "string", "none | fp16: float16 gradients on the wire (horovod: hvd.DistributedOptimizer(compression=Compression.fp16); mirrored: tf_cnn_benchmarks' replicated all-reduce under --use_fp16, --compact_gradient_transfer)", func(c *train.Config, n *yaml.Node) error { return str(n, &c.HorovodCompression) }},
+	{"strategy.devices", "StrategyDevices", "list", "MirroredStrategy(devices=[...]): logical GPU indices that get a replica (default all)", func(c *train.Config, n *yaml.Node) error {
 		return intList(n, "logical GPU indices", &c.StrategyDevices)
 	}},
-	{"tf.visible_devices", "list", "tf.config.set_visible_devices: indices of list_physical_devices('GPU'); [] hides every GPU", func(c *train.Config, n *yaml.Node) error {
+	{"tf.visible_devices", "VisibleDevices", "list", "tf.config.set_visible_devices: indices of list_physical_devices('GPU'); [] hides every GPU", func(c *train.Config, n *yaml.Node) error {
 		return intList(n, "physical device indices", &c.VisibleDevices)
 	}},
-	{"tf.device", "string", "tf.device scope around the model (default strategy), e.g. /GPU:1", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Device) }},
-	{"tf.soft_placement", "bool", "tf.config.set_soft_device_placement (TF 2 default true)", func(c *train.Config, n *yaml.Node) error { return boolPtr(n, &c.SoftPlacement) }},
-	{"tf.resource_variables", "bool", "TF1's tf.compat.v1.enable_resource_variables() (TF 2 has no other kind): an optimizer written as TF ops (bert-adamw, bert-lamb) then assigns its results without copying them", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.ResourceVariables) }},
-	{"tf.layout_optimizer", "bool", "tf.config.optimizer.set_experimental_options({'layout_optimizer': ...}) (default true: float32 convolutions NCHW); false runs Keras's channels_last as written (NHWC)", func(c *train.Config, n *yaml.Node) error { return boolPtr(n, &c.LayoutOptimizer) }},
-	{"l2_decay", "bool", "the loss adds weight_decay * sum(tf.nn.l2_loss(v)) over every trainable variable but batch norm's, as TF ops (NVIDIA's ConvNets model/resnet.py)", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.L2Decay) }},
-	{"static_loss_scale", "bool|number", "mixed_float16 with a fixed loss scale (ConvNets --static_loss_scale 128; Keras LossScaleOptimizer(dynamic=False)): true or the scale itself (a positive number); the gradients are unscaled with no inf/NaN check and no update is skipped, whatever the scale", func(c *train.Config, n *yaml.Node) error { return fixedScale(n, &c.StaticLossScale) }},
-	{"accumulation_steps", "int", "micro-batches per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.AccumulationSteps) }},
-	{"input_on_device", "bool", "each batch is already in GPU memory (without an input section): the step copies nothing from the host", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.InputOnDevice) }},
-	{"fit_from_arrays", "bool", "model.fit on in-memory numpy arrays (without an input section): the host gathers and copies each batch, one ahead of the step", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FitFromArrays) }},
-	{"keras_version", "int", "2 (tf.keras 2.x) or 3 (Keras 3); unset: 3 for tf_version 2.16 or later (unless env TF_USE_LEGACY_KERAS=1) and for framework jax, else 2. Under XLA, what a batch norm compiles to", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.KerasVersion) }},
-	{"fit_arrays_samples", "int", "samples in fit_from_arrays's arrays: an epoch is ceil(samples/batch) steps; at its end the host waits for the last step and starts the next epoch's batches afresh (0: no epoch ends)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.FitArraysSamples) }},
-	{"steps_per_execution", "int", "model.compile(steps_per_execution): steps per call of Keras's train function (the per-step host cost is paid once per call; under framework jax the train step's dispatch is still paid per step)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.StepsPerExecution) }},
-	{"memory.mode", "string", "preallocate | growth | limit", memorySetter("mode")},
-	{"memory.growth", "bool", "set_memory_growth", memorySetter("growth")},
-	{"memory.growth_after_limit", "bool", "call order: set_memory_growth after set_logical_device_configuration (TF raises ValueError); false: growth first, silently dropped", memorySetter("growth_after_limit")},
-	{"memory.limit_mib", "int", "logical device memory_limit (MiB)", memorySetter("limit_mib")},
-	{"memory.logical_devices_mib", "list", "split each GPU into logical GPUs of these memory_limits (MiB)", memorySetter("logical_devices_mib")},
-	{"memory.fraction", "float", "per_process_gpu_memory_fraction", memorySetter("fraction")},
-	{"memory.allocator", "string", "bfc | cuda_malloc_async | platform", memorySetter("allocator")},
-	{"memory.gc", "bool", "TF_ENABLE_GPU_GARBAGE_COLLECTION", memorySetter("gc")},
-	{"input.prefetch", "int|autotune", "dataset.prefetch", func(c *train.Config, n *yaml.Node) error { return autoInt(n, &input(c).Prefetch) }},
-	{"input.map.parallel_calls", "int|autotune", "map(num_parallel_calls)", func(c *train.Config, n *yaml.Node) error { return autoInt(n, &input(c).ParallelCalls) }},
-	{"input.map.threads", "int", "threads each process runs map calls on (tf.data private_threadpool_size; a TF1 session's inter_op_parallelism_threads); 0 = the host's cores", func(c *train.Config, n *yaml.Node) error { return intVal(n, &input(c).Pipeline.Threads) }},
-	{"input.cache", "string", "none | memory | file", func(c *train.Config, n *yaml.Node) error { return str(n, &input(c).Cache) }},
-	{"input.records", "int", "dataset elements per epoch", func(c *train.Config, n *yaml.Node) error { return posInt(n, &input(c).Pipeline.Records) }},
-	{"input.record_bytes", "int", "bytes read from storage per element", func(c *train.Config, n *yaml.Node) error { return int64Val(n, &input(c).Pipeline.RecordBytes) }},
-	{"input.element_bytes", "int", "bytes of one element after map", func(c *train.Config, n *yaml.Node) error { return int64Val(n, &input(c).Pipeline.ElementBytes) }},
-	{"input.storage_bandwidth", "float", "storage read rate, bytes/s", func(c *train.Config, n *yaml.Node) error { return floatVal(n, &input(c).Pipeline.StorageBandwidth) }},
-	{"input.map.cost_ms", "float", "CPU time of the map function per element (ms)", func(c *train.Config, n *yaml.Node) error {
+	{"tf.device", "Device", "string", "tf.device scope around the model (default strategy), e.g. /GPU:1", func(c *train.Config, n *yaml.Node) error { return str(n, &c.Device) }},
+	{"tf.soft_placement", "SoftPlacement", "bool", "tf.config.set_soft_device_placement (TF 2 default true)", func(c *train.Config, n *yaml.Node) error { return boolPtr(n, &c.SoftPlacement) }},
+	{"tf.resource_variables", "ResourceVariables", "bool", "TF1's tf.compat.v1.enable_resource_variables() (TF 2 has no other kind): an optimizer written as TF ops (bert-adamw, bert-lamb) then assigns its results without copying them", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.ResourceVariables) }},
+	{"tf.layout_optimizer", "LayoutOptimizer", "bool", "tf.config.optimizer.set_experimental_options({'layout_optimizer': ...}) (default true: float32 convolutions NCHW); false runs Keras's channels_last as written (NHWC)", func(c *train.Config, n *yaml.Node) error { return boolPtr(n, &c.LayoutOptimizer) }},
+	{"l2_decay", "L2Decay", "bool", "the loss adds weight_decay * sum(tf.nn.l2_loss(v)) over every trainable variable but batch norm's, as TF ops (NVIDIA's ConvNets model/resnet.py)", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.L2Decay) }},
+	{"static_loss_scale", "StaticLossScale", "bool|number", "mixed_float16 with a fixed loss scale (ConvNets --static_loss_scale 128; Keras LossScaleOptimizer(dynamic=False)): true or the scale itself (a positive number); the gradients are unscaled with no inf/NaN check and no update is skipped, whatever the scale", func(c *train.Config, n *yaml.Node) error { return fixedScale(n, &c.StaticLossScale) }},
+	{"accumulation_steps", "AccumulationSteps", "int", "micro-batches per optimizer update", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.AccumulationSteps) }},
+	{"input_on_device", "InputOnDevice", "bool", "each batch is already in GPU memory (without an input section): the step copies nothing from the host", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.InputOnDevice) }},
+	{"fit_from_arrays", "FitFromArrays", "bool", "model.fit on in-memory numpy arrays (without an input section): the host gathers and copies each batch, one ahead of the step", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FitFromArrays) }},
+	{"keras_version", "KerasVersion", "int", "2 (tf.keras 2.x) or 3 (Keras 3); unset: 3 for tf_version 2.16 or later (unless env TF_USE_LEGACY_KERAS=1) and for framework jax, else 2. Under XLA, what a batch norm compiles to", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.KerasVersion) }},
+	{"fit_arrays_samples", "FitArraysSamples", "int", "samples in fit_from_arrays's arrays: an epoch is ceil(samples/batch) steps; at its end the host waits for the last step and starts the next epoch's batches afresh (0: no epoch ends)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.FitArraysSamples) }},
+	{"steps_per_execution", "StepsPerExecution", "int", "model.compile(steps_per_execution): steps per call of Keras's train function (the per-step host cost is paid once per call; under framework jax the train step's dispatch is still paid per step)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.StepsPerExecution) }},
+}
+
+// inputKeys are the keys after the memory section.
+var inputKeys = []field{
+	{"input.prefetch", "Input.Prefetch Input.Pipeline.Prefetch", "int|autotune", "dataset.prefetch", func(c *train.Config, n *yaml.Node) error { return autoInt(n, &input(c).Prefetch) }},
+	{"input.map.parallel_calls", "Input.ParallelCalls Input.Pipeline.ParallelCalls", "int|autotune", "map(num_parallel_calls)", func(c *train.Config, n *yaml.Node) error { return autoInt(n, &input(c).ParallelCalls) }},
+	{"input.map.threads", "Input.Pipeline.Threads", "int", "threads each process runs map calls on (tf.data private_threadpool_size; a TF1 session's inter_op_parallelism_threads); 0 = the host's cores", func(c *train.Config, n *yaml.Node) error { return intVal(n, &input(c).Pipeline.Threads) }},
+	{"input.cache", "Input.Cache Input.Pipeline.Cache", "string", "none | memory | file", func(c *train.Config, n *yaml.Node) error { return str(n, &input(c).Cache) }},
+	{"input.records", "Input.Pipeline.Records", "int", "dataset elements per epoch", func(c *train.Config, n *yaml.Node) error { return posInt(n, &input(c).Pipeline.Records) }},
+	{"input.record_bytes", "Input.Pipeline.RecordBytes", "int", "bytes read from storage per element", func(c *train.Config, n *yaml.Node) error { return int64Val(n, &input(c).Pipeline.RecordBytes) }},
+	{"input.element_bytes", "Input.Pipeline.ElementBytes", "int", "bytes of one element after map", func(c *train.Config, n *yaml.Node) error { return int64Val(n, &input(c).Pipeline.ElementBytes) }},
+	{"input.storage_bandwidth", "Input.Pipeline.StorageBandwidth", "float", "storage read rate, bytes/s", func(c *train.Config, n *yaml.Node) error { return floatVal(n, &input(c).Pipeline.StorageBandwidth) }},
+	{"input.map.cost_ms", "Input.Pipeline.MapCost", "float", "CPU time of the map function per element (ms)", func(c *train.Config, n *yaml.Node) error {
 		return msDist(n, &input(c).Pipeline.MapCost.Mean)
 	}},
-	{"input.map.cost_stddev_ms", "float", "its standard deviation (ms)", func(c *train.Config, n *yaml.Node) error {
+	{"input.map.cost_stddev_ms", "", "float", "its standard deviation (ms)", func(c *train.Config, n *yaml.Node) error {
 		d := &input(c).Pipeline.MapCost
 		if err := msDist(n, &d.Stddev); err != nil {
 			return err
@@ -112,14 +117,14 @@ var schema = []field{
 		}
 		return nil
 	}},
-	{"input.shuffle_buffer", "int", "shuffle(buffer_size)", func(c *train.Config, n *yaml.Node) error { return intVal(n, &input(c).Pipeline.ShuffleBuffer) }},
-	{"input.repeat", "bool", "dataset.repeat(): one iterator across epochs", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.Repeat) }},
-	{"input.pinned", "bool", "batches copied from pinned host memory", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.Pinned) }},
-	{"input.drop_remainder", "bool", "batch(drop_remainder=True): an epoch's last partial batch is dropped, not fed", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.DropRemainder) }},
-	{"input.prefetch_to_device", "bool", "tf.data.experimental.prefetch_to_device", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.PrefetchToDevice) }},
-	{"input.host.cores", "int", "host CPU cores for tf.data", func(c *train.Config, n *yaml.Node) error { return posInt(n, &input(c).Pipeline.Host.Cores) }},
-	{"input.host.busy_cores", "int", "cores taken by other host work", func(c *train.Config, n *yaml.Node) error { return intVal(n, &input(c).Pipeline.Host.BusyCores) }},
-	{"input.host.memory_gib", "int", "host RAM (GiB)", func(c *train.Config, n *yaml.Node) error {
+	{"input.shuffle_buffer", "Input.Pipeline.ShuffleBuffer", "int", "shuffle(buffer_size)", func(c *train.Config, n *yaml.Node) error { return intVal(n, &input(c).Pipeline.ShuffleBuffer) }},
+	{"input.repeat", "Input.Pipeline.Repeat", "bool", "dataset.repeat(): one iterator across epochs", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.Repeat) }},
+	{"input.pinned", "Input.Pipeline.Pinned", "bool", "batches copied from pinned host memory", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.Pinned) }},
+	{"input.drop_remainder", "Input.Pipeline.DropRemainder", "bool", "batch(drop_remainder=True): an epoch's last partial batch is dropped, not fed", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.DropRemainder) }},
+	{"input.prefetch_to_device", "Input.Pipeline.PrefetchToDevice", "bool", "tf.data.experimental.prefetch_to_device", func(c *train.Config, n *yaml.Node) error { return boolean(n, &input(c).Pipeline.PrefetchToDevice) }},
+	{"input.host.cores", "Input.Pipeline.Host.Cores", "int", "host CPU cores for tf.data", func(c *train.Config, n *yaml.Node) error { return posInt(n, &input(c).Pipeline.Host.Cores) }},
+	{"input.host.busy_cores", "Input.Pipeline.Host.BusyCores", "int", "cores taken by other host work", func(c *train.Config, n *yaml.Node) error { return intVal(n, &input(c).Pipeline.Host.BusyCores) }},
+	{"input.host.memory_gib", "Input.Pipeline.Host.MemoryBytes", "int", "host RAM (GiB)", func(c *train.Config, n *yaml.Node) error {
 		var v int64
 		if err := int64Val(n, &v); err != nil {
 			return err
@@ -127,13 +132,13 @@ var schema = []field{
 		input(c).Pipeline.Host.MemoryBytes = v << 30
 		return nil
 	}},
-	{"env", "map", "TF/CUDA environment variables", func(c *train.Config, n *yaml.Node) error { return env(n, &c.Env) }},
-	{"processes", "list", "other processes on the GPUs: [{name, framework, gpus, used_mib, memory, env}]", setProcesses},
-	{"simulator.timeline_points", "int", "samples kept per memory timeline", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.TimelinePoints) }},
-	{"simulator.utilization_samples", "int", "samples kept per GPU utilization series (past it, windows merged pairwise)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.UtilizationSamples) }},
-	{"simulator.trace_steps", "int", "steps whose every op goes into the trace", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.TraceSteps) }},
-	{"simulator.fast_forward", "bool", "replay provably identical steps", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FastForward) }},
-	{"simulator.symmetric_replicas", "bool", "no run-to-run kernel-time variation between replicas (nobody waits for a straggler); identical replicas are then simulated once", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.SymmetricReplicas) }},
+	{"env", "Env", "map", "TF/CUDA environment variables", func(c *train.Config, n *yaml.Node) error { return env(n, &c.Env) }},
+	{"processes", "Processes", "list", "other processes on the GPUs: [{name, framework, gpus, used_mib, memory, env}]", setProcesses},
+	{"simulator.timeline_points", "TimelinePoints", "int", "samples kept per memory timeline", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.TimelinePoints) }},
+	{"simulator.utilization_samples", "UtilizationSamples", "int", "samples kept per GPU utilization series (past it, windows merged pairwise)", func(c *train.Config, n *yaml.Node) error { return posInt(n, &c.UtilizationSamples) }},
+	{"simulator.trace_steps", "TraceSteps", "int", "steps whose every op goes into the trace", func(c *train.Config, n *yaml.Node) error { return intVal(n, &c.TraceSteps) }},
+	{"simulator.fast_forward", "FastForward", "bool", "replay provably identical steps", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.FastForward) }},
+	{"simulator.symmetric_replicas", "SymmetricReplicas", "bool", "no run-to-run kernel-time variation between replicas (nobody waits for a straggler); identical replicas are then simulated once", func(c *train.Config, n *yaml.Node) error { return boolean(n, &c.SymmetricReplicas) }},
 }
 
 // Keys returns every scenario key with its type and a one-line description, sorted.
@@ -377,11 +382,18 @@ func env(n *yaml.Node, dst *map[string]string) error {
 	return nil
 }
 
-// processFields are the keys of one entry of processes.
-var processFields = map[string]func(p *train.Process, n *yaml.Node) error{
-	"name":      func(p *train.Process, n *yaml.Node) error { return str(n, &p.Name) },
-	"framework": func(p *train.Process, n *yaml.Node) error { return str(n, &p.Framework) },
-	"gpus": func(p *train.Process, n *yaml.Node) error {
+// processField is one key of an entry of processes: the train.Process field it sets and how.
+type processField struct {
+	key, field string
+	set        func(p *train.Process, n *yaml.Node) error
+}
+
+// processSection lists the keys of one entry of processes; memory is a memory section
+// (memorySection, setProcessMemory).
+var processSection = []processField{
+	{"name", "Name", func(p *train.Process, n *yaml.Node) error { return str(n, &p.Name) }},
+	{"framework", "Framework", func(p *train.Process, n *yaml.Node) error { return str(n, &p.Framework) }},
+	{"gpus", "GPUs", func(p *train.Process, n *yaml.Node) error {
 		if n.Kind != yaml.SequenceNode {
 			return fmt.Errorf("want a list of GPU indices, got a %s", kindName(n))
 		}
@@ -398,26 +410,35 @@ var processFields = map[string]func(p *train.Process, n *yaml.Node) error{
 			p.GPUs = append(p.GPUs, int(v))
 		}
 		return nil
-	},
-	"used_mib": func(p *train.Process, n *yaml.Node) error {
+	}},
+	{"used_mib", "UsedBytes", func(p *train.Process, n *yaml.Node) error {
 		var v int64
 		if err := int64Val(n, &v); err != nil {
 			return err
 		}
 		p.UsedBytes = v << 20
 		return nil
-	},
-	"env": func(p *train.Process, n *yaml.Node) error { return env(n, &p.Env) },
+	}},
+	{"memory", "Memory", nil},
+	{"env", "Env", func(p *train.Process, n *yaml.Node) error { return env(n, &p.Env) }},
 }
 
-// memoryFields set the memory options of the training process (memory.*) and of the other
-// processes (processes[i].memory.*).
-var memoryFields = map[string]func(m *train.Memory, n *yaml.Node) error{
-	"mode":      func(m *train.Memory, n *yaml.Node) error { return str(n, &m.Mode) },
-	"growth":    func(m *train.Memory, n *yaml.Node) error { return boolPtr(n, &m.Growth) },
-	"limit_mib": func(m *train.Memory, n *yaml.Node) error { return int64Val(n, &m.LimitMiB) },
-	"fraction":  func(m *train.Memory, n *yaml.Node) error { return floatVal(n, &m.Fraction) },
-	"logical_devices_mib": func(m *train.Memory, n *yaml.Node) error {
+// memoryField is one key of a memory section: of the training process (memory.KEY) and of
+// each other process (processes[i].memory.KEY). field is the train.Memory field it sets.
+type memoryField struct {
+	key, field, typ, doc string
+	set                  func(m *train.Memory, n *yaml.Node) error
+}
+
+// memorySection lists the keys of a memory section.
+var memorySection = []memoryField{
+	{"mode", "Mode", "string", "preallocate | growth | limit", func(m *train.Memory, n *yaml.Node) error { return str(n, &m.Mode) }},
+	{"growth", "Growth", "bool", "set_memory_growth", func(m *train.Memory, n *yaml.Node) error { return boolPtr(n, &m.Growth) }},
+	{"growth_after_limit", "GrowthAfterLimit", "bool", "call order: set_memory_growth after set_logical_device_configuration (TF raises ValueError); false: growth first, silently dropped", func(m *train.Memory, n *yaml.Node) error {
+		return boolean(n, &m.GrowthAfterLimit)
+	}},
+	{"limit_mib", "LimitMiB", "int", "logical device memory_limit (MiB)", func(m *train.Memory, n *yaml.Node) error { return int64Val(n, &m.LimitMiB) }},
+	{"logical_devices_mib", "LogicalMiB", "list", "split each GPU into logical GPUs of these memory_limits (MiB)", func(m *train.Memory, n *yaml.Node) error {
 		if n.Kind != yaml.SequenceNode {
 			return fmt.Errorf("want a list of memory limits in MiB, got a %s", kindName(n))
 		}
@@ -430,18 +451,30 @@ var memoryFields = map[string]func(m *train.Memory, n *yaml.Node) error{
 			m.LogicalMiB = append(m.LogicalMiB, v)
 		}
 		return nil
-	},
-	"growth_after_limit": func(m *train.Memory, n *yaml.Node) error {
-		return boolean(n, &m.GrowthAfterLimit)
-	},
-	"allocator": func(m *train.Memory, n *yaml.Node) error { return str(n, &m.Allocator) },
-	"gc":        func(m *train.Memory, n *yaml.Node) error { return boolPtr(n, &m.GC) },
+	}},
+	{"fraction", "Fraction", "float", "per_process_gpu_memory_fraction", func(m *train.Memory, n *yaml.Node) error { return floatVal(n, &m.Fraction) }},
+	{"allocator", "Allocator", "string", "bfc | cuda_malloc_async | platform", func(m *train.Memory, n *yaml.Node) error { return str(n, &m.Allocator) }},
+	{"gc", "GC", "bool", "TF_ENABLE_GPU_GARBAGE_COLLECTION", func(m *train.Memory, n *yaml.Node) error { return boolPtr(n, &m.GC) }},
 }
 
-var memoryKeys = []string{"mode", "growth", "growth_after_limit", "limit_mib", "logical_devices_mib", "fraction", "allocator", "gc"}
+// sectionKeys are the schema's keys of the training process's memory section: the key
+// under prefix ("memory."), setting the field under fieldPrefix ("Memory.").
+func sectionKeys(prefix, fieldPrefix string, sec []memoryField) []field {
+	out := make([]field, len(sec))
+	for i, m := range sec {
+		out[i] = field{prefix + m.key, fieldPrefix + m.field, m.typ, m.doc,
+			func(c *train.Config, n *yaml.Node) error { return m.set(&c.Memory, n) }}
+	}
+	return out
+}
 
-func memorySetter(key string) func(c *train.Config, n *yaml.Node) error {
-	return func(c *train.Config, n *yaml.Node) error { return memoryFields[key](&c.Memory, n) }
+// sectionKeyNames returns the keys of a section, in order.
+func sectionKeyNames[F any](sec []F, key func(F) string) []string {
+	out := make([]string, len(sec))
+	for i, f := range sec {
+		out[i] = key(f)
+	}
+	return out
 }
 
 func setProcesses(c *train.Config, n *yaml.Node) error {
@@ -464,11 +497,12 @@ func setProcesses(c *train.Config, n *yaml.Node) error {
 				}
 				continue
 			}
-			set, ok := processFields[k.Value]
-			if !ok {
-				return &posError{line: k.Line, field: f, err: fmt.Errorf("unknown key (process keys: name, framework, gpus, used_mib, memory, env)")}
+			i := slices.IndexFunc(processSection, func(pf processField) bool { return pf.key == k.Value })
+			if i < 0 {
+				keys := sectionKeyNames(processSection, func(pf processField) string { return pf.key })
+				return &posError{line: k.Line, field: f, err: fmt.Errorf("unknown key (process keys: %s)", strings.Join(keys, ", "))}
 			}
-			if err := set(&p, v); err != nil {
+			if err := processSection[i].set(&p, v); err != nil {
 				return wrapPos(v.Line, f, err)
 			}
 		}
@@ -484,11 +518,12 @@ func setProcessMemory(p *train.Process, n *yaml.Node, prefix string) error {
 	}
 	for j := 0; j+1 < len(n.Content); j += 2 {
 		k, v := n.Content[j], n.Content[j+1]
-		set, ok := memoryFields[k.Value]
-		if !ok {
-			return &posError{line: k.Line, field: prefix + "." + k.Value, err: fmt.Errorf("unknown key (memory keys: %s)", strings.Join(memoryKeys, ", "))}
+		i := slices.IndexFunc(memorySection, func(m memoryField) bool { return m.key == k.Value })
+		if i < 0 {
+			keys := sectionKeyNames(memorySection, func(m memoryField) string { return m.key })
+			return &posError{line: k.Line, field: prefix + "." + k.Value, err: fmt.Errorf("unknown key (memory keys: %s)", strings.Join(keys, ", "))}
 		}
-		if err := set(&p.Memory, v); err != nil {
+		if err := memorySection[i].set(&p.Memory, v); err != nil {
 			return wrapPos(v.Line, prefix+"."+k.Value, err)
 		}
 	}
