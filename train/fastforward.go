@@ -1,76 +1,10 @@
 package train
 
 import (
-	"bytes"
 	"fmt"
-	"slices"
 
-	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/sim"
 )
-
-// stateAppender is implemented by allocators that can write their complete state (everything
-// later allocations depend on: chunk layout, bins, regions, pool size) as canonical bytes.
-// Two allocators with equal state bytes answer every future request sequence identically.
-type stateAppender interface {
-	AppendState(dst []byte) []byte
-}
-
-// canFastForward reports whether the step just finished (step k) is provably identical to
-// every later one. Nothing random may feed the steps (no input pipeline, no loss-scale skip),
-// and every allocator must have ended step k in exactly the state it ended step k-1 in: the
-// plans and costs are deterministic, so the same state and the same requests give the same
-// step again, forever. Two proofs of equal state are accepted:
-//
-//   - the allocator writes its state (AppendState) and the bytes are equal;
-//   - the allocator is TF's classic BFC (allocator.BFC) and step k added no persistent tensor (the
-//     optimizer slots came in an earlier step), took or returned no region (the pool size
-//     never changed) and had no failed request (which can move the growth schedule). At the
-//     end of every step all step tensors are freed and BFC coalesces free neighbours
-//     (tsl bfc_allocator.cc FreeAndMaybeCoalesce), so the state is "the persistent chunks at
-//     their addresses, every gap one free chunk, in the same regions": the same at the end of
-//     k-1 and k when nothing above changed. Step k+1 then starts where step k started and
-//     runs it again, whatever step k-1 took (the first step's XLA compile, say).
-//
-// The structural proof needs nothing of step k-1 but that it ended: step k may follow a step
-// the loss scale skipped (which frees its tensors like any step, without the optimizer
-// update); the equal-bytes proof compares two steps, so both must be updates.
-//
-// Steps up to Config.TraceSteps keep every op span, so the replay starts after them: step k
-// may be the last traced step (its copies drop the op spans it kept).
-func (r *runner) canFastForward() bool {
-	// Step k is copied, so it must not compile either (XLA compiles in the first step).
-	if !r.replay.ffPossible || r.skip(r.step) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step-1) {
-		return false
-	}
-	afterSkip := r.skip(r.step - 1)
-	_, sameTime := r.rec.stepTimes.last()
-	_, sameSplit := r.rec.breakdowns.last()
-	ok := true
-	for _, rep := range r.active {
-		switch a := rep.alloc.(type) {
-		case stateAppender:
-			// Equal bytes and the same requests at the same times in both steps (the last
-			// two steps took the same time, split the same way).
-			rep.proof.state, rep.proof.prevState = a.AppendState(rep.proof.prevState[:0]), rep.proof.state
-			if afterSkip || !bytes.Equal(rep.proof.state, rep.proof.prevState) || !slices.Equal(rep.proof.trace, rep.proof.prevTrace) || sameTime < 2 || sameSplit < 2 {
-				ok = false
-			}
-		case *allocator.BFC:
-			if a.Options().Variant != allocator.Classic || !rep.proof.slotsAtStart || rep.proof.poolChanges != rep.proof.poolChangesAtStart || rep.proof.failures != rep.proof.failuresAtStart {
-				ok = false
-			}
-		default:
-			return false
-		}
-		// prevTrace is now step k's memory trace, the one fastForward replays.
-		rep.proof.trace, rep.proof.prevTrace = rep.proof.prevTrace, rep.proof.trace
-		if cap(rep.proof.trace) < len(rep.proof.prevTrace) {
-			rep.proof.trace = make([]memEvent, 0, len(rep.proof.prevTrace))
-		}
-	}
-	return ok
-}
 
 // sizeTraces gives each replica's step trace room for the memory changes of one step (one per
 // tensor an op allocates, one per op that frees, the variables and slots), so that recording
@@ -86,15 +20,6 @@ func (r *runner) sizeTraces() {
 		}
 		rep.proof.trace = make([]memEvent, 0, n)
 	}
-}
-
-// fastForwardable reports whether a can prove its state for canFastForward.
-func fastForwardable(a allocator.Allocator) bool {
-	switch a.(type) {
-	case stateAppender, *allocator.BFC:
-		return true
-	}
-	return false
 }
 
 // fastForward replays the steps up to the next one the loss scale skips (or the last) as
@@ -322,12 +247,9 @@ type gpuPart struct {
 }
 
 // planGPUReplay decides, at the end of step k of a run fed by tf.data, whether step k+1's
-// GPU part is a copy of step k's. Everything after the batch arrives is the same when the
-// allocator starts the step in the same state (the proof of canFastForward: classic BFC, no
-// persistent tensor added, no region taken or returned, no failed request in step k), no
-// step from k on compiles and neither step is skipped by the loss scale: the input pipeline
-// only decides when the step starts. A replayed step leaves the allocator untouched, so the
-// proof carries over to the steps after it.
+// GPU part is a copy of step k's (the proof is gpuPartRepeats, replay.go) and keeps it. A
+// replayed step leaves the allocator untouched, so the proof carries over to the steps after
+// it.
 func (r *runner) planGPUReplay() {
 	replayed := r.replay.stepReplayed
 	r.replay.stepReplayed = false
@@ -339,12 +261,10 @@ func (r *runner) planGPUReplay() {
 		return
 	}
 	r.replay.proven = nil
-	rep := r.replicas[0]
-	a, ok := rep.alloc.(*allocator.BFC)
-	if r.skip(r.step) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step-1) || !ok || a.Options().Variant != allocator.Classic ||
-		!rep.proof.slotsAtStart || rep.proof.poolChanges != rep.proof.poolChangesAtStart || rep.proof.failures != rep.proof.failuresAtStart {
+	if !r.gpuPartRepeats() {
 		return
 	}
+	rep := r.replicas[0]
 	wait := rep.exec.cat[catInput]
 	g := &gpuPart{cat: rep.exec.cat, kinds: rep.exec.kinds, dur: r.eng.Now() - r.stepStart - wait, busy: rep.exec.busy - rep.exec.busyAtStart, ops: r.rec.stepOps}
 	g.cat[catInput] = 0

@@ -3,7 +3,6 @@ package train
 import (
 	"slices"
 
-	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/sim"
 )
 
@@ -70,18 +69,6 @@ func (js *jitterState) resetWindow() {
 	}
 }
 
-// jitterFastForwardable reports whether fast-forward may run under jitter: every simulated
-// replica's allocator is TF's classic BFC (the structural proof of canFastForward).
-func (r *runner) jitterFastForwardable() bool {
-	for _, rep := range r.active {
-		a, ok := rep.alloc.(*allocator.BFC)
-		if !ok || a.Options().Variant != allocator.Classic {
-			return false
-		}
-	}
-	return true
-}
-
 // jitterStep runs at the end of a step under jitter: it records the step in the window when
 // canFastForward proved it (a step that is not proven empties an incomplete window) and, once
 // the window is complete, replays the steps up to the next one the loss scale skips. It
@@ -116,15 +103,6 @@ func (r *runner) jitterStep() bool {
 		r.buildPasses()
 	}
 	return r.replayWindow()
-}
-
-func (r *runner) countersMatch() bool {
-	for i, rep := range r.active {
-		if rep.proof.poolChanges != r.replay.jit.poolChanges[i] || rep.proof.failures != r.replay.jit.failues[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // windowRecord records the step just simulated (after canFastForward's trace swap): its

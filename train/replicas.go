@@ -91,9 +91,6 @@ func (r *runner) setupReplicas() error {
 		for _, rep := range r.replicas {
 			rep.rng = sim.Stream(r.cfg.Seed, fmt.Sprintf("replica/%d/kernel-jitter", rep.id))
 		}
-		// Jitter makes every step's times different, never its allocations: the steps are
-		// fast-forwarded by replaying a window of them (jitter.go), with TF's classic BFC.
-		r.replay.ffPossible = r.replay.ffPossible && r.jitterFastForwardable()
 	}
 	if r.cfg.OneRuntime() && !strings.EqualFold(r.env()["TF_GPU_THREAD_MODE"], "gpu_private") {
 		// TF's default GPU thread mode "global" (tensorflow/core/common_runtime/gpu/

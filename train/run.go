@@ -250,21 +250,6 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	if r.feed.inputs != nil {
 		r.feed.input = r.feed.inputs[0]
 	}
-	r.replay.recordSteps = cfg.FastForward
-	for _, rep := range r.replicas {
-		if !fastForwardable(rep.alloc) {
-			r.replay.recordSteps = false
-		}
-	}
-	// With an input pipeline the steps differ by their wait for a batch; the GPU's part of a
-	// step (after the batch) may still be replayed (replayInput), for one replica without
-	// accumulation (one wait per step, at its start).
-	r.replay.replayInput = r.replay.recordSteps && r.feed.input != nil && len(r.replicas) == 1 && cfg.AccumulationSteps == 1
-	r.replay.recordSteps = r.replay.recordSteps && (r.feed.input == nil || r.replay.replayInput)
-	r.replay.ffPossible = r.replay.recordSteps && r.feed.input == nil
-	if r.replay.recordSteps {
-		r.sizeTraces()
-	}
 	if err := r.setupLossScale(); err != nil {
 		return nil, err
 	}
@@ -275,9 +260,7 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	if err := r.setupReplicas(); err != nil {
 		return nil, err
 	}
-	if symmetric && r.symmetricProof() {
-		r.active = r.replicas[:1]
-	}
+	r.setupReplay(symmetric)
 	return r, nil
 }
 
