@@ -74,9 +74,9 @@ type GPUTrial struct {
 	// residuals' range and the pool's size caps what it can say.
 	ReachConfidence      float64 `json:"reach_confidence,omitempty"`
 	ReachConfidenceBound string  `json:"reach_confidence_bound,omitempty"`
-	// confidenceNote says when GPUsOptions.Confidence is past what the trial's residual pool
-	// can tell apart.
-	confidenceNote string
+	// ConfidenceNote says when GPUsOptions.Confidence is past what the trial's residual pool
+	// can tell apart (the report's ConfidenceNote is its fit's).
+	ConfidenceNote string `json:"-"`
 	// TrainSeconds is the time to train GPUsOptions.Training at StepTime (0 when not asked
 	// or after an OOM), TrainSecondsInterval its 80% prediction interval.
 	TrainSeconds         float64   `json:"train_seconds,omitempty"`
@@ -160,7 +160,7 @@ func GPUs(ctx context.Context, base train.Config, o GPUsOptions) (*GPUsReport, e
 			if trials[i].GPUs == reach {
 				t := trials[i]
 				rep.Fit = &t
-				rep.ConfidenceNote = t.confidenceNote
+				rep.ConfidenceNote = t.ConfidenceNote
 			}
 		}
 		return rep, nil
@@ -358,7 +358,7 @@ func (o GPUsOptions) trialIntervals(t *GPUTrial, cfg train.Config, res *Result, 
 	}
 	// The real throughput is Throughput*exp(e), e the residual: it reaches the target when
 	// e >= log(target/Throughput).
-	if p, bound, ok := o.Uncertainty.Probability(k, math.Log(o.Throughput/t.Throughput)); ok && t.Throughput > 0 {
+	if p, bound, ok := o.Uncertainty.Probability(k, math.Log(o.Throughput/t.Throughput)); ok && t.Throughput > 0 && !math.IsInf(t.Throughput, 0) {
 		t.ReachConfidence = 1 - p
 		switch bound {
 		case BoundAtMost:
@@ -369,7 +369,7 @@ func (o GPUsOptions) trialIntervals(t *GPUTrial, cfg train.Config, res *Result, 
 	}
 	if o.Confidence > 0 {
 		if _, hi, basis := o.Uncertainty.Supported(k); o.Confidence > hi {
-			t.confidenceNote = fmt.Sprintf("the residuals (%s) tell confidences up to %.0f%%: at %.0f%% the answer rests on the largest miss among them", basis, 100*hi, 100*o.Confidence)
+			t.ConfidenceNote = fmt.Sprintf("the residuals (%s) tell confidences up to %.0f%%: at %.0f%% the answer rests on the largest miss among them", basis, 100*hi, 100*o.Confidence)
 		}
 		q, ok := o.Uncertainty.Quantile(k, 1-o.Confidence)
 		if !ok {

@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/gpusim/gpusim/train"
@@ -14,6 +15,7 @@ const (
 	PhaseBinary      = "binary"      // bisection between the last fit and the first OOM
 	PhaseCheck       = "check"       // the batches just below the answer (BFC is not monotone)
 	PhaseScan        = "scan"        // counts tried by GPUs' doubling
+	PhaseConfidence  = "confidence"  // bisection below the answer for the batch that fits at a confidence
 )
 
 // MaxBatchOptions bounds and shapes the max-batch search.
@@ -35,6 +37,12 @@ type MaxBatchOptions struct {
 	Jobs int
 	// Run simulates one configuration (nil = train.Run).
 	Run RunFunc
+	// Confidence, when above 0, also finds the largest batch that fits with that probability:
+	// one whose peak in use times the Confidence quantile of the peak residuals like it
+	// (uncertainty.go) stays within the limit. 0 answers the simulated fit alone.
+	Confidence float64
+	// Uncertainty gives the residuals (nil: ShippedUncertainty).
+	Uncertainty *Uncertainty
 }
 
 // DefaultMaxBatchOptions returns batches 1 to 65536 in multiples of 8, 3 steps, 8 batches
@@ -66,7 +74,20 @@ type BatchTrial struct {
 	StepTime   float64 `json:"step_time_s"`
 	Throughput float64 `json:"throughput_samples_per_s"`
 	OOM        *OOM    `json:"oom,omitempty"`
+	// FitConfidence is the probability, from the peak residuals like the run, that the real
+	// peak stays within LimitBytes (Uncertainty.Probability; absent after an OOM), with
+	// FitConfidenceBound where the pool's size caps it. PeakAtConfidence is the peak's
+	// MaxBatchOptions.Confidence upper bound (absent without one).
+	FitConfidence      float64 `json:"fit_confidence,omitempty"`
+	FitConfidenceBound string  `json:"fit_confidence_bound,omitempty"`
+	PeakAtConfidence   int64   `json:"peak_bytes_at_confidence,omitempty"`
+	// ConfidenceNote says when the confidence is past what the trial's peak residual pool can
+	// tell apart (the report's ConfidenceNote is its answer's).
+	ConfidenceNote string `json:"-"`
 }
+
+// fitsAt says t fits with MaxBatchOptions.Confidence.
+func (t *BatchTrial) fitsAt() bool { return t.Fits && t.PeakAtConfidence <= t.LimitBytes }
 
 // MaxBatchReport is the answer of MaxBatch.
 type MaxBatchReport struct {
@@ -85,6 +106,13 @@ type MaxBatchReport struct {
 	Min      int `json:"min"`
 	Max      int `json:"max"`
 	Multiple int `json:"multiple"`
+	// Confidence is MaxBatchOptions.Confidence (absent when 0); ConfidenceBatch the largest
+	// batch found to fit with it (0: none) and ConfidenceFit its trial; ConfidenceNote says
+	// when Confidence is past what the peak residuals can tell apart.
+	Confidence      float64     `json:"confidence,omitempty"`
+	ConfidenceBatch int         `json:"max_batch_at_confidence,omitempty"`
+	ConfidenceFit   *BatchTrial `json:"fit_at_confidence,omitempty"`
+	ConfidenceNote  string      `json:"confidence_note,omitempty"`
 }
 
 // maxBatch holds one search's state.
@@ -121,13 +149,19 @@ func MaxBatch(ctx context.Context, base train.Config, o MaxBatchOptions) (*MaxBa
 	if o.Below < 0 {
 		return nil, fmt.Errorf("capacity: below %d: want at least 0", o.Below)
 	}
+	if o.Confidence < 0 || o.Confidence >= 1 {
+		return nil, fmt.Errorf("capacity: confidence %v: want a probability below 1 (0.9), or 0 for the simulated fit", o.Confidence)
+	}
+	if o.Uncertainty == nil {
+		o.Uncertainty = ShippedUncertainty()
+	}
 	lo := (o.Min + o.Multiple - 1) / o.Multiple * o.Multiple
 	hi := o.Max / o.Multiple * o.Multiple
 	if hi < lo {
 		return nil, fmt.Errorf("capacity: no multiple of %d between min %d and max %d", o.Multiple, o.Min, o.Max)
 	}
 	s := &maxBatch{ctx: ctx, base: base, o: o, run: runFunc(o.Run), seen: map[int]int{},
-		rep: &MaxBatchReport{Min: lo, Max: hi, Multiple: o.Multiple}}
+		rep: &MaxBatchReport{Min: lo, Max: hi, Multiple: o.Multiple, Confidence: o.Confidence}}
 
 	// Exponential phase: lo, 2lo, 4lo, ... and hi, in waves of Jobs.
 	var ladder []int
@@ -203,7 +237,50 @@ func MaxBatch(ctx context.Context, base train.Config, o MaxBatchOptions) (*MaxBa
 		}
 	}
 	sort.Slice(s.rep.NotMonotone, func(i, j int) bool { return s.rep.NotMonotone[i].Batch < s.rep.NotMonotone[j].Batch })
+	if o.Confidence > 0 {
+		if err := s.atConfidence(lo, fit); err != nil {
+			return nil, err
+		}
+	}
 	return s.rep, nil
+}
+
+// atConfidence finds the largest batch up to fit (the simulated answer) that fits at
+// o.Confidence: bisection between the largest batch tried that does and the smallest above
+// it that does not, assuming the peak grows with the batch between them. lo was tried
+// first and fits, so when nothing tried fits at the confidence, lo does not: no answer.
+func (s *maxBatch) atConfidence(lo, fit int) error {
+	good, bad := 0, fit+s.o.Multiple
+	for _, t := range s.rep.Trials {
+		if t.Batch <= fit && t.fitsAt() && t.Batch > good {
+			good = t.Batch
+		}
+	}
+	for _, t := range s.rep.Trials {
+		if t.Batch > good && !t.fitsAt() && t.Batch < bad {
+			bad = t.Batch
+		}
+	}
+	for good != 0 && bad-good > s.o.Multiple {
+		mid := good + (bad-good)/s.o.Multiple/2*s.o.Multiple
+		trials, err := s.try([]int{mid}, PhaseConfidence)
+		if err != nil {
+			return err
+		}
+		s.keep(trials[0])
+		if trials[0].fitsAt() {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	if good != 0 {
+		s.rep.ConfidenceBatch, s.rep.ConfidenceFit = good, s.get(good)
+		s.rep.ConfidenceNote = s.rep.ConfidenceFit.ConfidenceNote
+	} else if t := s.get(lo); t != nil {
+		s.rep.ConfidenceNote = t.ConfidenceNote
+	}
+	return nil
 }
 
 func (s *maxBatch) keep(t BatchTrial) {
@@ -248,10 +325,40 @@ func (s *maxBatch) trial(batch int, phase string) (BatchTrial, error) {
 			PeakBytes: m.peak, PoolBytes: m.pool, LimitBytes: m.limit,
 			FirstStepPeakBytes: m.firstPeak, SteadyPeakBytes: m.steadyPeak,
 			StepTime: m.stepTime, Throughput: m.throughput, OOM: m.oom}
+		if t.Fits && t.PeakBytes > 0 {
+			if err := s.confidence(&t, cfg, res); err != nil {
+				return BatchTrial{}, errTrial("batch", batch, err)
+			}
+		}
 		// Two applied updates: the first created the slots, the last step ran with them.
 		if !t.Fits || m.completed-m.skipped >= 2 || cfg.Steps < 2 || ext == maxExtensions {
 			return t, nil
 		}
 		cfg.Steps += m.skipped + 1
 	}
+}
+
+// confidence fills t's fit confidence and its peak at o.Confidence from the peak residuals
+// like the run: the real peak is PeakBytes*exp(e), e the residual.
+func (s *maxBatch) confidence(t *BatchTrial, cfg train.Config, res *train.Result) error {
+	g, err := runGPU(cfg)
+	if err != nil {
+		return err
+	}
+	k := Key{Quantity: QuantityPeak, Arch: ArchOf(g), Mix: MixOf(res), MultiGPU: res.Replicas > 1}
+	u := s.o.Uncertainty
+	if p, bound, ok := u.Probability(k, math.Log(float64(t.LimitBytes)/float64(t.PeakBytes))); ok {
+		t.FitConfidence, t.FitConfidenceBound = p, bound
+	}
+	if s.o.Confidence > 0 {
+		q, ok := u.Quantile(k, s.o.Confidence)
+		if !ok {
+			return fmt.Errorf("capacity: no peak residuals to answer at confidence %g", s.o.Confidence)
+		}
+		t.PeakAtConfidence = int64(math.Ceil(float64(t.PeakBytes) * math.Exp(q)))
+		if _, hi, basis := u.Supported(k); s.o.Confidence > hi {
+			t.ConfidenceNote = fmt.Sprintf("the residuals (%s) tell confidences up to %.0f%%: at %.0f%% the answer rests on the largest miss among them", basis, 100*hi, 100*s.o.Confidence)
+		}
+	}
+	return nil
 }

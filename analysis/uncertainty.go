@@ -421,10 +421,11 @@ func widen(lo, hi float64, basis string, sigma, level float64) (float64, float64
 // most x: the inverse of Quantile (the same plotting positions, order statistic i of n at
 // (i+1)/(n+1), linear between). An empirical pool of n rows cannot tell probabilities below
 // 1/(n+1) or above n/(n+1): x outside the pool's range answers that end with bound
-// BoundAtMost (x below the smallest residual) or BoundAtLeast (above the largest).
+// BoundAtMost (x below the smallest residual) or BoundAtLeast (above the largest). A NaN x
+// has no probability (false).
 func (u *Uncertainty) Probability(k Key, x float64) (p float64, bound string, ok bool) {
 	vals, _ := u.pool(k, "")
-	if len(vals) == 0 {
+	if len(vals) == 0 || math.IsNaN(x) {
 		return 0, "", false
 	}
 	sort.Float64s(vals)

@@ -218,6 +218,9 @@ func TestProbabilityInvertsQuantile(t *testing.T) {
 			t.Errorf("Probability(%g) = %g %q, want %g %q", c.x, p, bound, c.p, c.bound)
 		}
 	}
+	if _, _, ok := u.Probability(k, math.NaN()); ok {
+		t.Error("Probability(NaN): want no answer")
+	}
 	if lo, hi, _ := u.Supported(k); lo != 1.0/16 || hi != 15.0/16 {
 		t.Errorf("Supported = %g, %g: want 1/16, 15/16", lo, hi)
 	}

@@ -27,6 +27,7 @@ var capacityExamples = []string{
 	"gpusim capacity max-batch --set hardware.gpu=rtx3090 --set memory.growth=true",
 	"gpusim capacity max-batch --set hardware.gpu=rtx3090 --set memory.growth=true --set precision=mixed_float16 -o json",
 	"gpusim capacity max-batch --set model=mlp --max 4096 --multiple 64",
+	"gpusim capacity max-batch --set hardware.gpu=h200 --set memory.growth=true --confidence 0.9",
 	"gpusim capacity gpus resnet50-a100 --throughput 10000",
 	"gpusim capacity gpus resnet50-a100 --throughput 10000 --global-batch 1024 --max-gpus 16",
 	"gpusim capacity gpus resnet50-a100 --throughput 10000 --dataset-size 1281167 --epochs 90",
@@ -38,7 +39,7 @@ var capacityExamples = []string{
 func capacityUsage() string {
 	var b strings.Builder
 	b.WriteString(`Usage:
-  gpusim capacity max-batch [SCENARIO] [--set key=value]... [--min 1] [--max 65536] [--multiple 8] [--steps 3] [-o text|json]
+  gpusim capacity max-batch [SCENARIO] [--set key=value]... [--min 1] [--max 65536] [--multiple 8] [--steps 3] [--confidence P] [-o text|json]
   gpusim capacity gpus [SCENARIO] --throughput N [--max-gpus 64] [--per-gpu-batch B | --global-batch B] [--dataset-size N [--epochs E]] [--confidence P] [-o text|json]
 
 max-batch finds the largest global batch (a multiple of --multiple) for which the scenario does
@@ -50,7 +51,9 @@ the first forward and backward pass with the slots held; step 3 repeats the stea
 mixed_float16 a batch whose loss scale skipped updates is re-run with more steps until two
 updates were applied. Fitting is not monotone with TF's BFC allocator (fragmentation: a smaller
 batch can leave a pool layout in which a later tensor has no room); when a batch below the
-answer OOMs, the report says so and lists it.
+answer OOMs, the report says so and lists it. The fitting batch says the confidence it fits
+at (its real peak within the limit, from the peak residuals of runs like it); --confidence 0.9
+also finds the largest batch whose peak stays within the limit with 90% probability.
 
 gpus finds the fewest GPUs (hardware.count, with strategy.name=mirrored, or horovod with
 --strategy horovod) whose throughput
@@ -180,6 +183,7 @@ func runMaxBatch(ctx context.Context, stdout io.Writer, args []string) error {
 	fs.IntVar(&o.Max, "max", o.Max, "largest batch tried")
 	fs.IntVar(&o.Multiple, "multiple", o.Multiple, "the answer is a multiple of this")
 	fs.IntVar(&o.Below, "below", o.Below, "batches just below the answer re-checked (BFC fragmentation)")
+	fs.Float64Var(&o.Confidence, "confidence", 0, "also answer at this `probability` (0.9): the largest batch whose peak in use stays within the limit with that confidence (0 = the simulated fit alone)")
 	sc, done, err := c.parse("max-batch", fs, stdout, args, "batch")
 	if done || err != nil {
 		return err
@@ -195,6 +199,8 @@ func runMaxBatch(ctx context.Context, stdout io.Writer, args []string) error {
 		return usagef("capacity max-batch: --steps %d: want at least 1", c.steps)
 	case o.Below < 0:
 		return usagef("capacity max-batch: --below %d: want at least 0", o.Below)
+	case !(o.Confidence >= 0 && o.Confidence < 1):
+		return usagef("capacity max-batch: --confidence %v: want a probability from 0 to below 1 (0.9 for 90%%)", o.Confidence)
 	}
 	for _, f := range []struct {
 		flag string
@@ -412,8 +418,26 @@ func writeMaxBatchText(w io.Writer, sc *scenarios.Scenario, o analysis.MaxBatchO
 		if f.SteadyPeakBytes > 0 {
 			fmt.Fprintf(&b, "                 step 1 %s, the steps after %s\n", fmtBytes(f.FirstStepPeakBytes), fmtBytes(f.SteadyPeakBytes))
 		}
+		if f.FitConfidence > 0 {
+			fmt.Fprintf(&b, "  confidence     fits with %s confidence (the real peak within the limit)", confText(f.FitConfidence, f.FitConfidenceBound))
+			if rep.Confidence == 0 {
+				b.WriteString(" (--confidence P answers at P)")
+			}
+			b.WriteString("\n")
+		}
 		fmt.Fprintf(&b, "  step time      %s (median of %d steps; gpusim run --set batch=%d for a full run)\n", fmtSeconds(f.StepTime), f.Steps, rep.Batch)
 		fmt.Fprintf(&b, "  throughput     %.0f samples/s\n", f.Throughput)
+	}
+	if rep.Confidence > 0 {
+		if c := rep.ConfidenceFit; c != nil {
+			fmt.Fprintf(&b, "max batch        %d at %.0f%% confidence: peak %s, at most %s with %.0f%% confidence, of the %s limit\n",
+				rep.ConfidenceBatch, 100*rep.Confidence, fmtBytes(c.PeakBytes), fmtBytes(c.PeakAtConfidence), 100*rep.Confidence, fmtBytes(c.LimitBytes))
+		} else if rep.Fit != nil {
+			fmt.Fprintf(&b, "max batch        none at %.0f%% confidence: even batch %d's peak may pass the limit\n", 100*rep.Confidence, rep.Min)
+		}
+		if rep.ConfidenceNote != "" {
+			fmt.Fprintf(&b, "  note           %s\n", rep.ConfidenceNote)
+		}
 	}
 	if t := rep.FirstOOM; t != nil && t.OOM != nil {
 		fmt.Fprintf(&b, "first OOM        batch %d, step %d, op %s (%s requested, fragmentation %.1f%%)\n",

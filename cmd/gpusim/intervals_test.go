@@ -100,3 +100,59 @@ func TestCapacityConfidence(t *testing.T) {
 		t.Errorf("--confidence 90: exit %d, %q; want 2 naming the flag", code, stderr)
 	}
 }
+
+// TestMaxBatchConfidence: the simulated max batch says the confidence it fits at; at 90% the
+// answer is a batch no larger whose peak, raised to the 90th percentile of the peak
+// residuals, stays within the limit, while the next multiple's does not.
+func TestMaxBatchConfidence(t *testing.T) {
+	type trial struct {
+		Batch      int     `json:"batch"`
+		Fits       bool    `json:"fits"`
+		Peak       int64   `json:"peak_bytes_in_use"`
+		Limit      int64   `json:"bytes_limit"`
+		FitConf    float64 `json:"fit_confidence"`
+		PeakAtConf int64   `json:"peak_bytes_at_confidence"`
+	}
+	type report struct {
+		Batch      int     `json:"max_batch"`
+		Fit        *trial  `json:"fit"`
+		Confidence float64 `json:"confidence"`
+		ConfBatch  int     `json:"max_batch_at_confidence"`
+		ConfFit    *trial  `json:"fit_at_confidence"`
+		Trials     []trial `json:"trials"`
+	}
+	args := []string{"capacity", "max-batch", "--set", "hardware.gpu=h200", "--set", "memory.growth=true", "--multiple", "16", "--steps", "2", "-o", "json"}
+	get := func(extra ...string) report {
+		out, stderr, code := allocRun(t, append(args, extra...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var r report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	plain, conf := get(), get("--confidence", "0.9")
+	if plain.Fit == nil || !(plain.Fit.FitConf > 0 && plain.Fit.FitConf < 1) || plain.ConfBatch != 0 {
+		t.Fatalf("plain: %+v: want a fit with its confidence, no answer at a confidence", plain)
+	}
+	if conf.Batch != plain.Batch || conf.ConfFit == nil || conf.ConfBatch > conf.Batch || conf.ConfBatch == 0 || conf.Confidence != 0.9 {
+		t.Fatalf("at 90%%: max %d (plain %d), at confidence %d: want the same simulated answer and one no larger", conf.Batch, plain.Batch, conf.ConfBatch)
+	}
+	if c := conf.ConfFit; !(c.PeakAtConf > c.Peak && c.PeakAtConf <= c.Limit && c.FitConf >= 0.9-1e-9) {
+		t.Errorf("fit at 90%%: %+v: want its 90%% peak above the simulated one, within the limit, holding at 90%% or more", c)
+	}
+	for _, tr := range conf.Trials {
+		if tr.Batch == conf.ConfBatch+16 && tr.Fits && tr.PeakAtConf <= tr.Limit {
+			t.Errorf("batch %d fits at 90%% too (peak %d at 90%%, limit %d): the answer is not the largest", tr.Batch, tr.PeakAtConf, tr.Limit)
+		}
+	}
+	text, _, _ := allocRun(t, append(args[:len(args)-2], "--confidence", "0.9")...)
+	if !strings.Contains(text, "at 90% confidence: peak") || !strings.Contains(text, "fits with ") {
+		t.Errorf("text lacks the answers at a confidence:\n%s", text)
+	}
+	if _, stderr, code := allocRun(t, "capacity", "max-batch", "--confidence", "1"); code != 2 || !strings.Contains(stderr, "--confidence") {
+		t.Errorf("--confidence 1: exit %d, %q; want 2 naming the flag", code, stderr)
+	}
+}
