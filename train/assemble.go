@@ -80,7 +80,7 @@ func (r *runner) inputBufferResult(res *Result) {
 func (r *runner) replicaDevices(res *Result) (busy float64, usedBytes map[int]int64) {
 	usedBytes = map[int]int64{}
 	for _, rep := range r.replicas {
-		// A replica simulated as a copy of replica 0 (symmetric.go) has its measurements.
+		// A replica simulated as a copy of replica 0 (replay.go) has its measurements.
 		src := r.source(rep)
 		d := r.replicaDevice(rep, src)
 		if src != rep {
@@ -183,18 +183,6 @@ func (r *runner) scalingEfficiency(res *Result) float64 {
 func sortSpans(s []Span) []Span {
 	sort.SliceStable(s, func(i, j int) bool { return s[i].Start < s[j].Start })
 	return s
-}
-
-// physicalOf returns the nvidia-smi index of logical GPU i of the training process.
-func (r *runner) physicalOf(i int) int { return r.mach.visibleIdx[r.mach.configs[i].Physical] }
-
-// recordPrefix keeps the replicas' peaks at the end of step PrefixSteps for Result.Prefix.
-func (r *runner) recordPrefix() {
-	r.rec.prefixPeaks = r.rec.prefixPeaks[:0]
-	for _, rep := range r.replicas {
-		r.rec.prefixPeaks = append(r.rec.prefixPeaks, r.source(rep).alloc.Stats().PeakBytesInUse)
-	}
-	r.rec.prefixDone = true
 }
 
 // prefixResult sets res.Prefix: the peaks recordPrefix kept, or the run's own end when it

@@ -35,7 +35,7 @@ func BenchmarkRunMirrored8Long(b *testing.B) {
 
 // BenchmarkRunSymmetric8 runs ResNet-50 on 8 symmetric A100s, each GPU with its own host
 // threads, for 100 steps without fast-forward: "once" simulates replica 0 and copies it
-// (symmetric.go), "full" simulates all 8; both report simulated steps per second.
+// (replay.go), "full" simulates all 8; both report simulated steps per second.
 func BenchmarkRunSymmetric8(b *testing.B) {
 	c := DefaultConfig()
 	c.Steps, c.GPUCount, c.Strategy, c.Batch, c.FastForward = 100, 8, "mirrored", 512, false

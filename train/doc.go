@@ -32,7 +32,7 @@
 // of place. Result.ScalingEfficiency is the breakdown's estimate; analysis.Scaling compares the
 // run with a simulated one-GPU run and replaces it.
 //
-// The input pipeline (input.go, hooks.go) is package pipeline on the run's engine, its host
+// The input pipeline (input.go, feed.go) is package pipeline on the run's engine, its host
 // taken from the hw host profile (Config.Host, hardware.host.profile) where the scenario keeps
 // pipeline's defaults, one copy per replica with MirroredStrategy. Result.Input holds its
 // statistics, Result.Epochs the step times per dataset epoch (cache() shows there),
@@ -65,6 +65,35 @@
 // persistent chunks plus one free chunk per gap, unchanged. Other allocators qualify through
 // an optional AppendState method (exact state bytes). TestBFCFastForwardMatchesFullSimulation
 // compares fast-forwarded and step-by-step runs of many configurations byte for byte.
+//
+// The run in parts. A run is a runner (run.go: the configuration, the engine, the replicas
+// and the step being run; newRunner sets the parts up in order) whose state lives in parts,
+// each the owner of its fields and found by its file names:
+//
+//   - machine (machine.go, devices.go, memory_order.go): the GPU and host profiles, the
+//     physical GPUs with the other processes on them, TF's device setup and an allocator
+//     per logical GPU; built once, read after.
+//   - runPlans (plans.go, stepplan.go, memo.go, dispatch.go): the model's step plans priced
+//     for the GPU, each replica's share of the batch, the priced-plan cache.
+//   - feed (feed.go, input.go, arrays.go): the tf.data pipelines or Keras fit's array feed,
+//     one per process that reads input, and the batches waiting for their replicas.
+//   - gradSync (sync.go, strategy.go, replicas.go): the interconnect, the all-reduce planned
+//     once (TF's packs, Horovod's buckets), the barriers, the multi-replica costs (jitter,
+//     shared host threads, overlap).
+//   - schedule (schedule.go, xla.go): the loss-scale skips and XLA compiles drawn per step
+//     before the run.
+//   - replay (replay.go, fastforward.go, jitter.go): what may be replayed instead of
+//     simulated; replay.go holds every replay invariant (fast-forward, the jittered window,
+//     an input-fed step's GPU part, symmetric replicas) and its proof, in one place.
+//   - records (steprecord.go, bykind.go): what the steps measured, run-length encoded.
+//
+// Each replica (run.go) is its identity and plans plus four parts: replicaExec (exec.go:
+// where it is in its step, its host and GPU clocks, the step's time by category and kind),
+// replicaMemory and memStats (memory.go, timeline.go: the tensors and buffers it holds, how
+// allocations and frees are made and recorded, its timeline and peaks) and stepProof
+// (replay.go: what proves its steps repeat). assemble.go writes the Result from the parts.
+// No struct of the package has more than 20 fields but the records Result, Device and System
+// (TestStructFieldCount).
 //
 // Example:
 //

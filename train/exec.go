@@ -1,8 +1,6 @@
 package train
 
 import (
-	"fmt"
-
 	"github.com/gpusim/gpusim/allocator"
 	"github.com/gpusim/gpusim/framework"
 	"github.com/gpusim/gpusim/hw"
@@ -53,17 +51,6 @@ func (r *runner) run() (*Result, error) {
 		return nil, r.abort
 	}
 	return r.result(), nil
-}
-
-func (r *runner) allocPersistent(rep *replica, p *plan, ti int, op string) bool {
-	h, ok := rep.alloc.Allocate(p.Tensors[ti].Bytes)
-	if !ok {
-		r.fail(rep, p.Tensors[ti], op)
-		return false
-	}
-	rep.mem.persistent = append(rep.mem.persistent, h)
-	r.recordMem(rep, p.Tensors[ti].Bytes)
-	return true
 }
 
 func (r *runner) startStep() {
@@ -118,40 +105,6 @@ func (r *runner) startMicro(rep *replica) {
 	})
 }
 
-// whenBatch runs fn once batch k of rep's process is on the GPU. The replicas of one process
-// share a batch: its tf.data pipeline produces the process's batch and the strategy splits it
-// (one process for MirroredStrategy, one per GPU for Horovod). The batch is forgotten once
-// every replica of the process took it.
-func (r *runner) whenBatch(rep *replica, k int, fn func()) {
-	if r.feed.inputs == nil {
-		fn()
-		return
-	}
-	proc := rep.id / r.feed.perProcess
-	key := batchKey{proc, k}
-	b := r.feed.batches[key]
-	if b == nil {
-		b = &batch{}
-		r.feed.batches[key] = b
-		r.feed.inputs[proc].Get(func() {
-			b.ready = true
-			for _, w := range b.waiters {
-				w()
-			}
-			b.waiters = nil
-		})
-	}
-	b.takers++
-	if b.takers == r.feed.perProcess {
-		delete(r.feed.batches, key)
-	}
-	if b.ready {
-		fn()
-		return
-	}
-	b.waiters = append(b.waiters, fn)
-}
-
 func (r *runner) plan(rep *replica) *plan { return rep.plans[rep.exec.micro] }
 
 func (r *runner) final(rep *replica) bool { return rep.exec.micro == len(rep.plans)-1 }
@@ -179,21 +132,6 @@ func (r *runner) nextOp(rep *replica) {
 	}
 	rep.exec.pend = pendingOp{name: op.Name, alloc: op.Alloc, free: op.Free, cost: p.costs[i], plan: p, tune: op.Autotune}
 	r.issue(rep)
-}
-
-// allocSlots allocates the optimizer's slot variables once, at the first update: Keras creates
-// them in optimizer.build at the first apply_gradients. It reports false on an OOM.
-func (r *runner) allocSlots(rep *replica, p *plan, op string) bool {
-	if rep.mem.slotsDone {
-		return true
-	}
-	for _, ti := range p.Slots {
-		if !r.allocPersistent(rep, p, ti, op) {
-			return false
-		}
-	}
-	rep.mem.slotsDone = true
-	return true
 }
 
 // pendingOp is the op a replica is issuing or running. then runs at its end; nil means the
@@ -262,75 +200,6 @@ func (r *runner) opStart(rep *replica) {
 	rep.exec.busy += op.cost.exec
 	r.addBusy(rep, r.eng.Now(), r.eng.Now()+op.cost.exec)
 	r.eng.At(r.eng.Now()+op.cost.exec, rep.onEnd)
-}
-
-// allocOpTensor allocates tensor ti of the pending op; false when the step ran out of memory.
-func (r *runner) allocOpTensor(rep *replica, ti int) bool {
-	op := &rep.exec.pend
-	if rep.mem.isLive[ti] || op.plan.isPers[ti] {
-		return true
-	}
-	t := &op.plan.Tensors[ti]
-	h, ok := rep.alloc.Allocate(t.Bytes)
-	if !ok && t.Role == models.Workspace {
-		// cuDNN scratch space is requested without retry_on_failure: BFC logs "The caller
-		// indicates that this is not a failure, but may mean that there could be
-		// performance gains if more memory were available" (bfc_allocator.cc) and the
-		// autotuner picks an algorithm that fits; the op runs without the workspace.
-		r.rec.workspaceMisses++
-		rep.proof.failures++
-		if r.rec.workspaceMisses == 1 {
-			r.notes = append(r.notes, fmt.Sprintf("step %d, op %s: cuDNN workspace of %s did not fit; TF logs \"the caller indicates that this is not a failure\" and falls back to an algorithm without it (the simulated op time is unchanged)", r.step, op.name, allocator.HumanReadableNumBytes(t.Bytes)))
-		}
-		return true
-	}
-	if !ok {
-		r.fail(rep, *t, op.name)
-		return false
-	}
-	rep.mem.live[ti], rep.mem.isLive[ti] = h, true
-	r.recordMem(rep, t.Bytes)
-	return true
-}
-
-// autotune runs cuDNN's first-run profiling of a convolution (models.AutotuneScratch): the
-// redzone copy of the written buffer if it fits, then each candidate's workspace in turn,
-// freed after it. A request that does not fit fails that candidate only (TF allocates
-// scratch with retry_on_failure false; the BFC allocator may still extend a growing pool or
-// give free regions back first, as it does for any request).
-func (r *runner) autotune(rep *replica, at *models.AutotuneScratch, opName string) {
-	rep.exec.tuned[at.Key] = true
-	r.rec.autotuned++
-	var wrap allocator.Handle
-	wrapped := false
-	if at.Wrap > 0 {
-		if h, ok := rep.alloc.Allocate(at.Wrap); ok {
-			wrap, wrapped = h, true
-			r.recordMem(rep, at.Wrap)
-		}
-	}
-	for _, b := range at.Workspace {
-		if b < 0 {
-			r.rec.autotuneSkips++
-			continue
-		}
-		h, ok := rep.alloc.Allocate(b)
-		if !ok {
-			r.rec.autotuneSkips++
-			rep.proof.failures++
-			if r.rec.autotuneSkips == 1 {
-				r.notes = append(r.notes, fmt.Sprintf("step %d, op %s: cuDNN autotuning skipped an algorithm whose %s of scratch did not fit (not an error in TF: the candidate is marked failed and a smaller-workspace one is used)", r.step, opName, allocator.HumanReadableNumBytes(b)))
-			}
-			continue
-		}
-		r.recordMem(rep, b)
-		rep.alloc.Free(h)
-		r.recordMem(rep, 0)
-	}
-	if wrapped {
-		rep.alloc.Free(wrap)
-		r.recordMem(rep, 0)
-	}
 }
 
 func (r *runner) opEnd(rep *replica) {
@@ -419,156 +288,6 @@ func (r *runner) endBackward(rep *replica) {
 	r.issue(rep)
 }
 
-// freeTensors frees the plan tensors of the list still alive on rep (an op's dead inputs, a
-// micro-step's gradients). Frees only lower the bytes in use (and never change the pool): one
-// memory sample after them keeps the timeline's maxima.
-func (r *runner) freeTensors(rep *replica, tensors []int) {
-	freed := false
-	for _, ti := range tensors {
-		if rep.mem.isLive[ti] {
-			rep.alloc.Free(rep.mem.live[ti])
-			rep.mem.isLive[ti] = false
-			freed = true
-		}
-	}
-	if freed {
-		r.recordMem(rep, 0)
-	}
-}
-
-func (r *runner) freeStepTensors(rep *replica) {
-	freed := len(rep.mem.extra) > 0
-	for _, h := range rep.mem.extra {
-		rep.alloc.Free(h)
-	}
-	rep.mem.extra = rep.mem.extra[:0]
-	for ti, l := range rep.mem.isLive {
-		if l {
-			rep.alloc.Free(rep.mem.live[ti])
-			rep.mem.isLive[ti] = false
-			freed = true
-		}
-	}
-	if freed {
-		r.recordMem(rep, 0)
-	}
-}
-
-// barrier waits until every replica finished its backward pass, then all-reduces the
-// gradients: NcclAllReduce after the whole backward pass (Keras fit does not overlap them),
-// with the pack buffers of TF's _ConcatAndSplitPacker allocated on every replica.
-func (r *runner) barrier(rep *replica) {
-	rep.exec.bwEnd = r.eng.Now()
-	r.sync.atBarrier++
-	if r.sync.atBarrier < len(r.active) {
-		return
-	}
-	now := r.eng.Now()
-	r.sync.arStart = now
-	if !r.allocNCCLBuffers() {
-		return
-	}
-	arTime := r.allReduceTime(now)
-	for _, rp := range r.active {
-		rp.exec.cat[catSync] += now - rp.exec.mark
-		rp.exec.mark = now
-		rp.stats.arStartBytes = rp.alloc.Stats().BytesInUse
-		if len(r.replicas) > 1 && !r.runPackStages(rp) {
-			return
-		}
-		rp := rp
-		r.eng.At(now+arTime, func() {
-			if r.oom != nil {
-				return
-			}
-			if rp.mem.hasReduceExtra {
-				rp.alloc.Free(rp.mem.reduceExtra)
-				rp.mem.hasReduceExtra = false
-				r.recordMem(rp, 0)
-			}
-			t := r.eng.Now()
-			rp.exec.cat[catAllReduce] += t - rp.exec.mark
-			rp.exec.mark = t
-			rp.exec.hostT, rp.exec.devFree = t, t
-			rp.exec.opIdx = r.plan(rp).optStart
-			rp.exec.optimizing = true
-			if r.sched.skipThis {
-				// LossScaleOptimizer: non-finite gradients skip apply_gradients on all replicas.
-				// The slots exist all the same: the optimizer's variables are built before the
-				// finite check (Keras 3 builds them with the model's state before the first
-				// step; tf.keras's LossScaleOptimizer.apply_gradients creates them before its
-				// tf.cond, which cannot create variables).
-				if !r.allocSlots(rp, r.plan(rp), "apply_gradients") {
-					return
-				}
-				rp.exec.opIdx = len(r.plan(rp).Ops)
-			}
-			r.nextOp(rp)
-		})
-	}
-	if len(r.replicas) > 1 {
-		r.rec.arTimes.add(arTime.Seconds(), 1)
-		for _, rp := range r.replicas {
-			r.rec.spans = append(r.rec.spans, Span{Device: rp.id, Track: TrackAllReduce, Name: r.sync.allReduce.Impl, Step: r.step - 1,
-				Start: now.Seconds(), Dur: arTime.Seconds()})
-			if r.source(rp) == rp {
-				r.addBusy(rp, now, now+arTime) // NCCL's kernels count for nvidia-smi
-			}
-		}
-	}
-}
-
-// runPackStages allocates and frees the all-reduce's buffers on one replica in TF's order.
-// The buffers left at the end (the reduced gradients) are freed with the step's tensors.
-func (r *runner) runPackStages(rep *replica) bool {
-	p := r.plan(rep)
-	bufs := rep.mem.packBufs[:0]
-	for range r.sync.packBufs {
-		bufs = append(bufs, -1)
-	}
-	rep.mem.packBufs = bufs
-	rep.stats.arPeakBytes = rep.alloc.Stats().BytesInUse
-	for _, st := range r.sync.packStages {
-		for _, b := range st.alloc {
-			h, ok := rep.alloc.Allocate(r.sync.packBufs[b].Bytes)
-			if !ok {
-				r.fail(rep, models.Tensor{Name: r.sync.packBufs[b].Name, Bytes: r.sync.packBufs[b].Bytes, DType: models.Float32}, r.arOpName()+"/"+st.name)
-				return false
-			}
-			bufs[b] = h
-			r.recordMem(rep, r.sync.packBufs[b].Bytes)
-			rep.stats.arPeakBytes = max(rep.stats.arPeakBytes, rep.alloc.Stats().BytesInUse)
-		}
-		if st.name == "allreduce" && !r.allocReduceExtra(rep) {
-			return false
-		}
-		for _, b := range st.free {
-			if b < 0 {
-				for _, ti := range p.Gradients {
-					if rep.mem.isLive[ti] {
-						rep.alloc.Free(rep.mem.live[ti])
-						rep.mem.isLive[ti] = false
-					}
-				}
-			} else if bufs[b] >= 0 {
-				rep.alloc.Free(bufs[b])
-				bufs[b] = -1
-			}
-		}
-		if len(st.free) > 0 {
-			r.recordMem(rep, 0)
-		}
-	}
-	// The reduced gradients stay until the end of the step; freed in allocation order.
-	rep.mem.extra = rep.mem.extra[:0]
-	for _, h := range bufs {
-		if h >= 0 {
-			rep.mem.extra = append(rep.mem.extra, h)
-		}
-	}
-	return true
-}
-
 // endStep runs when a replica finished its optimizer ops. The step ends when all have.
 func (r *runner) endStep(rep *replica) {
 	r.freeStepTensors(rep)
@@ -612,95 +331,6 @@ func (r *runner) endStep(rep *replica) {
 	r.planGPUReplay()
 	r.step++
 	r.startStep()
-}
-
-func (r *runner) fail(rep *replica, t models.Tensor, op string) {
-	o := rep.alloc.LastOOM()
-	res := &OOM{Step: r.step, MicroStep: rep.exec.micro + 1, Op: op, Tensor: t.Name, Device: rep.device,
-		Allocator: rep.alloc.Name(), Requested: t.Bytes, Time: r.eng.Now().Seconds()}
-	if r.step == 0 {
-		res.MicroStep = 0
-	}
-	msg := allocator.TensorMessage(tensorShape(t), tensorDType(t), rep.device, rep.alloc.Name())
-	res.Message = "ResourceExhaustedError: " + msg
-	if o != nil {
-		res.Log = o.Log
-		res.Fragmentation = o.Fragmentation
-		res.Regions = o.Regions
-		res.Time += o.Wait.Seconds()
-		res.Wait = o.Wait.Seconds()
-	}
-	r.oom = res
-	r.end = r.eng.Now()
-	r.eng.Stop()
-}
-
-// tfDType is DataTypeString of a dtype (tensorflow/core/framework/types.cc).
-func tfDType(d models.DType) string {
-	switch d {
-	case models.Float16:
-		return "half"
-	case models.BFloat16:
-		return "bfloat16"
-	case models.Int32:
-		return "int32"
-	}
-	return "float"
-}
-
-// usageReader is implemented by allocators that give their bytes in use and pool size
-// without computing the rest of their statistics (allocator.BFC).
-type usageReader interface {
-	Usage() (inUse, pool int64)
-}
-
-// usage returns rep's allocator's bytes in use and pool size.
-func usage(a allocator.Allocator) (inUse, pool int64) {
-	if u, ok := a.(usageReader); ok {
-		return u.Usage()
-	}
-	s := a.Stats()
-	return s.BytesInUse, s.PoolBytes
-}
-
-func (r *runner) recordMem(rep *replica, request int64) {
-	inUse, pool := usage(rep.alloc)
-	now := r.eng.Now()
-	rep.stats.sampler.record(now, inUse, pool)
-	if r.step <= 1 {
-		rep.stats.firstPeak = max(rep.stats.firstPeak, inUse)
-	} else {
-		rep.stats.steadyPeak = max(rep.stats.steadyPeak, inUse)
-	}
-	if r.step >= 1 && r.step <= len(rep.stats.profiles) {
-		rep.stats.profiles[r.step-1].record(now-r.stepStart, inUse, pool)
-	}
-	if r.replay.recordSteps {
-		rep.proof.trace = append(rep.proof.trace, memEvent{at: now - r.stepStart, inUse: inUse, pool: pool})
-	}
-	if pool != rep.stats.lastPool {
-		if len(rep.stats.growth) < maxGrowth {
-			rep.stats.growth = append(rep.stats.growth, PoolChange{Time: now.Seconds(), Step: r.step, PoolBytes: pool,
-				RegionBytes: pool - rep.stats.lastPool, Request: request})
-		} else {
-			rep.stats.dropped++
-		}
-		rep.stats.lastPool = pool
-		rep.proof.poolChanges++
-	}
-}
-
-// recordStepSeries adds the step's span and each GPU's busy fraction over it.
-func (r *runner) recordStepSeries(start, end sim.Time) {
-	for _, rp := range r.replicas {
-		r.rec.spans = append(r.rec.spans, Span{Device: rp.id, Track: TrackStep, Name: fmt.Sprintf("step %d", r.step), Step: r.step - 1,
-			Start: start.Seconds(), Dur: (end - start).Seconds()})
-		busy := 0.0
-		if src := r.source(rp); end > start {
-			busy = float64(src.exec.busy-src.exec.busyAtStart) / float64(end-start)
-		}
-		r.rec.util = append(r.rec.util, UtilPoint{Device: rp.id, T: start.Seconds(), Busy: busy})
-	}
 }
 
 // stepHost is the host time of a step before its first kernel that the GPU waits for. Under

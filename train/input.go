@@ -111,7 +111,7 @@ func (r *runner) inputResult(res *Result) {
 	for i, rep := range r.replicas {
 		var u UtilSeries
 		if r.source(rep) != rep {
-			u = res.GPUSeries[0] // a copy of replica 0 (symmetric.go)
+			u = res.GPUSeries[0] // a copy of replica 0 (replay.go)
 		} else {
 			samples, period := rep.exec.meter.Series(r.end)
 			u = UtilSeries{Period: period.Seconds(), Samples: samples, Summary: rep.exec.meter.Summary()}

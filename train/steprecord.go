@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/gpusim/gpusim/sim"
@@ -163,4 +164,26 @@ type records struct {
 	util            []UtilPoint
 	prefixDone      bool    // step PrefixSteps ended: prefixPeaks holds the replicas' peaks then
 	prefixPeaks     []int64 // for Result.Prefix
+}
+
+// recordStepSeries adds the step's span and each GPU's busy fraction over it.
+func (r *runner) recordStepSeries(start, end sim.Time) {
+	for _, rp := range r.replicas {
+		r.rec.spans = append(r.rec.spans, Span{Device: rp.id, Track: TrackStep, Name: fmt.Sprintf("step %d", r.step), Step: r.step - 1,
+			Start: start.Seconds(), Dur: (end - start).Seconds()})
+		busy := 0.0
+		if src := r.source(rp); end > start {
+			busy = float64(src.exec.busy-src.exec.busyAtStart) / float64(end-start)
+		}
+		r.rec.util = append(r.rec.util, UtilPoint{Device: rp.id, T: start.Seconds(), Busy: busy})
+	}
+}
+
+// recordPrefix keeps the replicas' peaks at the end of step PrefixSteps for Result.Prefix.
+func (r *runner) recordPrefix() {
+	r.rec.prefixPeaks = r.rec.prefixPeaks[:0]
+	for _, rep := range r.replicas {
+		r.rec.prefixPeaks = append(r.rec.prefixPeaks, r.source(rep).alloc.Stats().PeakBytesInUse)
+	}
+	r.rec.prefixDone = true
 }

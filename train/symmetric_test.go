@@ -38,7 +38,7 @@ func private(c *Config) {
 	c.Env = map[string]string{"TF_GPU_THREAD_MODE": "gpu_private"}
 }
 
-// TestSymmetricReplicasMatchFullSimulation: where the proof of symmetric.go holds, simulating
+// TestSymmetricReplicasMatchFullSimulation: where the proof of replay.go (symmetricProof) holds, simulating
 // replica 0 once and copying it gives exactly the full simulation's result (every field but
 // Events, the work the simulator did), with and without fast-forward, traced op spans
 // included; a run that runs out of memory is simulated in full.
