@@ -1,4 +1,4 @@
-package analysis_test
+package main
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 	"github.com/gpusim/gpusim/scenarios"
 )
 
-// BenchmarkPlanHorovodDGX is the search `gpusim plan horovod-dgx-a100` runs (goal throughput,
+// BenchmarkPlanHorovodDGX is the search `gpusim plan horovod-dgx-a100` runs (here, above scenarios' row, so that it can load the built-in) (goal throughput,
 // the full default space, 20 steps per plan): 10,080 points, of which the bounds leave a few
 // hundred eight-replica runs with tf.data to simulate, so unlike BenchmarkPlanSearch10k its
 // time is the simulator's, not the search's. Issue 32's budget is 10 s on 2 cores. It reports
 // configs/s over the wall time and the CPU seconds (the wall time moves with a shared
 // machine's load):
 //
-//	go test ./analysis -run '^$' -bench PlanHorovodDGX -benchtime 1x -cpu 2
+//	go test ./cmd/gpusim -run '^$' -bench PlanHorovodDGX -benchtime 1x -cpu 2
 func BenchmarkPlanHorovodDGX(b *testing.B) {
 	sc, err := scenarios.Builtin("horovod-dgx-a100")
 	if err != nil {
