@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Every index runs once, on at most jobs goroutines at a time.
@@ -67,6 +68,13 @@ func TestRunReportsLowestFailure(t *testing.T) {
 			case 3:
 				<-sevenFailed
 				return errors.New("three")
+			}
+			if i > 7 {
+				// Indices past the failure are slow, as real work is: the failing worker
+				// records its error while they run, so the hand-out has something to stop.
+				// (Instant ones could all be handed out before the failure is recorded.)
+				<-sevenFailed
+				time.Sleep(time.Millisecond)
 			}
 			return nil
 		})
