@@ -137,20 +137,8 @@ type maxBatch struct {
 // runs with them resident), at most 4 times. An error of train.Run (a configuration TF
 // rejects) ends the search, wrapped with the batch.
 func MaxBatch(ctx context.Context, base train.Config, o MaxBatchOptions) (*MaxBatchReport, error) {
-	if o.Multiple < 1 {
-		return nil, fmt.Errorf("capacity: multiple %d: want at least 1", o.Multiple)
-	}
-	if o.Min < 1 {
-		return nil, fmt.Errorf("capacity: min %d: want at least 1", o.Min)
-	}
-	if o.Steps < 1 {
-		return nil, fmt.Errorf("capacity: steps %d: want at least 1", o.Steps)
-	}
-	if o.Below < 0 {
-		return nil, fmt.Errorf("capacity: below %d: want at least 0", o.Below)
-	}
-	if o.Confidence < 0 || o.Confidence >= 1 {
-		return nil, fmt.Errorf("capacity: confidence %v: want a probability below 1 (0.9), or 0 for the simulated fit", o.Confidence)
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	if o.Uncertainty == nil {
 		o.Uncertainty = ShippedUncertainty()
@@ -164,18 +152,7 @@ func MaxBatch(ctx context.Context, base train.Config, o MaxBatchOptions) (*MaxBa
 		rep: &MaxBatchReport{Min: lo, Max: hi, Multiple: o.Multiple, Confidence: o.Confidence}}
 
 	// Exponential phase: lo, 2lo, 4lo, ... and hi, in waves of Jobs.
-	var ladder []int
-	for b := lo; ; b *= 2 {
-		if b >= hi {
-			ladder = append(ladder, hi)
-			break
-		}
-		ladder = append(ladder, b)
-		if b > hi/2 { // the next doubling passes hi (and could overflow)
-			ladder = append(ladder, hi)
-			break
-		}
-	}
+	ladder := doublings(lo, hi)
 	fit, oom := 0, 0
 	for start := 0; start < len(ladder) && oom == 0; start += max(o.Jobs, 1) {
 		wave := ladder[start:min(start+max(o.Jobs, 1), len(ladder))]
@@ -243,6 +220,40 @@ func MaxBatch(ctx context.Context, base train.Config, o MaxBatchOptions) (*MaxBa
 		}
 	}
 	return s.rep, nil
+}
+
+// check refuses options the search cannot run with.
+func (o MaxBatchOptions) check() error {
+	if o.Multiple < 1 {
+		return fmt.Errorf("capacity: multiple %d: want at least 1", o.Multiple)
+	}
+	if o.Min < 1 {
+		return fmt.Errorf("capacity: min %d: want at least 1", o.Min)
+	}
+	if o.Steps < 1 {
+		return fmt.Errorf("capacity: steps %d: want at least 1", o.Steps)
+	}
+	if o.Below < 0 {
+		return fmt.Errorf("capacity: below %d: want at least 0", o.Below)
+	}
+	if o.Confidence < 0 || o.Confidence >= 1 {
+		return fmt.Errorf("capacity: confidence %v: want a probability below 1 (0.9), or 0 for the simulated fit", o.Confidence)
+	}
+	return nil
+}
+
+// doublings is the exponential phase's batches: lo, 2lo, 4lo, ... below hi, then hi.
+func doublings(lo, hi int) []int {
+	var ladder []int
+	for b := lo; ; b *= 2 {
+		if b >= hi {
+			return append(ladder, hi)
+		}
+		ladder = append(ladder, b)
+		if b > hi/2 { // the next doubling passes hi (and could overflow)
+			return append(ladder, hi)
+		}
+	}
 }
 
 // atConfidence finds the largest batch up to fit (the simulated answer) that fits at

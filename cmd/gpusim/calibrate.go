@@ -418,17 +418,40 @@ type fitOptions struct {
 	profileStep bool
 }
 
+// traceSummary is what a fit reports of one of its inputs: an NVML trace's step times and
+// memory analysis, or a profile's step summary.
+type traceSummary struct {
+	Trace     string                   `json:"trace"`
+	HoldOut   bool                     `json:"hold_out,omitempty"`
+	Overrides []string                 `json:"overrides,omitempty"`
+	Steps     calibrate.StepSeries     `json:"steps"`
+	Memory    calibrate.MemoryAnalysis `json:"memory"`
+	MemoryErr string                   `json:"memory_error,omitempty"`
+	Profile   *xprof.StepSummary       `json:"profile,omitempty"`
+}
+
+// writeTraceSummaries prints the NVML traces' lines of a fit's text report (profiles have
+// their own tables).
+func writeTraceSummaries(w io.Writer, summaries []traceSummary) {
+	for _, s := range summaries {
+		if s.Profile != nil {
+			continue
+		}
+		if s.HoldOut {
+			fmt.Fprint(w, "held out: ")
+		}
+		fmt.Fprintf(w, "%s: %d step times (%s, %d warm-up), median %s\n", s.Trace, len(s.Steps.Times), s.Steps.Source, s.Steps.Warmup, formatSeconds(s.Steps.Median))
+		if s.MemoryErr != "" {
+			fmt.Fprintf(w, "  memory: %s\n", s.MemoryErr)
+		} else {
+			fmt.Fprintf(w, "  memory: GPU %d, %s: %s; context %.0f MiB, plateau %.0f MiB\n", s.Memory.Device, s.Memory.Mode, s.Memory.Reason,
+				float64(s.Memory.ContextBytes)/(1<<20), float64(s.Memory.PlateauBytes)/(1<<20))
+		}
+	}
+}
+
 func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSimulator, opt fitOptions) error {
 	var obs []calibrate.Observation
-	type traceSummary struct {
-		Trace     string                   `json:"trace"`
-		HoldOut   bool                     `json:"hold_out,omitempty"`
-		Overrides []string                 `json:"overrides,omitempty"`
-		Steps     calibrate.StepSeries     `json:"steps"`
-		Memory    calibrate.MemoryAnalysis `json:"memory"`
-		MemoryErr string                   `json:"memory_error,omitempty"`
-		Profile   *xprof.StepSummary       `json:"profile,omitempty"`
-	}
 	var summaries []traceSummary
 	var profiles []profileInput
 	for _, in := range inputs {
@@ -497,21 +520,7 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 			Fit      *calibrate.FitResult     `json:"fit"`
 		}{summaries, tables, res})
 	}
-	for _, s := range summaries {
-		if s.Profile != nil {
-			continue
-		}
-		if s.HoldOut {
-			fmt.Fprint(stdout, "held out: ")
-		}
-		fmt.Fprintf(stdout, "%s: %d step times (%s, %d warm-up), median %s\n", s.Trace, len(s.Steps.Times), s.Steps.Source, s.Steps.Warmup, formatSeconds(s.Steps.Median))
-		if s.MemoryErr != "" {
-			fmt.Fprintf(stdout, "  memory: %s\n", s.MemoryErr)
-		} else {
-			fmt.Fprintf(stdout, "  memory: GPU %d, %s: %s; context %.0f MiB, plateau %.0f MiB\n", s.Memory.Device, s.Memory.Mode, s.Memory.Reason,
-				float64(s.Memory.ContextBytes)/(1<<20), float64(s.Memory.PlateauBytes)/(1<<20))
-		}
-	}
+	writeTraceSummaries(stdout, summaries)
 	for _, t := range tables {
 		if err := t.WriteText(stdout); err != nil {
 			return err

@@ -163,20 +163,7 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 	// The table reads each run's label, parameters, OOM and metrics; only the figures, the
 	// HTML report and a shard's part (merged into either) read its series.
 	series := shard != nil || plotDir != "" || htmlFile != ""
-	if os.Getenv("GOGC") == "" {
-		// Each run allocates its own state and drops it: Go's default collector (GOGC=100)
-		// marks the live heap each time the heap doubles, about a quarter of the sweep's CPU;
-		// 400 marks it a quarter as often. What stays live is bounded when the sweep keeps no
-		// series (the plan caches, 32 + 16 MB, and a few hundred bytes of metrics per run:
-		// about 40-65 MB for the 1,000 configurations of docs/compare.md), so there a soft
-		// limit of compareMemoryLimit keeps the heap 400 would grow to (about 300 MB) near it;
-		// a sweep that keeps every run's series grows with its runs and gets no limit, so the
-		// collector never works against it. A GOGC or GOMEMLIMIT the user sets wins.
-		defer debug.SetGCPercent(debug.SetGCPercent(compareGCPercent))
-		if !series && os.Getenv("GOMEMLIMIT") == "" {
-			defer debug.SetMemoryLimit(debug.SetMemoryLimit(compareMemoryLimit))
-		}
-	}
+	defer compareGC(series)()
 	// Load and check every configuration to simulate first: a typo in the last fails at once.
 	configs := make([]compareConfig, len(idx))
 	runs := make([]func(context.Context) (report.Run, error), len(idx))
@@ -208,6 +195,29 @@ func compareMain(ctx context.Context, stdout, stderr io.Writer, args []string, p
 		return writeComparePart(ctx, stdout, *shard, compareWithoutShard(args), prod, idx, results)
 	}
 	return compareRender(stdout, stderr, results, format, width, plotDir, htmlFile, "gpusim compare "+strings.Join(args, " "))
+}
+
+// compareGC sets the collector for a sweep that keeps every run's series (series) or only
+// their table cells, and returns what restores the settings.
+func compareGC(series bool) (restore func()) {
+	if os.Getenv("GOGC") == "" {
+		// Each run allocates its own state and drops it: Go's default collector (GOGC=100)
+		// marks the live heap each time the heap doubles, about a quarter of the sweep's CPU;
+		// 400 marks it a quarter as often. What stays live is bounded when the sweep keeps no
+		// series (the plan caches, 32 + 16 MB, and a few hundred bytes of metrics per run:
+		// about 40-65 MB for the 1,000 configurations of docs/compare.md), so there a soft
+		// limit of compareMemoryLimit keeps the heap 400 would grow to (about 300 MB) near it;
+		// a sweep that keeps every run's series grows with its runs and gets no limit, so the
+		// collector never works against it. A GOGC or GOMEMLIMIT the user sets wins.
+		gc := debug.SetGCPercent(compareGCPercent)
+		restore := func() { debug.SetGCPercent(gc) }
+		if !series && os.Getenv("GOMEMLIMIT") == "" {
+			limit := debug.SetMemoryLimit(compareMemoryLimit)
+			return func() { debug.SetMemoryLimit(limit); restore() }
+		}
+		return restore
+	}
+	return func() {}
 }
 
 // tableRun is r without its series (memory, utilization, input buffer, breakdown, trace):
