@@ -38,28 +38,10 @@ func (m *Model) KerasJSON(keras3 bool) ([]byte, error) {
 		if strings.HasPrefix(r.class, opPrefix) {
 			return nil, fmt.Errorf("model %s: layer %q is a keras.ops node, which KerasJSON does not write", m.Name, r.name)
 		}
-		c := map[string]any{}
-		for k, v := range r.config {
-			c[k] = v
-		}
-		c["name"] = r.name
 		if r.class == "InputLayer" {
-			if !keras3 {
-				c["batch_input_shape"] = c["batch_shape"]
-				delete(c, "batch_shape")
-				c["ragged"] = false
-			}
 			inputs = append(inputs, []any{r.name, 0, 0})
-		} else {
-			c["trainable"] = true
-			if keras3 {
-				c["dtype"] = map[string]any{"module": "keras", "class_name": "DTypePolicy",
-					"config": map[string]any{"name": "float32"}, "registered_name": nil}
-			} else {
-				c["dtype"] = "float32"
-			}
 		}
-		l := map[string]any{"class_name": r.class, "config": c, "name": r.name}
+		l := map[string]any{"class_name": r.class, "config": exportConfig(r, keras3), "name": r.name}
 		switch {
 		case r.class == "InputLayer":
 			l["inbound_nodes"] = []any{}
@@ -118,4 +100,31 @@ func (m *Model) KerasJSON(keras3 bool) ([]byte, error) {
 		return nil, fmt.Errorf("model %s: %w", m.Name, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// exportConfig is a layer record's config as model.to_json() writes it: the keys gpusim reads
+// plus name, and trainable and dtype (a DTypePolicy under Keras 3) on every layer but the
+// input, whose shape tf.keras 2.x calls batch_input_shape.
+func exportConfig(r record, keras3 bool) map[string]any {
+	c := map[string]any{}
+	for k, v := range r.config {
+		c[k] = v
+	}
+	c["name"] = r.name
+	switch {
+	case r.class == "InputLayer":
+		if !keras3 {
+			c["batch_input_shape"] = c["batch_shape"]
+			delete(c, "batch_shape")
+			c["ragged"] = false
+		}
+	case keras3:
+		c["trainable"] = true
+		c["dtype"] = map[string]any{"module": "keras", "class_name": "DTypePolicy",
+			"config": map[string]any{"name": "float32"}, "registered_name": nil}
+	default:
+		c["trainable"] = true
+		c["dtype"] = "float32"
+	}
+	return c
 }
