@@ -177,7 +177,7 @@ func (t ProfileTable) WriteText(w io.Writer) error {
 		held = " (held out)"
 	}
 	pf("%s%s: %d steps between %q markers, kernels of GPU %d, per step\n", t.Profile, held, t.Steps, t.Marker, t.Device)
-	pf("  %-14s %9s %11s %11s %8s %11s %8s  %s\n", "group", "kernels", "measured", "before", "error", "after", "error", "")
+	pf("  %-14s %9s %11s %11s %8s %11s %8s\n", "group", "kernels", "measured", "before", "error", "after", "error")
 	for _, r := range t.Rows {
 		k := ""
 		if r.Kernels > 0 {

@@ -73,6 +73,7 @@ Examples:
   gpusim calibrate record --interval 50ms -o r50.json -- python3 tools/calibrate/train_torch.py resnet50 64 30
   gpusim calibrate fit calibrate/testdata/torch-resnet50-b64.json.gz calibrate/testdata/torch-resnet50-b128.json.gz:batch=128 --scenario calibrate/testdata/torch-h200.yaml --no-memory --profile-out h200-calibrated.yaml
   gpusim run calibrate/testdata/torch-h200.yaml --set model=mobilenetv2 --set hardware.gpu=@h200-calibrated.yaml
+  gpusim calibrate fit testdata/h200/profiles/resnet50_float32_b128.xplane.pb.gz:batch=128,input_on_device=true testdata/h200/profiles/vgg16_float32_b128.trace.json.gz:model=vgg16,batch=128,input_on_device=true --hold-out step_time=21.544ms:model=mobilenetv2,batch=128,input_on_device=true --scenario calibrate/testdata/keras-h200.yaml --no-memory
   gpusim calibrate fit step_time=24.084ms:batch=64,input_on_device=true step_time=70.782ms:batch=256,input_on_device=true step_time=65.934ms:model=vgg16,batch=128,input_on_device=true --hold-out step_time=39.882ms:batch=128,input_on_device=true --scenario calibrate/testdata/keras-h200.yaml --no-memory
 `
 

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gpusim/gpusim/calibrate"
+	"github.com/gpusim/gpusim/internal/testcsv"
 )
 
 // gzipped compresses b.
@@ -65,5 +70,92 @@ func TestCalibrateFitHelpShowsProfile(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("calibrate fit --help lacks %q", want)
 		}
+	}
+}
+
+// h200Profiles is testdata/h200/profiles: raw JAX profiles of Keras 3 train steps on the
+// H200 and their unprofiled step times (steps.csv).
+const h200Profiles = "testdata/h200/profiles/"
+
+// h200ProfileFit is the profile import's test on real H200 traces: fit on the ResNet-50 and
+// VGG16 float32 profiles, predict the synchronised (unprofiled) steps of MobileNetV2,
+// EfficientNetB0 and InceptionV3 (at 224x224, as recorded) from steps.csv, all device-fed
+// under keras-h200.yaml. It returns the command line, run from the repository root.
+func h200ProfileFit(t *testing.T) []string {
+	col, rows := testcsv.Read(t, filepath.Join("..", "..", h200Profiles, "steps.csv"))
+	sync := map[string]string{}
+	for _, r := range rows {
+		if r[col["precision"]] == "float32" {
+			sync[r[col["model"]]] = r[col["sync_median_ms"]]
+		}
+	}
+	args := []string{"fit",
+		h200Profiles + "resnet50_float32_b128.xplane.pb.gz:batch=128,input_on_device=true",
+		h200Profiles + "vgg16_float32_b128.xplane.pb.gz:model=vgg16,batch=128,input_on_device=true"}
+	for _, m := range []string{"mobilenetv2", "efficientnetb0", "inceptionv3:image=224"} {
+		name, _, _ := strings.Cut(m, ":")
+		if sync[name] == "" {
+			t.Fatalf("%s: no float32 row in steps.csv", name)
+		}
+		args = append(args, "--hold-out", "step_time="+sync[name]+"ms:model="+m+",batch=128,input_on_device=true")
+	}
+	return append(args, "--scenario", "calibrate/testdata/keras-h200.yaml", "--no-memory")
+}
+
+// TestCalibrateFitH200Profiles: the fit reads both real profiles, prints the table by group,
+// and predicts the held-out models no worse than before it. MobileNetV2 and EfficientNetB0
+// come out within 5%. InceptionV3 at 224x224 does not: gpusim prices its kernels 10% short
+// (its convolutions 7%, its 1797 memory-bound kernels 14%, which its own profile shows) and
+// the fitted profiles, where gpusim's convolutions are within 0.1% (ResNet-50) or 8% long
+// (VGG16), give no reason to slow them; it is pinned at that gap so that it cannot widen
+// unnoticed. Leave-one-out frees no parameter here: VGG16's memory-bound kernels take 36%
+// longer than gpusim prices them (its ReLU-gradient, pooling and copy kernels; its forward
+// ReLUs, which XLA leaves outside cuDNN, gpusim counts in the convolutions), ResNet-50's,
+// mostly batch norms, 2% less, and no efficiency fitted to one predicts the other.
+func TestCalibrateFitH200Profiles(t *testing.T) {
+	args := h200ProfileFit(t)
+	t.Chdir(filepath.Join("..", ".."))
+	var out bytes.Buffer
+	if err := runCalibrate(context.Background(), &out, io.Discard, append(args, "-o", "json"), openFake(&fakeGPUs{})); err != nil {
+		t.Fatalf("gpusim calibrate %s: %v", strings.Join(args, " "), err)
+	}
+	var got struct {
+		Profiles []calibrate.ProfileTable `json:"profiles"`
+		Fit      calibrate.FitResult      `json:"fit"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Profiles) != 2 {
+		t.Fatalf("%d profile tables, want 2", len(got.Profiles))
+	}
+	for _, p := range got.Profiles {
+		rows := map[string]calibrate.ProfileRow{}
+		for _, r := range p.Rows {
+			rows[r.Name] = r
+		}
+		if p.Steps != 3 || rows["conv"].Measured <= 0 || rows["memory-bound"].Measured <= 0 || !rows["conv"].Fitted || rows["step"].Measured <= 0 {
+			t.Errorf("%s: table %+v: want 3 steps and fitted conv and memory-bound groups", p.Profile, p)
+		}
+	}
+	gap := map[string]float64{"inceptionv3": 0.12}
+	for _, r := range got.Fit.HoldOut {
+		model := r.Observation[strings.Index(r.Observation, "model=")+len("model="):]
+		model = model[:strings.IndexAny(model, ":,")]
+		b, a := r.RelErrBefore(), r.RelErrAfter()
+		t.Logf("%s: %+.1f%% before the fit, %+.1f%% after", model, 100*b, 100*a)
+		limit := 0.05
+		if g, ok := gap[model]; ok {
+			limit = g
+		}
+		if math.Abs(a) > limit {
+			t.Errorf("%s: held out, %+.1f%% after the fit, want within %.0f%%", model, 100*a, 100*limit)
+		}
+		if math.Abs(a) > math.Abs(b)+0.005 {
+			t.Errorf("%s: held out, %+.1f%% after the fit, %+.1f%% before: the fit made it worse", model, 100*a, 100*b)
+		}
+	}
+	if len(got.Fit.HoldOut) != 3 {
+		t.Errorf("%d held-out residuals, want 3", len(got.Fit.HoldOut))
 	}
 }

@@ -307,8 +307,8 @@ func TestCalibrateUsageExamples(t *testing.T) {
 		}
 		n++
 	}
-	if n != 3 {
-		t.Errorf("ran %d examples, want 3 (inventory and two fits)", n)
+	if n != 4 {
+		t.Errorf("ran %d examples, want 4 (inventory and three fits)", n)
 	}
 }
 
