@@ -501,6 +501,7 @@ func TestBrowserWorkshop(t *testing.T) {
 			checkRemedies(t, d, ts.URL, w, h)
 			shot("input-bound-compare")
 			checkControls(t, d, ts.URL)
+			checkIntervals(t, d, ts.URL)
 			checkPlan(t, d, ts.URL)
 			d.click("header .to-plan") // the panel, under both sides
 			d.screenshot(filepath.Join(shots, fmt.Sprintf("workshop-%dx%d-plan.png", w, h)))
@@ -680,6 +681,48 @@ func checkRemedies(t *testing.T, d *webDriver, base string, w, h int) {
 		t.Errorf("try as B: B runs %v, want the best remedy %v", sets, best)
 	}
 	aboveFold(t, d, "#change-row .chg-throughput", h)
+}
+
+// checkIntervals checks that the page shows each figure's 80% prediction interval beside it,
+// the ends the server's JSON carries, and says what 80% means; an OOM shows none.
+func checkIntervals(t *testing.T, d *webDriver, base string) {
+	d.open(base, "scenario=default", "a")
+	r := fetchRun(t, base, "default")
+	tp, st, pk := r.Result.ThroughputSamplesPerSInterval, r.Result.StepTimeSInterval, r.Result.Devices[0].PeakBytesInUseInterval
+	if tp == nil || st == nil || pk == nil {
+		t.Fatalf("default: the answer carries no interval (step %v, throughput %v, peak %v)", st, tp, pk)
+	}
+	// "646 samples/s (80%: 573–778)": thousands with commas, the ends rounded as the figure.
+	tpText := d.text("#side-a .metric-throughput td")
+	want := fmt.Sprintf("(80%%: %s–%s)", commas(tp[0]), commas(tp[1]))
+	if !strings.HasSuffix(tpText, want) {
+		t.Errorf("default: throughput %q, want it to end %q", tpText, want)
+	}
+	for _, c := range []struct{ css, want string }{
+		{".metric-step td", fmt.Sprintf("(80%%: %.4g–%.4g ms)", 1e3*st[0], 1e3*st[1])},
+		{".metric-peak td", fmt.Sprintf("(80%%: %.4g–%.4g GiB)", float64(pk[0])/(1<<30), float64(pk[1])/(1<<30))},
+		{".interval-note td", "80% of the validation runs like this one (" + r.Result.IntervalBasis + ")"},
+	} {
+		if got := d.text("#side-a " + c.css); !strings.Contains(got, c.want) {
+			t.Errorf("default: %s %q, want it to hold %q", c.css, got, c.want)
+		}
+	}
+	d.open(base, "scenario=default&a=batch%3D1024", "a")
+	if got := d.text("#side-a .metric-result td"); got != "OOM" {
+		t.Fatalf("batch 1024: result %q, want OOM", got)
+	}
+	if got := d.text("#side-a .summary"); strings.Contains(got, "80%") {
+		t.Errorf("batch 1024 (OOM): the summary shows an interval: %q", got)
+	}
+}
+
+// commas is x rounded to a whole number with thousands separated, as the page writes a rate.
+func commas(x float64) string {
+	s := strconv.FormatFloat(math.Round(x), 'f', 0, 64)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // checkControls changes the optimizer, the strategy and the other processes from the page.

@@ -13,6 +13,21 @@ const BAND_COLORS = [PALETTE[5], PALETTE[4], PALETTE[7]];
 
 function fmtRate(x) { return x.toPrecision(4) + " samples/s"; }
 
+// ivText is a figure's 80% prediction interval as the page shows it after the figure,
+// " (80%: LOW–HIGH)", each end in fmt; "" where the answer carries none (an OOM, or no
+// validation rows like the run). The low end drops a unit both ends share, as gpusim run
+// prints them: "89.20 ms (80%: 82.27–111.6 ms)".
+function ivText(iv, fmt) {
+  if (!iv) return "";
+  let lo = fmt(iv[0]), hi = fmt(iv[1]);
+  const unit = s => s.replace(/^[-+0-9.,e]+/, "");
+  if (unit(lo) && unit(lo) === unit(hi)) lo = lo.slice(0, lo.length - unit(lo).length);
+  return ` (80%: ${lo}–${hi})`;
+}
+
+// fmtCount is a rate as a workshop audience reads it: thousands separated, no exponent.
+function fmtCount(x) { return x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toPrecision(3); }
+
 // runThroughput is the answer's throughput over the whole run (gpusim run's "throughput
 // (run)"): the median step's leaves XLA's compiles and a slow start out.
 function runThroughput(body) { return body.run_throughput_samples_per_s || 0; }
@@ -40,15 +55,15 @@ function summaryTable(body) {
   t.append(row("result", r.oom ? "OOM" : "ok", r.oom ? "metric-result bad" : "metric-result good"));
   t.append(row("steps", `${r.steps_completed} of ${r.steps}`));
   t.append(row("model, GPU", `${r.model} batch ${r.global_batch} on ${r.replicas} x ${r.gpu}, ${r.precision}`));
-  t.append(row("median step", trained ? fmtSeconds(r.step_time_s) : "-", "metric-step"));
+  t.append(row("median step", trained ? fmtSeconds(r.step_time_s) + ivText(r.step_time_s_interval, fmtSeconds) : "-", "metric-step"));
   const whole = runThroughput(body);
   const why = r.xla_compiles ? `, ${r.xla_compiles} XLA compile(s) included` : "";
   t.append(row("throughput (run)", trained ? `${fmtRate(whole)} over the whole ${fmtSeconds(r.simulated_time_s)}${why}` : "-", "metric-run-throughput"));
-  t.append(row("throughput (median step)", trained ? fmtRate(r.throughput_samples_per_s) : "-", "metric-throughput"));
+  t.append(row("throughput (median step)", trained ? `${fmtCount(r.throughput_samples_per_s)} samples/s${ivText(r.throughput_samples_per_s_interval, fmtCount)}` : "-", "metric-throughput"));
   t.append(row("GPU utilization", trained ? fmtPct(r.gpu_utilization) : "- (no step completed)", "metric-util"));
   t.append(row("input stall", trained ? fmtPct(r.input_stall_fraction) : "-", "metric-stall"));
   if (d0) {
-    t.append(row("peak memory in use", `${fmtBytes(d0.peak_bytes_in_use)} of ${fmtBytes(d0.bytes_limit)} limit (${d0.name.replace(/^.*\/(device:)?/, "")})`, "metric-peak"));
+    t.append(row("peak memory in use", `${fmtBytes(d0.peak_bytes_in_use)}${ivText(d0.peak_bytes_in_use_interval, fmtBytes)} of ${fmtBytes(d0.bytes_limit)} limit (${d0.name.replace(/^.*\/(device:)?/, "")})`, "metric-peak"));
     t.append(row("pool (reserved)", `${fmtBytes(d0.peak_pool_bytes)} in ${d0.pool_growth.length} region(s)`));
   }
   if (r.replicas > 1) {
@@ -57,6 +72,11 @@ function summaryTable(body) {
   }
   if (r.xla_compiles) t.append(row("XLA compiles", `${r.xla_compiles} taking ${fmtSeconds(r.xla_compile_time_s)}`, "metric-compile"));
   if (r.skipped_steps) t.append(row("skipped steps (loss scale)", String(r.skipped_steps)));
+  if (trained && r.step_time_s_interval) {
+    // What "80%" means, said once under the figures that carry it.
+    t.append(el("tr", { class: "interval-note" }, el("td", { colspan: "2",
+      text: `80%: the range that held the real figure in 80% of the validation runs like this one (${r.interval_basis})` })));
+  }
   return t;
 }
 
