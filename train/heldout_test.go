@@ -15,8 +15,9 @@ import (
 )
 
 // heldOutMisses are the held-out configs that miss one of issue 34's targets today, with why
-// (testdata/h200/keras/heldout/README.md says more). TestKerasHeldOut fails when one of them
-// comes within its target, so that the entry goes, and when any other misses.
+// (testdata/h200/keras/heldout/README.md says more). TestKerasHeldOut only logs a known miss,
+// also one that comes within its target (issue 29: a known miss that improves never fails;
+// the log says to take the entry out), and fails when any other config misses.
 var heldOutMisses = map[string]string{
 	// The synchronised step is host-bound: XLA's GpuExecutable issues 130 command buffers and
 	// some 460 cuDNN and fusion thunks outside them per step (22.9 ms of host time under the
@@ -87,7 +88,7 @@ func TestKerasHeldOut(t *testing.T) {
 			_, known := heldOutMisses[key]
 			switch {
 			case known && math.Abs(e) <= tol:
-				t.Errorf("%s: now within %.0f%% (%+.1f%%): take it out of heldOutMisses", key, 100*tol, 100*e)
+				t.Logf("%s: a known miss now within %.0f%% (%+.1f%%): take it out of heldOutMisses", key, 100*tol, 100*e)
 			case !known && math.Abs(e) > tol:
 				t.Errorf("%s: gpusim %.3f, measured %.3f (%+.1f%%): want within %.0f%%", key, got, want, 100*e, 100*tol)
 			}
