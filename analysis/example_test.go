@@ -39,9 +39,9 @@ func ExampleGPUs() {
 	// Output:
 	// 1 GPUs: 1766 img/s, efficiency 100.0%, reaches false
 	// 2 GPUs: 3441 img/s, efficiency 97.4%, reaches false
-	// 4 GPUs: 6500 img/s, efficiency 92.0%, reaches false
-	// 6 GPUs: 9268 img/s, efficiency 87.5%, reaches false
-	// 7 GPUs: 10565 img/s, efficiency 85.5%, reaches true
-	// 8 GPUs: 11788 img/s, efficiency 83.4%, reaches true
+	// 4 GPUs: 6501 img/s, efficiency 92.0%, reaches false
+	// 6 GPUs: 9270 img/s, efficiency 87.5%, reaches false
+	// 7 GPUs: 10567 img/s, efficiency 85.5%, reaches true
+	// 8 GPUs: 11791 img/s, efficiency 83.5%, reaches true
 	// answer: 7
 }

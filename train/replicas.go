@@ -116,8 +116,20 @@ func (r *runner) setupReplicas() error {
 	launch := math.Max(r.mach.gpu.LaunchOverhead, ncclKernelLaunchFloor)
 	calls := max(len(r.sync.allReduce.Calls), 1)
 	m.launch = launch * float64(calls*n/r.cfg.NodeCount())
+	if r.sync.allReduce.Impl == collective.ImplNCCL && r.cfg.Strategy != "horovod" {
+		// TF's NcclManager (tensorflow/core/nccl/nccl_manager.cc) gives each GPU's NCCL
+		// stream its own thread (LoopKernelLaunches) that calls ncclAllReduce for its rank:
+		// a collective's launches on the process's GPUs run in parallel, and collectives
+		// queue one at a time (collective_mu), so the host pays one launch per call.
+		m.launch = launch * float64(calls)
+	}
 	if r.cfg.Strategy == "horovod" && r.sync.allReduce.Impl == collective.ImplNCCL {
 		if err := r.setupHorovod(); err != nil {
+			return err
+		}
+	}
+	if r.perGradientOverlap() {
+		if err := r.setupPerGradient(); err != nil {
 			return err
 		}
 	}
@@ -157,6 +169,52 @@ func (r *runner) setupCompactCasts() error {
 		return fmt.Errorf("plan compact gradient casts: %w", err)
 	}
 	r.sync.multi.postReduce = math.Max(c.Exec, c.Issue)
+	return nil
+}
+
+// perGradientOverlap reports whether one process's NCCL all-reduces run per gradient while
+// the backward pass goes on: MirroredStrategy's NcclAllReduce(num_packs=0) and
+// tf_cnn_benchmarks' replicated all_reduce_spec=nccl with its default gradient_repacking=0
+// (batch_allreduce.py, AllReduceSpecAlgorithm; allreduce.py, sum_grad_and_var_all_reduce:
+// one nccl all_sum per gradient) put one NcclAllReduce op per gradient and device in the
+// graph, with no concat that waits for the other gradients, so TF's executor runs each as
+// soon as the op producing its gradient has run (dataflow), on NCCL's own stream. Under XLA
+// auto-clustering the backward pass is compiled clusters whose outputs all appear when the
+// cluster ends (see horovodGradients), so there is nothing to overlap and the all-reduces
+// follow the backward pass as with packs.
+func (r *runner) perGradientOverlap() bool {
+	return r.cfg.Strategy == "mirrored" && r.cfg.OneRuntime() && r.cfg.NumPacks == 0 && !r.cfg.XLA &&
+		r.sync.allReduce.Impl == collective.ImplNCCL && r.cfg.AccumulationSteps == 1
+}
+
+// setupPerGradient schedules the per-gradient all-reduces of perGradientOverlap from the last
+// micro-step's plan: each starts when its gradient is ready on every replica and the previous
+// one has ended (one NCCL stream per GPU), and once the host has issued the op that produces
+// it (the executor hands NcclAllReduce its input then). No Horovod cycle, no fusion copies.
+func (r *runner) setupPerGradient() error {
+	p := r.replicas[0].plans[len(r.replicas[0].plans)-1]
+	ready, issued, t, _ := r.gradientReadiness(p)
+	grads := make([]collective.ReadyGradient, 0, len(p.Gradients))
+	enq := make([]float64, 0, len(p.Gradients))
+	for i, ti := range p.Gradients {
+		rt, ok := ready[ti]
+		ht := issued[ti]
+		if !ok {
+			rt, ht = t, 0
+		}
+		grads = append(grads, collective.ReadyGradient{Bytes: r.sync.gradSizes[i], Ready: rt})
+		enq = append(enq, ht)
+	}
+	sortReady(grads, enq)
+	// A bucket of at least one byte holds one gradient: one ncclAllReduce per gradient.
+	o, err := collective.OverlapBucketed(r.sync.topo, grads, 1, "")
+	if err != nil {
+		return fmt.Errorf("plan per-gradient all-reduce: %w", err)
+	}
+	m := &r.sync.multi
+	m.overlap, m.readyOffsetEnd = &o, t
+	m.enqueued = enq
+	m.fusionCopy = make([]float64, len(o.Buckets))
 	return nil
 }
 
@@ -365,7 +423,10 @@ func (r *runner) allReduceTime(now sim.Time) sim.Time {
 		for _, rep := range r.active {
 			enqueued = math.Max(enqueued, rep.exec.opsStart.Seconds()+m.enqueued[i])
 		}
-		tick := math.Ceil(enqueued/horovodCycleSeconds) * horovodCycleSeconds
+		tick := enqueued
+		if r.cfg.Strategy == "horovod" {
+			tick = math.Ceil(enqueued/horovodCycleSeconds) * horovodCycleSeconds
+		}
 		start := math.Max(math.Max(tick, ready), end)
 		end = start + 2*m.fusionCopy[i] + b.Result.Seconds + m.launch/float64(len(o.Buckets))
 		overlapped += math.Max(0, math.Min(end, now.Seconds())-start)

@@ -242,8 +242,10 @@ func (r *runner) allReduceInfo() *AllReduceInfo {
 	if r.sync.multi.overlap != nil {
 		info.Overlapped = true
 		info.ExposedSeconds, info.OverlappedSeconds = median(r.sync.multi.exposed), median(r.sync.multi.overlapped)
-		info.Horovod = r.horovodInfo()
-		h := info.Horovod
+		h := r.horovodInfo()
+		if r.cfg.Strategy == "horovod" {
+			info.Horovod = h
+		}
 		info.NumPacks, info.Calls = 0, len(h.Buckets)
 		info.Seconds = h.NCCLSeconds + h.CopySeconds
 		info.BusBW = 0

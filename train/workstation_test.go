@@ -2,6 +2,7 @@ package train_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -88,5 +89,35 @@ func TestMirroredCompactGradients(t *testing.T) {
 	c.HorovodCompression = "fp16"
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "horovod or mirrored") {
 		t.Errorf("fp16 compression on one GPU: %v, want the strategy named", err)
+	}
+}
+
+// NcclAllReduce(num_packs=0), tf_cnn_benchmarks' replicated all_reduce_spec=nccl without
+// gradient repacking, reduces every gradient by itself as soon as it is computed: without XLA
+// the backward pass hides most of VGG16's all-reduce on a GeForce box (NCCL through host
+// memory); under XLA the gradients appear when the compiled backward ends and nothing hides.
+// The NCCL launches are one per call, the GPUs' NcclManager threads launching in parallel.
+func TestMirroredPerGradientOverlap(t *testing.T) {
+	run := func(packs int, xla bool) *train.Result {
+		c := train.DefaultConfig()
+		c.Model, c.GPU, c.GPUCount, c.Host, c.Batch, c.Steps, c.XLA = "vgg16", "rtx2080ti", 4, "xeon-gold-6230-8x", 4*56, 4, xla
+		c.TFVersion, c.InputOnDevice, c.Strategy, c.NumPacks = "1.15", true, "mirrored", packs
+		return mustRun(t, c)
+	}
+	perGrad, packed, compiled := run(0, false), run(1, false), run(0, true)
+	a := perGrad.AllReduce
+	if !a.Overlapped || a.Calls < 30 || !(a.ExposedSeconds < 0.5*a.Seconds) {
+		t.Errorf("num_packs=0 without XLA: overlapped %v, %d calls, exposed %.4g s of %.4g s; want overlapped, one call per gradient, most of it hidden",
+			a.Overlapped, a.Calls, a.ExposedSeconds, a.Seconds)
+	}
+	if !(perGrad.AllReduceTime < 0.5*packed.AllReduceTime) {
+		t.Errorf("exposed all-reduce per gradient %.4g s, one pack after backward %.4g s: want the per-gradient one mostly hidden",
+			perGrad.AllReduceTime, packed.AllReduceTime)
+	}
+	if compiled.AllReduce.Overlapped {
+		t.Errorf("num_packs=0 under XLA: overlapped; want the all-reduces after the compiled backward pass")
+	}
+	if want := 6e-6 * float64(a.Calls); math.Abs(a.LaunchSeconds-want) > 0.5*want {
+		t.Errorf("NCCL launches %.4g s for %d calls on 4 GPUs; want about one launch per call (%.4g s)", a.LaunchSeconds, a.Calls, want)
 	}
 }
