@@ -2,6 +2,8 @@ package validate
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"testing"
 
 	"github.com/gpusim/gpusim/train"
@@ -64,5 +66,64 @@ func TestScalingAndArchitectureFolds(t *testing.T) {
 	}
 	if !archs["ga10x"] || !archs["volta"] {
 		t.Errorf("architecture folds %v, want ga10x and volta", archs)
+	}
+}
+
+// tfcnnScalingMisses are the (precision, XLA) groups of the tf_cnn_benchmarks set whose
+// multi-GPU scaling misses issue 30's 10% today, with why; TestTFCNNScalingTarget logs them
+// and fails when any other group misses.
+var tfcnnScalingMisses = map[string]string{
+	// The 2080 Ti box without XLA loses 60-300 ms per step in fp16 on ResNet-50/152 and
+	// InceptionV3 (growing about with log2 of the GPUs, none on VGG16's 32 gradients), which
+	// gpusim does not reproduce: scaling is predicted about 26% too good. The pattern (fp16
+	// only, models of many gradients only, gone under XLA) points at the host work of the one
+	// TF runtime for every tower's small ops (casts, loss-scale multiplies, per-gradient
+	// all-reduces); not identified in a source yet.
+	"fp16 xla=false": "an unidentified per-step cost of many small ops per tower, not priced",
+	// The same box in fp32 without XLA: a flat 20-65 ms per step from 2 GPUs on; the
+	// set's rows all-reduce in one pack after the backward pass (num_packs 1) while
+	// tf_cnn_benchmarks reduces gradient by gradient under the backward pass (num_packs 0,
+	// train.TestMirroredPerGradientOverlap), which is kept out of the rows until the fp16
+	// cost above is priced.
+	"fp32 xla=false": "per-gradient overlap not yet in the rows",
+}
+
+// TestTFCNNScalingTarget holds the tf_cnn_benchmarks set's multi-GPU scaling (n-GPU
+// throughput over n times the 1-GPU one of the same log folder) to issue 30's target, 10% MAE,
+// per precision and XLA setting.
+func TestTFCNNScalingTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates the set's 439 rows")
+	}
+	ms, err := ReadSet("../testdata/tfcnn/tfcnn.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Score(context.Background(), ms, Options{Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, n := map[string]float64{}, map[string]int{}
+	for _, r := range v.Ratios {
+		if r.Kind != "scaling" {
+			continue
+		}
+		row := v.Rows[r.Num]
+		k := fmt.Sprintf("%s xla=%v", row.Label, row.Config.XLA)
+		sum[k] += math.Abs(r.Err)
+		n[k]++
+	}
+	if len(n) < 4 {
+		t.Fatalf("scaling groups %v, want fp16 and fp32 with XLA on and off", n)
+	}
+	for k, c := range n {
+		mae := sum[k] / float64(c)
+		why, known := tfcnnScalingMisses[k]
+		switch {
+		case known:
+			t.Logf("%s: scaling MAE %.1f%% over %d rows (known miss: %s)", k, 100*mae, c, why)
+		case mae > 0.10:
+			t.Errorf("%s: scaling MAE %.1f%% over %d rows, want <= 10%%", k, 100*mae, c)
+		}
 	}
 }
