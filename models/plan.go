@@ -521,9 +521,47 @@ func (pl *planner) bytesOf(b int) float64 {
 
 // forward emits the input copy, every forward op and the loss.
 func (pl *planner) forward() {
+	pl.inputCopy()
+	pl.keep = make([][]int, len(pl.pn))
+	for i := range pl.pn {
+		p := &pl.pn[i]
+		if p.n != nil && p.n.input {
+			continue
+		}
+		s := &fwdStep{i: i, p: p, op: Op{Phase: Forward, DType: p.dt}}
+		switch {
+		case p.isLoss:
+			// Cross-entropy: log, multiply, reduce (about 4 FLOPs per output element).
+			s.op.Name, s.op.Kind, s.op.Kernels = "loss", Reduction, 2
+			s.op.FLOPs = 4 * float64(p.elems*pl.B)
+			if pl.o.Precision == MixedFloat16 {
+				// LossScaleOptimizer.scale_loss: loss * loss_scale.
+				s.op.Kernels++
+			}
+		case p.isCast:
+			s.op.Name, s.op.Kind, s.op.Kernels = p.name, KindCast, 1
+			s.op.FLOPs = float64(p.elems * pl.B)
+		default:
+			pl.layerOp(s)
+		}
+		pl.finishForward(s)
+	}
+	pl.p.SavedBytes = pl.live
+}
+
+// fwdStep is one forward op while forward builds it: the pnode it runs (index i), the op,
+// and the tensors freed as soon as the op is done.
+type fwdStep struct {
+	i     int
+	p     *pnode
+	op    Op
+	after []int
+}
+
+// inputCopy emits the input batch: tf.data hands the step a batch already on the GPU (a
+// host-to-device copy per tensor: features and labels).
+func (pl *planner) inputCopy() {
 	g := pl.g
-	// The input batch: tf.data hands the step a batch already on the GPU (a host-to-device
-	// copy per tensor: features and labels).
 	in := Op{Name: "input", Phase: Forward, Kind: HostToDevice, DType: Float32}
 	var labels int64
 	for _, o := range g.outputs {
@@ -552,267 +590,296 @@ func (pl *planner) forward() {
 	in.Kernels++
 	pl.emit(in)
 	pl.labels = lt
+}
 
-	pl.keep = make([][]int, len(pl.pn))
-	for i := range pl.pn {
-		p := &pl.pn[i]
-		if p.n != nil && p.n.input {
-			continue
-		}
-		var op Op
-		op.Phase, op.DType = Forward, p.dt
-		var after []int
-		switch {
-		case p.isLoss:
-			// Cross-entropy: log, multiply, reduce (about 4 FLOPs per output element).
-			op.Name, op.Kind, op.Kernels = "loss", Reduction, 2
-			op.FLOPs = 4 * float64(p.elems*pl.B)
-			if pl.o.Precision == MixedFloat16 {
-				// LossScaleOptimizer.scale_loss: loss * loss_scale.
-				op.Kernels++
-			}
-		case p.isCast:
-			op.Name, op.Kind, op.Kernels = p.name, KindCast, 1
-			op.FLOPs = float64(p.elems * pl.B)
-		default:
-			n := p.n
-			// Cast copies of the weights read through an AutoCastVariable.
-			if pl.mixed && !(pl.o.XLA && n.ew) {
-				var c Op
-				for _, w := range n.weights {
-					wt := &g.weights[w]
-					if !wt.cast || p.dt != pl.half {
-						continue
-					}
-					t := pl.tensor(wt.name+"/Cast", wt.elems*pl.half.Size(), Cast, pl.half, dims(wt.shape))
-					c.Alloc = append(c.Alloc, t)
-					c.Bytes += float64(wt.elems * (4 + pl.half.Size()))
-					c.FLOPs += float64(wt.elems)
-					c.Kernels++
-					if wt.keep && pl.anyDx(p) && p.needGrad {
-						pl.keep[i] = append(pl.keep[i], t)
-					} else {
-						after = append(after, t)
-					}
-				}
-				if c.Kernels > 0 {
-					if pl.o.XLA {
-						c.Kernels = 1
-					}
-					c.Name, c.Phase, c.Kind, c.DType = n.name+"/weights/Cast", Forward, KindCast, pl.half
-					pl.emit(c)
-				}
-			} else if pl.o.XLA && n.kind == Conv && p.needGrad {
-				// XLA's layout assignment gives cuDNN the filter as OHWI (the dumps'
-				// dim_labels b01f_o01i->b01f): a transposed copy of Keras's HWIO kernel, written
-				// in forward and read again by the input gradient (the 13 to 94 "wrapped_transpose"
-				// values of state live at the recorded float32 peaks). Under a mixed policy the
-				// cast copy above is that transposed copy.
-				for _, w := range n.weights {
-					wt := &g.weights[w]
-					t := pl.tensor(wt.name+"/transpose", 4*wt.elems, Cast, Float32, dims(wt.shape))
-					pl.p.Tensors[t].Recompute = true // rematerialization transposes again (b400 under 20.97 GiB keeps 2 of 53)
-					op.Alloc = append(op.Alloc, t)
-					if pl.anyDx(p) {
-						pl.keep[i] = append(pl.keep[i], t)
-					} else {
-						after = append(after, t)
-					}
-				}
-			}
-			op.Name, op.Kind, op.Kernels = n.name, n.kind, n.kF
-			op.GEMM = pl.gemm(n)
-			op.FLOPs = n.flops * float64(pl.B)
-			if n.alias {
-				op.Kernels = 0
-			}
-			if pl.o.XLA && n.kind == Norm {
-				// XLA lowers batch norm to a reduction fusion and an element-wise fusion, the
-				// moving-average updates fused into them.
-				op.Kernels = 2
-			}
-			if pl.o.XLA && n.maskElems > 0 && n.kind == Elementwise {
-				op.Kernels = 1
-				if pl.o.XLAAutoCluster {
-					// tf.nn.dropout (nn_ops.py dropout_v2): random_uniform(noise_shape,
-					// dtype=x.dtype), then keep_mask = random >= rate and x * scale *
-					// cast(keep_mask). Auto-clustering leaves the RandomUniform kernel outside
-					// (XLAAutoCluster): it writes the random tensor, the cluster reads it back.
-					// TF1 builds the graph in float32, and the graph rewrite's lists do not
-					// hold RandomUniform, so there it stays float32. Outside the clusters it is
-					// TF's own RandomUniform kernel, the one TF runs without XLA (the Philox
-					// generator of random_op_gpu.h): its elements bind it before its bytes
-					// where a GPU's bandwidth per SM and clock is high (the PassRandom class,
-					// tfunfused.go's tfDropout; hw.MemTFRandom), so it is priced as that class
-					// and not as a stream of its output.
-					dt := p.dt
-					if pl.o.GraphRewriteAMP {
-						dt = Float32
-					}
-					b := n.maskElems * pl.B * dt.Size()
-					t := pl.tensor(n.name+"/random_uniform", b, Activation, dt, pl.perSample(n.maskElems, p.shape))
-					ru := Op{Name: n.name + "/random_uniform", Phase: Forward, Kind: Elementwise, DType: dt,
-						FLOPs: float64(n.maskElems * pl.B), Bytes: float64(b), Kernels: 1, OutsideXLA: true, Alloc: []int{t}}
-					ru.ClassBytes[PassRandom] = float64(b)
-					ru.ClassElems[PassRandom] = float64(n.maskElems * pl.B)
-					pl.emit(ru)
-					op.Bytes += float64(b)
-					after = append(after, t)
-				}
-			}
-			for _, w := range n.weights {
-				wt := &g.weights[w]
-				if pl.mixed && wt.cast && p.dt == pl.half {
-					op.Bytes += float64(wt.elems * pl.half.Size())
-				} else {
-					op.Bytes += float64(4 * wt.elems)
-				}
-			}
-			// saved allocates a per-sample activation the op writes, kept for backward when
-			// it needs gradients and freed after the op otherwise.
-			saved := func(suffix string, elems int64) {
-				t := pl.tensor(n.name+suffix, elems*pl.B*p.dt.Size(), Activation, p.dt, pl.perSample(elems, p.shape))
-				op.Alloc = append(op.Alloc, t)
-				op.Bytes += float64(pl.p.Tensors[t].Bytes)
-				if p.needGrad {
-					pl.keep[i] = append(pl.keep[i], t)
-				} else {
-					after = append(after, t)
-				}
-			}
-			if n.maskElems > 0 {
-				saved("/mask", n.maskElems)
-			}
-			if n.composite > 0 && !pl.o.XLA {
-				saved("/intermediates", n.composite)
-			}
-			if pl.o.XLA && pl.o.JAX && p.needGrad && strings.HasSuffix(n.name, "/gelu") {
-				// keras.activations.gelu (approximate=False, Keras 3's default) on JAX is
-				// x * erfc(-x / sqrt(2)) * 0.5 (keras/src/backend/jax/nn.py gelu, jax.nn.gelu),
-				// and the product's JVP keeps both factors. XLA recomputes 0.5 * x but not
-				// erfc, a rational approximation of some forty operations with selects
-				// (xla/client/lib/math.cc ErfcImpl32): the forward fusion writes it as a
-				// second output and backward reads it (ConvNeXtTiny's float32 step on the
-				// H200: loop_multiply_select_fusion{0,1}, the GELU and its erfc factor, both
-				// of the 4C-wide shape and both live at the peak,
-				// testdata/h200/profiles/convnexttiny_float32_b128.buffer-assignment.txt.gz).
-				saved("/erfc", p.elems)
-				pl.p.Tensors[len(pl.p.Tensors)-1].Recompute = true
-			}
-			if pl.o.XLA && pl.o.JAX && p.needGrad && (p.dt == Float16 || p.dt == BFloat16) &&
-				(strings.HasSuffix(n.name, "/silu") || strings.HasSuffix(n.name, "/swish")) {
-				// Keras 3's silu on JAX is x * sigmoid(x) (jax.nn.silu), whose JVP keeps
-				// sigmoid(x). In float32 XLA recomputes it in the backward fusions
-				// (EfficientNetB0's recorded float32 step keeps no sigmoid,
-				// testdata/h200/keras/xla); in float16 it keeps it: the half-precision
-				// EfficientNetV2B0 step writes it beside every silu, as the second output of
-				// the silu's fusion (loop_exponential_multiply_fusion{1}) or alone where the
-				// silu itself goes to a squeeze-and-excite mean (loop_exponential_fusion),
-				// testdata/h200/profiles/efficientnetv2b0_mixed_float16_b128.xplane.pb.gz (the
-				// step's buffer assignment in its HloProto). Float16 and bfloat16 both run the
-				// exponential in float32 on the GPU; only float16 was recorded.
-				saved("/sigmoid", p.elems)
-				pl.p.Tensors[len(pl.p.Tensors)-1].Recompute = true
-			}
-			if pl.o.XLA && p.needGrad && n.kind == Pool && strings.HasSuffix(n.name, "/MaxPool") && !pl.xlaSubsampleScatter(i) {
-				// The max-pool gradient scatters into a zero tensor of the input's shape
-				// (select_and_scatter, expanded on GPU to an argmax reduce-window and a
-				// scatter that updates its operand in place); XLA materializes the zeros in
-				// forward and keeps them to the gradient. Under JAX a ReLU of that shape
-				// broadcasts the same zeros (its JVP's lax.full_like(g, 0)); CSE makes them one
-				// value that the ReLU gradients read too, so the scatter gets a copy: two
-				// tensors (VGG16: five pools, ten; ResNet-50's pool reads a padded tensor
-				// no ReLU shares: one).
-				x := &pl.pn[p.in[0]]
-				// The zeros are written once (ResNet-50's trace: loop_broadcast_fusion of the
-				// padded input's shape, testdata/h200/keras/trace/resnet50_float32_b128.kernels.csv;
-				// VGG16: the second output of the ReLU's loop_broadcast_maximum_fusion) and the
-				// scatter's copy is read and written once more (VGG16: copy.77-copy.81,
-				// testdata/h200/keras/vgg16.buffer-assignment.txt.gz): a kernel either way,
-				// the broadcast's own or the copy (the broadcast then rides in the ReLU's fusion).
-				zb := float64(x.elems * pl.B * x.dt.Size())
-				share := pl.jaxReluShape(x)
-				op.Bytes += zb * float64(1+2*share)
-				op.Kernels++
-				for k := 0; k < 1+share; k++ {
-					t := pl.tensor(n.name+"/grad/zeros", x.elems*pl.B*x.dt.Size(), Activation, x.dt, x.shape)
-					pl.p.Tensors[t].Recompute = true // a broadcast: rematerialization drops it
-					op.Alloc = append(op.Alloc, t)
-					pl.keep[i] = append(pl.keep[i], t)
-				}
-			}
-			if t := pl.jaxCentered(p); t >= 0 {
-				op.Alloc = append(op.Alloc, t)
-				pl.keep[i] = append(pl.keep[i], t)
-			}
-			if ws := pl.blasWorkspace(p); ws > 0 {
-				t := pl.tensor(n.name+"/cublas_workspace", ws, Workspace, Int32, []int64{ws / 4})
-				op.Alloc = append(op.Alloc, t)
-				after = append(after, t)
-			}
-			if n.workspace {
-				ws := min(pl.bufs[p.buf].bytes, workspaceLimit)
-				t := pl.tensor(n.name+"/workspace", ws, Workspace, p.dt, []int64{ws})
-				op.Alloc = append(op.Alloc, t)
-				after = append(after, t)
-				if !pl.o.XLA {
-					op.Autotune = autotuneScratch("fwd", op.GEMM, p.dt, pl.bufs[p.buf].bytes, ws)
-				}
-			}
-		}
-		for _, x := range p.in {
-			if p.n == nil || !p.n.alias {
-				op.Bytes += pl.bytesOf(pl.pn[x].buf)
-				if pl.o.XLA && p.n != nil && p.n.kind == Norm {
-					op.NormBytes += 2 * pl.bytesOf(pl.pn[x].buf)
-				}
-			}
-		}
-		if p.buf >= 0 && !(p.n != nil && p.n.alias) {
-			if pl.bufs[p.buf].material {
-				t, _ := pl.bufTensor(p.buf)
-				op.Alloc = append(op.Alloc, t)
-				op.Bytes += float64(pl.bufs[p.buf].bytes)
-			}
-		}
-		if p.n != nil {
-			op.Bytes += p.n.extraBytes * float64(pl.B)
-		}
-		if p.n != nil && p.n.tf != nil && !pl.o.XLA {
-			// TF's kernels for a composite (tfunfused.go) move what the plan's tensors do not show.
-			op.Bytes, op.Kernels, op.ClassBytes, op.ClassElems = tfPrice(p.n.tf.fwd, pl.B, p.dt)
-		}
-		// Frees: buffers whose last forward reader is this op and that backward does not need.
-		for _, x := range p.in {
-			pl.fwdRelease(pl.pn[x].buf, i)
-		}
-		if p.buf >= 0 {
-			pl.fwdRelease(p.buf, i)
-		}
-		pl.pf = append(pl.pf, after...)
-		if p.fused && len(pl.p.Ops) > 0 {
-			// The producer's op, behind the cast of this op's own weights (a BiasAdd's bias
-			// under a mixed policy) that was just emitted.
-			j := len(pl.p.Ops) - 1
-			for j > 0 && pl.p.Ops[j].Kind == KindCast && strings.HasSuffix(pl.p.Ops[j].Name, "/weights/Cast") {
-				j--
-			}
-			last := &pl.p.Ops[j]
-			last.FLOPs += op.FLOPs
-			last.Bytes += op.Bytes
-			if last.Kind == MatMul || last.Kind == Attention {
-				last.EpilogueBytes += op.Bytes
-			}
-			for _, t := range op.Alloc {
-				pl.live += pl.p.Tensors[t].Bytes
-			}
-			last.Alloc = append(last.Alloc, op.Alloc...)
-			pl.flush()
-			continue
-		}
-		pl.emit(op)
+// layerOp fills in the forward op of a layer's node: the copies of its weights it reads, its
+// kernels, FLOPs and bytes, and the tensors it writes beside its output.
+func (pl *planner) layerOp(s *fwdStep) {
+	n := s.p.n
+	if pl.mixed && !(pl.o.XLA && n.ew) {
+		pl.castWeights(s)
+	} else if pl.o.XLA && n.kind == Conv && s.p.needGrad {
+		pl.xlaFilterTranspose(s)
 	}
-	pl.p.SavedBytes = pl.live
+	op := &s.op
+	op.Name, op.Kind, op.Kernels = n.name, n.kind, n.kF
+	op.GEMM = pl.gemm(n)
+	op.FLOPs = n.flops * float64(pl.B)
+	if n.alias {
+		op.Kernels = 0
+	}
+	if pl.o.XLA && n.kind == Norm {
+		// XLA lowers batch norm to a reduction fusion and an element-wise fusion, the
+		// moving-average updates fused into them.
+		op.Kernels = 2
+	}
+	if pl.o.XLA && n.maskElems > 0 && n.kind == Elementwise {
+		op.Kernels = 1
+		if pl.o.XLAAutoCluster {
+			pl.autoClusterRandom(s)
+		}
+	}
+	for _, w := range n.weights {
+		wt := &pl.g.weights[w]
+		if pl.mixed && wt.cast && s.p.dt == pl.half {
+			op.Bytes += float64(wt.elems * pl.half.Size())
+		} else {
+			op.Bytes += float64(4 * wt.elems)
+		}
+	}
+	pl.savedForBackward(s)
+	if pl.o.XLA && s.p.needGrad && n.kind == Pool && strings.HasSuffix(n.name, "/MaxPool") && !pl.xlaSubsampleScatter(s.i) {
+		pl.xlaPoolZeros(s)
+	}
+	if t := pl.jaxCentered(s.p); t >= 0 {
+		op.Alloc = append(op.Alloc, t)
+		pl.keep[s.i] = append(pl.keep[s.i], t)
+	}
+	pl.workspaces(s)
+}
+
+// castWeights emits the cast copies of the weights the node reads through an
+// AutoCastVariable (a mixed policy), as one op before the node's own.
+func (pl *planner) castWeights(s *fwdStep) {
+	n, p := s.p.n, s.p
+	var c Op
+	for _, w := range n.weights {
+		wt := &pl.g.weights[w]
+		if !wt.cast || p.dt != pl.half {
+			continue
+		}
+		t := pl.tensor(wt.name+"/Cast", wt.elems*pl.half.Size(), Cast, pl.half, dims(wt.shape))
+		c.Alloc = append(c.Alloc, t)
+		c.Bytes += float64(wt.elems * (4 + pl.half.Size()))
+		c.FLOPs += float64(wt.elems)
+		c.Kernels++
+		if wt.keep && pl.anyDx(p) && p.needGrad {
+			pl.keep[s.i] = append(pl.keep[s.i], t)
+		} else {
+			s.after = append(s.after, t)
+		}
+	}
+	if c.Kernels > 0 {
+		if pl.o.XLA {
+			c.Kernels = 1
+		}
+		c.Name, c.Phase, c.Kind, c.DType = n.name+"/weights/Cast", Forward, KindCast, pl.half
+		pl.emit(c)
+	}
+}
+
+// xlaFilterTranspose adds a convolution's transposed filters under XLA in float32.
+func (pl *planner) xlaFilterTranspose(s *fwdStep) {
+	// XLA's layout assignment gives cuDNN the filter as OHWI (the dumps'
+	// dim_labels b01f_o01i->b01f): a transposed copy of Keras's HWIO kernel, written
+	// in forward and read again by the input gradient (the 13 to 94 "wrapped_transpose"
+	// values of state live at the recorded float32 peaks). Under a mixed policy the
+	// cast copy (castWeights) is that transposed copy.
+	for _, w := range s.p.n.weights {
+		wt := &pl.g.weights[w]
+		t := pl.tensor(wt.name+"/transpose", 4*wt.elems, Cast, Float32, dims(wt.shape))
+		pl.p.Tensors[t].Recompute = true // rematerialization transposes again (b400 under 20.97 GiB keeps 2 of 53)
+		s.op.Alloc = append(s.op.Alloc, t)
+		if pl.anyDx(s.p) {
+			pl.keep[s.i] = append(pl.keep[s.i], t)
+		} else {
+			s.after = append(s.after, t)
+		}
+	}
+}
+
+// autoClusterRandom emits the random tensor of a dropout that TF's auto-clustering leaves
+// outside its XLA cluster, before the dropout's own op, which reads it.
+func (pl *planner) autoClusterRandom(s *fwdStep) {
+	n, p := s.p.n, s.p
+	// tf.nn.dropout (nn_ops.py dropout_v2): random_uniform(noise_shape,
+	// dtype=x.dtype), then keep_mask = random >= rate and x * scale *
+	// cast(keep_mask). Auto-clustering leaves the RandomUniform kernel outside
+	// (XLAAutoCluster): it writes the random tensor, the cluster reads it back.
+	// TF1 builds the graph in float32, and the graph rewrite's lists do not
+	// hold RandomUniform, so there it stays float32. Outside the clusters it is
+	// TF's own RandomUniform kernel, the one TF runs without XLA (the Philox
+	// generator of random_op_gpu.h): its elements bind it before its bytes
+	// where a GPU's bandwidth per SM and clock is high (the PassRandom class,
+	// tfunfused.go's tfDropout; hw.MemTFRandom), so it is priced as that class
+	// and not as a stream of its output.
+	dt := p.dt
+	if pl.o.GraphRewriteAMP {
+		dt = Float32
+	}
+	b := n.maskElems * pl.B * dt.Size()
+	t := pl.tensor(n.name+"/random_uniform", b, Activation, dt, pl.perSample(n.maskElems, p.shape))
+	ru := Op{Name: n.name + "/random_uniform", Phase: Forward, Kind: Elementwise, DType: dt,
+		FLOPs: float64(n.maskElems * pl.B), Bytes: float64(b), Kernels: 1, OutsideXLA: true, Alloc: []int{t}}
+	ru.ClassBytes[PassRandom] = float64(b)
+	ru.ClassElems[PassRandom] = float64(n.maskElems * pl.B)
+	pl.emit(ru)
+	s.op.Bytes += float64(b)
+	s.after = append(s.after, t)
+}
+
+// saved allocates a per-sample activation the op writes, kept for backward when it needs
+// gradients and freed after the op otherwise.
+func (pl *planner) saved(s *fwdStep, suffix string, elems int64) {
+	p := s.p
+	t := pl.tensor(p.n.name+suffix, elems*pl.B*p.dt.Size(), Activation, p.dt, pl.perSample(elems, p.shape))
+	s.op.Alloc = append(s.op.Alloc, t)
+	s.op.Bytes += float64(pl.p.Tensors[t].Bytes)
+	if p.needGrad {
+		pl.keep[s.i] = append(pl.keep[s.i], t)
+	} else {
+		s.after = append(s.after, t)
+	}
+}
+
+// savedForBackward adds what the op writes beside its output for its gradient: a dropout's
+// mask, a composite's intermediates, and the factors JAX's derivatives keep under XLA.
+func (pl *planner) savedForBackward(s *fwdStep) {
+	n, p := s.p.n, s.p
+	if n.maskElems > 0 {
+		pl.saved(s, "/mask", n.maskElems)
+	}
+	if n.composite > 0 && !pl.o.XLA {
+		pl.saved(s, "/intermediates", n.composite)
+	}
+	if pl.o.XLA && pl.o.JAX && p.needGrad && strings.HasSuffix(n.name, "/gelu") {
+		// keras.activations.gelu (approximate=False, Keras 3's default) on JAX is
+		// x * erfc(-x / sqrt(2)) * 0.5 (keras/src/backend/jax/nn.py gelu, jax.nn.gelu),
+		// and the product's JVP keeps both factors. XLA recomputes 0.5 * x but not
+		// erfc, a rational approximation of some forty operations with selects
+		// (xla/client/lib/math.cc ErfcImpl32): the forward fusion writes it as a
+		// second output and backward reads it (ConvNeXtTiny's float32 step on the
+		// H200: loop_multiply_select_fusion{0,1}, the GELU and its erfc factor, both
+		// of the 4C-wide shape and both live at the peak,
+		// testdata/h200/profiles/convnexttiny_float32_b128.buffer-assignment.txt.gz).
+		pl.saved(s, "/erfc", p.elems)
+		pl.p.Tensors[len(pl.p.Tensors)-1].Recompute = true
+	}
+	if pl.o.XLA && pl.o.JAX && p.needGrad && (p.dt == Float16 || p.dt == BFloat16) &&
+		(strings.HasSuffix(n.name, "/silu") || strings.HasSuffix(n.name, "/swish")) {
+		// Keras 3's silu on JAX is x * sigmoid(x) (jax.nn.silu), whose JVP keeps
+		// sigmoid(x). In float32 XLA recomputes it in the backward fusions
+		// (EfficientNetB0's recorded float32 step keeps no sigmoid,
+		// testdata/h200/keras/xla); in float16 it keeps it: the half-precision
+		// EfficientNetV2B0 step writes it beside every silu, as the second output of
+		// the silu's fusion (loop_exponential_multiply_fusion{1}) or alone where the
+		// silu itself goes to a squeeze-and-excite mean (loop_exponential_fusion),
+		// testdata/h200/profiles/efficientnetv2b0_mixed_float16_b128.xplane.pb.gz (the
+		// step's buffer assignment in its HloProto). Float16 and bfloat16 both run the
+		// exponential in float32 on the GPU; only float16 was recorded.
+		pl.saved(s, "/sigmoid", p.elems)
+		pl.p.Tensors[len(pl.p.Tensors)-1].Recompute = true
+	}
+}
+
+// xlaPoolZeros adds the zeros an XLA max-pool gradient scatters into, written in forward.
+func (pl *planner) xlaPoolZeros(s *fwdStep) {
+	// The max-pool gradient scatters into a zero tensor of the input's shape
+	// (select_and_scatter, expanded on GPU to an argmax reduce-window and a
+	// scatter that updates its operand in place); XLA materializes the zeros in
+	// forward and keeps them to the gradient. Under JAX a ReLU of that shape
+	// broadcasts the same zeros (its JVP's lax.full_like(g, 0)); CSE makes them one
+	// value that the ReLU gradients read too, so the scatter gets a copy: two
+	// tensors (VGG16: five pools, ten; ResNet-50's pool reads a padded tensor
+	// no ReLU shares: one).
+	x := &pl.pn[s.p.in[0]]
+	// The zeros are written once (ResNet-50's trace: loop_broadcast_fusion of the
+	// padded input's shape, testdata/h200/keras/trace/resnet50_float32_b128.kernels.csv;
+	// VGG16: the second output of the ReLU's loop_broadcast_maximum_fusion) and the
+	// scatter's copy is read and written once more (VGG16: copy.77-copy.81,
+	// testdata/h200/keras/vgg16.buffer-assignment.txt.gz): a kernel either way,
+	// the broadcast's own or the copy (the broadcast then rides in the ReLU's fusion).
+	zb := float64(x.elems * pl.B * x.dt.Size())
+	share := pl.jaxReluShape(x)
+	s.op.Bytes += zb * float64(1+2*share)
+	s.op.Kernels++
+	for k := 0; k < 1+share; k++ {
+		t := pl.tensor(s.p.n.name+"/grad/zeros", x.elems*pl.B*x.dt.Size(), Activation, x.dt, x.shape)
+		pl.p.Tensors[t].Recompute = true // a broadcast: rematerialization drops it
+		s.op.Alloc = append(s.op.Alloc, t)
+		pl.keep[s.i] = append(pl.keep[s.i], t)
+	}
+}
+
+// workspaces adds the scratch the op's library call takes and frees: cuBLAS's workspace under
+// XLA, cuDNN's for a convolution.
+func (pl *planner) workspaces(s *fwdStep) {
+	n, p, op := s.p.n, s.p, &s.op
+	if ws := pl.blasWorkspace(p); ws > 0 {
+		t := pl.tensor(n.name+"/cublas_workspace", ws, Workspace, Int32, []int64{ws / 4})
+		op.Alloc = append(op.Alloc, t)
+		s.after = append(s.after, t)
+	}
+	if n.workspace {
+		ws := min(pl.bufs[p.buf].bytes, workspaceLimit)
+		t := pl.tensor(n.name+"/workspace", ws, Workspace, p.dt, []int64{ws})
+		op.Alloc = append(op.Alloc, t)
+		s.after = append(s.after, t)
+		if !pl.o.XLA {
+			op.Autotune = autotuneScratch("fwd", op.GEMM, p.dt, pl.bufs[p.buf].bytes, ws)
+		}
+	}
+}
+
+// finishForward adds the bytes the op reads and writes, frees what no later op needs, and
+// emits the op, or folds it into its producer's op where it is fused.
+func (pl *planner) finishForward(s *fwdStep) {
+	p, op := s.p, &s.op
+	for _, x := range p.in {
+		if p.n == nil || !p.n.alias {
+			op.Bytes += pl.bytesOf(pl.pn[x].buf)
+			if pl.o.XLA && p.n != nil && p.n.kind == Norm {
+				op.NormBytes += 2 * pl.bytesOf(pl.pn[x].buf)
+			}
+		}
+	}
+	if p.buf >= 0 && !(p.n != nil && p.n.alias) {
+		if pl.bufs[p.buf].material {
+			t, _ := pl.bufTensor(p.buf)
+			op.Alloc = append(op.Alloc, t)
+			op.Bytes += float64(pl.bufs[p.buf].bytes)
+		}
+	}
+	if p.n != nil {
+		op.Bytes += p.n.extraBytes * float64(pl.B)
+	}
+	if p.n != nil && p.n.tf != nil && !pl.o.XLA {
+		// TF's kernels for a composite (tfunfused.go) move what the plan's tensors do not show.
+		op.Bytes, op.Kernels, op.ClassBytes, op.ClassElems = tfPrice(p.n.tf.fwd, pl.B, p.dt)
+	}
+	// Frees: buffers whose last forward reader is this op and that backward does not need.
+	for _, x := range p.in {
+		pl.fwdRelease(pl.pn[x].buf, s.i)
+	}
+	if p.buf >= 0 {
+		pl.fwdRelease(p.buf, s.i)
+	}
+	pl.pf = append(pl.pf, s.after...)
+	if p.fused && len(pl.p.Ops) > 0 {
+		pl.fuseForward(*op)
+		return
+	}
+	pl.emit(*op)
+}
+
+// fuseForward folds a fused op into its producer's op: the last emitted one, behind the cast
+// of this op's own weights (a BiasAdd's bias under a mixed policy) that was just emitted.
+func (pl *planner) fuseForward(op Op) {
+	j := len(pl.p.Ops) - 1
+	for j > 0 && pl.p.Ops[j].Kind == KindCast && strings.HasSuffix(pl.p.Ops[j].Name, "/weights/Cast") {
+		j--
+	}
+	last := &pl.p.Ops[j]
+	last.FLOPs += op.FLOPs
+	last.Bytes += op.Bytes
+	if last.Kind == MatMul || last.Kind == Attention {
+		last.EpilogueBytes += op.Bytes
+	}
+	for _, t := range op.Alloc {
+		pl.live += pl.p.Tensors[t].Bytes
+	}
+	last.Alloc = append(last.Alloc, op.Alloc...)
+	pl.flush()
 }
 
 // fwdRelease frees a buffer after op i when i is its last forward reader and no gradient
