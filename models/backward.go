@@ -10,19 +10,84 @@ import (
 // its inputs and weights and frees the gradient of its output and the tensors it was the last
 // to need (TF's gradient tape releases a saved tensor when its last gradient function has run).
 func (pl *planner) backward() {
-	g := pl.g
 	pl.grad = make([]int, len(pl.pn))
 	for i := range pl.grad {
 		pl.grad[i] = -1
 	}
-	pl.wgrad = make([]int, len(g.weights))
+	pl.wgrad = make([]int, len(pl.g.weights))
 	for i := range pl.wgrad {
 		pl.wgrad[i] = -1
 	}
-	saved := make([][]int, len(pl.pn))
-	// read: what each gradient reads, for its bytes (under XLA also what backward fusions
-	// recompute it from rather than keep).
-	read := make([][]int, len(pl.pn))
+	saved, read := pl.gradBuffers()
+	for i := len(pl.pn) - 1; i >= 0; i-- {
+		p := &pl.pn[i]
+		if !p.needGrad {
+			continue
+		}
+		s := &bwdStep{i: i, p: p, dy: pl.grad[i], op: Op{Name: p.name + "/grad", Phase: Backward, DType: p.dt}}
+		switch {
+		case p.isLoss:
+			s.op.Kind, s.op.Kernels = Elementwise, 2
+			s.op.FLOPs = 3 * float64(p.elems*pl.B)
+			for j := range p.in {
+				if pl.needDx(p, j) {
+					pl.newDx(s, j)
+				}
+			}
+			pl.pf = append(pl.pf, pl.labels)
+		case s.dy < 0:
+			// No gradient reaches this op: its output feeds nothing that needs one.
+			pl.releaseSaved(i, saved[i])
+			pl.flush()
+			continue
+		case p.n != nil && (p.n.alias || p.n.bwdShareDy):
+			// Reshape and Add hand dy on unchanged: no kernel, no buffer.
+			for j := range p.in {
+				if pl.needDx(p, j) {
+					pl.contribute(p.in[j], s.dy, true)
+				}
+			}
+			pl.decref(s.dy)
+			pl.releaseSaved(i, saved[i])
+			pl.flush()
+			continue
+		case p.isCast:
+			s.op.Kind, s.op.Kernels = KindCast, 1
+			if p.fused {
+				s.op.Kernels = 0
+			}
+			s.op.FLOPs = float64(p.elems * pl.B)
+			s.op.Bytes += float64(pl.p.Tensors[s.dy].Bytes)
+			pl.newDx(s, 0)
+		default:
+			pl.layerGrad(s, read[i])
+		}
+		pl.decref(s.dy)
+		pl.releaseSaved(i, saved[i])
+		pl.emit(s.op)
+		pl.handOn(s)
+	}
+	pl.flush()
+}
+
+// bwdStep is one gradient op while backward builds it: the pnode whose gradient it is (index
+// i), the gradient of its output (dy), the op, and the gradients it writes: of inputs (dxs)
+// and of weights (wgs).
+type bwdStep struct {
+	i   int
+	p   *pnode
+	dy  int
+	op  Op
+	dxs []struct{ j, t int } // input p.in[j]'s gradient, tensor t
+	wgs []struct{ w, t int } // weight w's gradient, tensor t
+}
+
+// gradBuffers lists per pnode the buffers its gradient is the first to need (saved, freed
+// after it) and those it reads, for its bytes (read; under XLA also what backward fusions
+// recompute it from rather than keep).
+func (pl *planner) gradBuffers() (saved, read [][]int) {
+	saved = make([][]int, len(pl.pn))
+	read = make([][]int, len(pl.pn))
 	for b := range pl.bufs {
 		if s := pl.bufs[b].saver; s >= 0 && pl.bufs[b].tensor >= 0 {
 			saved[s] = append(saved[s], b)
@@ -31,206 +96,187 @@ func (pl *planner) backward() {
 			read[s] = append(read[s], b)
 		}
 	}
-	type dx struct{ j, t int }
-	type wg struct{ w, t int }
-	for i := len(pl.pn) - 1; i >= 0; i-- {
-		p := &pl.pn[i]
-		if !p.needGrad {
-			continue
-		}
-		release := func() {
-			for _, b := range saved[i] {
-				pl.decref(pl.bufs[b].tensor)
-			}
-			for _, t := range pl.keep[i] {
-				pl.decref(t)
-			}
-		}
-		dy := pl.grad[i]
-		op := Op{Name: p.name + "/grad", Phase: Backward, DType: p.dt}
-		var dxs []dx
-		var wgs []wg
-		newDx := func(j int) {
-			x := &pl.pn[p.in[j]]
-			t := pl.tensor(x.name+"/grad", x.elems*pl.B*x.dt.Size(), Gradient, x.dt, x.shape)
-			op.Alloc = append(op.Alloc, t)
-			op.Bytes += float64(pl.p.Tensors[t].Bytes)
-			dxs = append(dxs, dx{j, t})
-		}
-		switch {
-		case p.isLoss:
-			op.Kind, op.Kernels = Elementwise, 2
-			op.FLOPs = 3 * float64(p.elems*pl.B)
-			for j := range p.in {
-				if pl.needDx(p, j) {
-					newDx(j)
-				}
-			}
-			pl.pf = append(pl.pf, pl.labels)
-		case dy < 0:
-			// No gradient reaches this op: its output feeds nothing that needs one.
-			release()
-			pl.flush()
-			continue
-		case p.n != nil && (p.n.alias || p.n.bwdShareDy):
-			// Reshape and Add hand dy on unchanged: no kernel, no buffer.
-			for j := range p.in {
-				if pl.needDx(p, j) {
-					pl.contribute(p.in[j], dy, true)
-				}
-			}
-			pl.decref(dy)
-			release()
-			pl.flush()
-			continue
-		case p.isCast:
-			op.Kind, op.Kernels = KindCast, 1
-			if p.fused {
-				op.Kernels = 0
-			}
-			op.FLOPs = float64(p.elems * pl.B)
-			op.Bytes += float64(pl.p.Tensors[dy].Bytes)
-			newDx(0)
-		default:
-			n := p.n
-			op.Name, op.Kind, op.Kernels = n.name+"/grad", n.kind, n.kB
-			op.GEMM = pl.gemm(n)
-			anyDx := pl.anyDx(p)
-			var trainable []int
-			for _, w := range n.weights {
-				if g.weights[w].trainable {
-					trainable = append(trainable, w)
-				}
-			}
-			if anyDx {
-				op.FLOPs += n.dxFLOPs * float64(pl.B)
-			}
-			if len(trainable) > 0 {
-				op.FLOPs += n.dwFLOPs * float64(pl.B)
-			}
-			if !anyDx && (n.kind == Conv || n.kind == MatMul || n.kind == Attention) && op.Kernels > 1 {
-				op.Kernels--
-			}
-			op.Bytes += float64(pl.p.Tensors[dy].Bytes)
-			for _, b := range read[i] {
-				op.Bytes += float64(pl.bufs[b].bytes)
-			}
-			for _, w := range n.weights {
-				if pl.mixed && g.weights[w].cast && p.dt == pl.half {
-					op.Bytes += float64(g.weights[w].elems * pl.half.Size())
-				} else {
-					op.Bytes += float64(4 * g.weights[w].elems)
-				}
-			}
-			inPlace := p.bwdFused && n.ew
-			if inPlace {
-				// The gradient of a fused element-wise op runs inside its neighbour's fusion
-				// and overwrites dy in place; a bias gradient still needs its reduction.
-				op.Kernels = 0
-				if len(trainable) > 0 {
-					op.Kernels = 1
-				}
-				for j := range p.in {
-					if !pl.needDx(p, j) {
-						continue
-					}
-					if pl.pn[p.in[j]].elems < p.elems {
-						// A broadcast operand (squeeze-excite's per-channel scale times the
-						// activation): its gradient is dy*x reduced over the broadcast axes, a
-						// tensor of the operand's own size that a reduction writes, not dy.
-						newDx(j)
-						op.Kernels = 1
-						continue
-					}
-					pl.contribute(p.in[j], dy, true)
-				}
-				if pl.o.XLA && pl.o.JAX && len(trainable) == 0 && pl.feedsNormGrad(i) {
-					// XLA fuses the activation's derivative into the batch norm gradient's
-					// reduction and dx fusions as a producer (it recomputes the normalized
-					// input there): no pass of its own. Keras's EfficientNetB0 step on the
-					// H200 has no activation-gradient kernel apart from the batch norm's
-					// (testdata/h200/keras/trace: every swish/bwd sits in a bn/bwd fusion).
-					op.Bytes = 0
-				}
-				if pl.o.XLA && pl.o.JAX && len(trainable) > 0 && pl.readByNorm(i) {
-					// A convolution's bias gradient when a batch norm reads the convolution: its
-					// reduction of dy joins the batch norm gradient's dx fusion as a second
-					// output (ResNet-50's trace: conv/bwd inside bn/bwd fusions), reading
-					// nothing of its own; it writes the bias gradient (added below).
-					op.Bytes = 0
-				}
-			} else {
-				nd := 0
-				for j := range p.in {
-					if pl.needDx(p, j) {
-						newDx(j)
-						nd++
-					}
-				}
-				if n.kind == Copy && n.kB == len(p.in) {
-					op.Kernels = max(nd, 1)
-				}
-			}
-			if pl.o.XLA && anyDx && n.kind == Pool && strings.HasSuffix(n.name, "/MaxPool") {
-				op.Bytes, op.Kernels = pl.xlaMaxPoolGradBytes(p), 2
-			}
-			if ws := pl.blasWorkspace(p); ws > 0 {
-				// The gradient's two GEMMs run one after the other on the stream; each takes the
-				// workspace for its call.
-				t := pl.tensor(n.name+"/grad/cublas_workspace", ws, Workspace, Int32, []int64{ws / 4})
-				op.Alloc = append(op.Alloc, t)
-				pl.pf = append(pl.pf, t)
-			}
-			if n.workspace && anyDx {
-				ws := pl.bufs[p.buf].bytes
-				if b := pl.bufs[pl.pn[p.in[0]].buf].bytes; b > ws {
-					ws = b
-				}
-				t := pl.tensor(n.name+"/grad/workspace", min(ws, workspaceLimit), Workspace, p.dt, []int64{min(ws, workspaceLimit)})
-				op.Alloc = append(op.Alloc, t)
-				pl.pf = append(pl.pf, t)
-				if !pl.o.XLA {
-					// Conv2DBackpropInput profiles with the input gradient wrapped; the filter
-					// gradient's profiling after it wraps only the (smaller) filter.
-					op.Autotune = autotuneScratch("bwd", op.GEMM, p.dt, pl.bufs[pl.pn[p.in[0]].buf].bytes, min(ws, workspaceLimit))
-				}
-			}
-			for _, w := range trainable {
-				dt := Float32
-				if pl.mixed && g.weights[w].cast && p.dt == pl.half && !pl.o.XLA {
-					// The gradient of the cast copy is half; the Cast op's gradient casts it
-					// back to float32 (math_grad.py _CastGrad).
-					dt = pl.half
-				}
-				t := pl.tensor(g.weights[w].name+"/grad", g.weights[w].elems*dt.Size(), Gradient, dt, dims(g.weights[w].shape))
-				op.Alloc = append(op.Alloc, t)
-				op.Bytes += float64(pl.p.Tensors[t].Bytes)
-				wgs = append(wgs, wg{w, t})
-			}
-			if n.tf != nil && !pl.o.XLA {
-				op.Bytes, op.Kernels, op.ClassBytes, op.ClassElems = tfPrice(n.tf.bwd, pl.B, p.dt)
-			}
-		}
-		pl.decref(dy)
-		release()
-		pl.emit(op)
-		for _, d := range dxs {
-			pl.contribute(p.in[d.j], d.t, false)
-		}
-		for _, x := range wgs {
-			t := x.t
-			if pl.p.Tensors[t].DType != Float32 {
-				w := &g.weights[x.w]
-				t32 := pl.tensor(w.name+"/grad/Cast", 4*w.elems, Gradient, Float32, dims(w.shape))
-				pl.decref(t)
-				pl.emit(Op{Name: w.name + "/grad/Cast", Phase: Backward, Kind: KindCast, DType: Float32,
-					FLOPs: float64(w.elems), Bytes: float64(w.elems * (4 + pl.half.Size())), Kernels: 1, Alloc: []int{t32}})
-				t = t32
-			}
-			pl.addWeightGrad(x.w, t)
+	return saved, read
+}
+
+// releaseSaved frees what pnode i's gradient was the last to need: its saved buffers and the
+// tensors forward kept for it.
+func (pl *planner) releaseSaved(i int, saved []int) {
+	for _, b := range saved {
+		pl.decref(pl.bufs[b].tensor)
+	}
+	for _, t := range pl.keep[i] {
+		pl.decref(t)
+	}
+}
+
+// newDx allocates the gradient of input j that the op writes.
+func (pl *planner) newDx(s *bwdStep, j int) {
+	x := &pl.pn[s.p.in[j]]
+	t := pl.tensor(x.name+"/grad", x.elems*pl.B*x.dt.Size(), Gradient, x.dt, x.shape)
+	s.op.Alloc = append(s.op.Alloc, t)
+	s.op.Bytes += float64(pl.p.Tensors[t].Bytes)
+	s.dxs = append(s.dxs, struct{ j, t int }{j, t})
+}
+
+// layerGrad fills in the gradient op of a layer's node: FLOPs, what it reads, the gradients
+// and the scratch it writes. read is the buffers the gradient reads.
+func (pl *planner) layerGrad(s *bwdStep, read []int) {
+	g, p, n, op := pl.g, s.p, s.p.n, &s.op
+	op.Name, op.Kind, op.Kernels = n.name+"/grad", n.kind, n.kB
+	op.GEMM = pl.gemm(n)
+	anyDx := pl.anyDx(p)
+	var trainable []int
+	for _, w := range n.weights {
+		if g.weights[w].trainable {
+			trainable = append(trainable, w)
 		}
 	}
-	pl.flush()
+	if anyDx {
+		op.FLOPs += n.dxFLOPs * float64(pl.B)
+	}
+	if len(trainable) > 0 {
+		op.FLOPs += n.dwFLOPs * float64(pl.B)
+	}
+	if !anyDx && (n.kind == Conv || n.kind == MatMul || n.kind == Attention) && op.Kernels > 1 {
+		op.Kernels--
+	}
+	op.Bytes += float64(pl.p.Tensors[s.dy].Bytes)
+	for _, b := range read {
+		op.Bytes += float64(pl.bufs[b].bytes)
+	}
+	for _, w := range n.weights {
+		if pl.mixed && g.weights[w].cast && p.dt == pl.half {
+			op.Bytes += float64(g.weights[w].elems * pl.half.Size())
+		} else {
+			op.Bytes += float64(4 * g.weights[w].elems)
+		}
+	}
+	if p.bwdFused && n.ew {
+		pl.inPlaceGrad(s, len(trainable) > 0)
+	} else {
+		nd := 0
+		for j := range p.in {
+			if pl.needDx(p, j) {
+				pl.newDx(s, j)
+				nd++
+			}
+		}
+		if n.kind == Copy && n.kB == len(p.in) {
+			op.Kernels = max(nd, 1)
+		}
+	}
+	if pl.o.XLA && anyDx && n.kind == Pool && strings.HasSuffix(n.name, "/MaxPool") {
+		op.Bytes, op.Kernels = pl.xlaMaxPoolGradBytes(p), 2
+	}
+	pl.gradWorkspaces(s, anyDx)
+	pl.weightGrads(s, trainable)
+	if n.tf != nil && !pl.o.XLA {
+		op.Bytes, op.Kernels, op.ClassBytes, op.ClassElems = tfPrice(n.tf.bwd, pl.B, p.dt)
+	}
+}
+
+// inPlaceGrad is the gradient of a fused element-wise op: it runs inside its neighbour's
+// fusion and overwrites dy in place; a bias gradient (weights) still needs its reduction.
+func (pl *planner) inPlaceGrad(s *bwdStep, weights bool) {
+	p, op := s.p, &s.op
+	op.Kernels = 0
+	if weights {
+		op.Kernels = 1
+	}
+	for j := range p.in {
+		if !pl.needDx(p, j) {
+			continue
+		}
+		if pl.pn[p.in[j]].elems < p.elems {
+			// A broadcast operand (squeeze-excite's per-channel scale times the
+			// activation): its gradient is dy*x reduced over the broadcast axes, a
+			// tensor of the operand's own size that a reduction writes, not dy.
+			pl.newDx(s, j)
+			op.Kernels = 1
+			continue
+		}
+		pl.contribute(p.in[j], s.dy, true)
+	}
+	if pl.o.XLA && pl.o.JAX && !weights && pl.feedsNormGrad(s.i) {
+		// XLA fuses the activation's derivative into the batch norm gradient's
+		// reduction and dx fusions as a producer (it recomputes the normalized
+		// input there): no pass of its own. Keras's EfficientNetB0 step on the
+		// H200 has no activation-gradient kernel apart from the batch norm's
+		// (testdata/h200/keras/trace: every swish/bwd sits in a bn/bwd fusion).
+		op.Bytes = 0
+	}
+	if pl.o.XLA && pl.o.JAX && weights && pl.readByNorm(s.i) {
+		// A convolution's bias gradient when a batch norm reads the convolution: its
+		// reduction of dy joins the batch norm gradient's dx fusion as a second
+		// output (ResNet-50's trace: conv/bwd inside bn/bwd fusions), reading
+		// nothing of its own; it writes the bias gradient (weightGrads).
+		op.Bytes = 0
+	}
+}
+
+// gradWorkspaces adds the scratch the gradient's library calls take and free: cuBLAS's
+// workspace under XLA, cuDNN's for a convolution's input gradient (anyDx).
+func (pl *planner) gradWorkspaces(s *bwdStep, anyDx bool) {
+	p, n, op := s.p, s.p.n, &s.op
+	if ws := pl.blasWorkspace(p); ws > 0 {
+		// The gradient's two GEMMs run one after the other on the stream; each takes the
+		// workspace for its call.
+		t := pl.tensor(n.name+"/grad/cublas_workspace", ws, Workspace, Int32, []int64{ws / 4})
+		op.Alloc = append(op.Alloc, t)
+		pl.pf = append(pl.pf, t)
+	}
+	if n.workspace && anyDx {
+		ws := pl.bufs[p.buf].bytes
+		if b := pl.bufs[pl.pn[p.in[0]].buf].bytes; b > ws {
+			ws = b
+		}
+		t := pl.tensor(n.name+"/grad/workspace", min(ws, workspaceLimit), Workspace, p.dt, []int64{min(ws, workspaceLimit)})
+		op.Alloc = append(op.Alloc, t)
+		pl.pf = append(pl.pf, t)
+		if !pl.o.XLA {
+			// Conv2DBackpropInput profiles with the input gradient wrapped; the filter
+			// gradient's profiling after it wraps only the (smaller) filter.
+			op.Autotune = autotuneScratch("bwd", op.GEMM, p.dt, pl.bufs[pl.pn[p.in[0]].buf].bytes, min(ws, workspaceLimit))
+		}
+	}
+}
+
+// weightGrads allocates the gradients of the trainable weights that the op writes.
+func (pl *planner) weightGrads(s *bwdStep, trainable []int) {
+	g, p := pl.g, s.p
+	for _, w := range trainable {
+		dt := Float32
+		if pl.mixed && g.weights[w].cast && p.dt == pl.half && !pl.o.XLA {
+			// The gradient of the cast copy is half; the Cast op's gradient casts it
+			// back to float32 (math_grad.py _CastGrad).
+			dt = pl.half
+		}
+		t := pl.tensor(g.weights[w].name+"/grad", g.weights[w].elems*dt.Size(), Gradient, dt, dims(g.weights[w].shape))
+		s.op.Alloc = append(s.op.Alloc, t)
+		s.op.Bytes += float64(pl.p.Tensors[t].Bytes)
+		s.wgs = append(s.wgs, struct{ w, t int }{w, t})
+	}
+}
+
+// handOn passes the emitted op's gradients on: each input's to its producer, each weight's
+// (cast to float32 first where it is half) to the weight.
+func (pl *planner) handOn(s *bwdStep) {
+	for _, d := range s.dxs {
+		pl.contribute(s.p.in[d.j], d.t, false)
+	}
+	for _, x := range s.wgs {
+		t := x.t
+		if pl.p.Tensors[t].DType != Float32 {
+			w := &pl.g.weights[x.w]
+			t32 := pl.tensor(w.name+"/grad/Cast", 4*w.elems, Gradient, Float32, dims(w.shape))
+			pl.decref(t)
+			pl.emit(Op{Name: w.name + "/grad/Cast", Phase: Backward, Kind: KindCast, DType: Float32,
+				FLOPs: float64(w.elems), Bytes: float64(w.elems * (4 + pl.half.Size())), Kernels: 1, Alloc: []int{t32}})
+			t = t32
+		}
+		pl.addWeightGrad(x.w, t)
+	}
 }
 
 // earlyTemps allocates, before the step's first op, the update's tensors that depend on
