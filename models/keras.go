@@ -369,20 +369,68 @@ func policyName(v any) string {
 	return ""
 }
 
+// functional applies a Functional model's config: its InputLayers, then each layer call as
+// soon as its inputs are produced (a file may list a layer before the layers it reads).
 func (im *importer) functional(name string, layers []any, c map[string]any, ins []int, prefix string, trainable bool) ([]int, error) {
-	type entry struct {
-		class, name string
-		c           map[string]any
-		nodes       []nodeCall
-		// first: the node index the file gives this layer's first listed call. Keras
-		// skips a nested model's own first node (the one linking its inputs to its
-		// outputs) and numbers its calls from 1: tf.keras 2.x functional.py
-		// get_network_config/_should_skip_first_node, Keras 3 functional.py get_config
-		// ("Functional models start with a pre-existing node"), Keras 1-2.2 Container.
-		first int
+	fm, err := functionalLayers(name, layers)
+	if err != nil {
+		return nil, err
 	}
-	entries := make([]entry, 0, len(layers))
-	index := map[string]int{}
+	inputRefs, err := refList(c["input_layers"])
+	if err != nil {
+		return nil, fmt.Errorf("model %q: field \"input_layers\": %w", name, err)
+	}
+	outputRefs, err := refList(c["output_layers"])
+	if err != nil {
+		return nil, fmt.Errorf("model %q: field \"output_layers\": %w", name, err)
+	}
+	if len(outputRefs) == 0 {
+		return nil, fmt.Errorf("model %q: no output_layers", name)
+	}
+	if err := im.functionalInputs(fm, inputRefs, ins, prefix); err != nil {
+		return nil, err
+	}
+	for fm.remaining > 0 {
+		progress, err := im.functionalPass(fm, prefix, trainable)
+		if err != nil {
+			return nil, err
+		}
+		if !progress {
+			return nil, fm.stuck()
+		}
+	}
+	return fm.outputs(outputRefs)
+}
+
+// fnModel is a Functional model's config while functional applies it: its layers, what each
+// call made so far produced, and how many calls each has had.
+type fnModel struct {
+	name    string
+	entries []fnEntry
+	index   map[string]int // entries by layer name
+	// produced[layer][call] = the call's output nodes (several for a nested model with
+	// several outputs)
+	produced  map[string][][]int
+	done      []int // calls applied per entry
+	remaining int   // calls not yet applied
+}
+
+// fnEntry is one layer of a Functional config and the calls (inbound nodes) made of it.
+type fnEntry struct {
+	class, name string
+	c           map[string]any
+	nodes       []nodeCall
+	// first: the node index the file gives this layer's first listed call. Keras
+	// skips a nested model's own first node (the one linking its inputs to its
+	// outputs) and numbers its calls from 1: tf.keras 2.x functional.py
+	// get_network_config/_should_skip_first_node, Keras 3 functional.py get_config
+	// ("Functional models start with a pre-existing node"), Keras 1-2.2 Container.
+	first int
+}
+
+// functionalLayers reads the layers of a Functional config and their calls.
+func functionalLayers(name string, layers []any) (*fnModel, error) {
+	fm := &fnModel{name: name, entries: make([]fnEntry, 0, len(layers)), index: map[string]int{}, produced: map[string][][]int{}}
 	for i, l := range layers {
 		class, lname, lc, err := layerFields(l)
 		if err != nil {
@@ -401,145 +449,150 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 			// operation node, not the layer of the same class name.
 			class = opPrefix + class
 		}
-		index[lname] = len(entries)
-		entries = append(entries, entry{class, lname, lc, nodes, firstNodeIndex(class, lc, m["inbound_nodes"])})
+		fm.index[lname] = len(fm.entries)
+		fm.entries = append(fm.entries, fnEntry{class, lname, lc, nodes, firstNodeIndex(class, lc, m["inbound_nodes"])})
 	}
-	inputRefs, err := refList(c["input_layers"])
-	if err != nil {
-		return nil, fmt.Errorf("model %q: field \"input_layers\": %w", name, err)
-	}
-	outputRefs, err := refList(c["output_layers"])
-	if err != nil {
-		return nil, fmt.Errorf("model %q: field \"output_layers\": %w", name, err)
-	}
-	if len(outputRefs) == 0 {
-		return nil, fmt.Errorf("model %q: no output_layers", name)
-	}
-	// produced[layer][call] = the call's output nodes (several for a nested model with
-	// several outputs)
-	produced := map[string][][]int{}
+	fm.done = make([]int, len(fm.entries))
+	return fm, nil
+}
+
+// functionalInputs produces the model's InputLayers: the tensors ins it is called on (a nested
+// model), or new graph inputs; and counts the calls left to apply.
+func (im *importer) functionalInputs(fm *fnModel, inputRefs []tensorRef, ins []int, prefix string) error {
 	isInput := map[string]int{}
 	for i, r := range inputRefs {
 		isInput[r.layer] = i
 	}
 	if ins != nil && len(ins) != len(inputRefs) {
-		return nil, fmt.Errorf("model %q called on %d inputs, has %d", name, len(ins), len(inputRefs))
+		return fmt.Errorf("model %q called on %d inputs, has %d", fm.name, len(ins), len(inputRefs))
 	}
-	done := make([]int, len(entries)) // calls applied per entry
-	remaining := 0
-	for i, e := range entries {
-		if e.class == "InputLayer" {
-			shape, ok, err := im.inputShape(e.c)
-			if err != nil {
-				return nil, layerErr(e.name, e.class, err)
-			}
-			if k, used := isInput[e.name]; used && ins != nil {
-				produced[e.name] = [][]int{{ins[k]}}
-			} else {
-				if !ok {
-					return nil, layerErr(e.name, e.class, errors.New("no batch_shape"))
-				}
-				x, err := im.g.input(prefix+e.name, shape, isInt(e.c))
-				if err != nil {
-					return nil, err
-				}
-				produced[e.name] = [][]int{{x}}
-			}
-			done[i] = 1
+	for i, e := range fm.entries {
+		if e.class != "InputLayer" {
+			fm.remaining += len(e.nodes)
 			continue
 		}
-		remaining += len(e.nodes)
+		shape, ok, err := im.inputShape(e.c)
+		if err != nil {
+			return layerErr(e.name, e.class, err)
+		}
+		if k, used := isInput[e.name]; used && ins != nil {
+			fm.produced[e.name] = [][]int{{ins[k]}}
+		} else {
+			if !ok {
+				return layerErr(e.name, e.class, errors.New("no batch_shape"))
+			}
+			x, err := im.g.input(prefix+e.name, shape, isInt(e.c))
+			if err != nil {
+				return err
+			}
+			fm.produced[e.name] = [][]int{{x}}
+		}
+		fm.done[i] = 1
 	}
-	resolve := func(r tensorRef) (int, bool) {
-		p := produced[r.layer]
-		if len(p) == 0 {
-			return 0, false
-		}
-		out := func(call []int) (int, bool) {
-			if r.tidx >= len(call) {
-				return -1, true
-			}
-			return call[r.tidx], true
-		}
-		k := r.node
-		calls := 1 // an InputLayer, or a model input fed from outside
-		if j, ok := index[r.layer]; ok && entries[j].class != "InputLayer" {
-			k -= entries[j].first
-			calls = len(entries[j].nodes)
-		}
-		if k >= 0 && k < calls {
-			// The call the reference names: wait until it has been applied.
-			if k < len(p) {
-				return out(p[k])
-			}
-			return 0, false
-		}
-		// An index outside this model's calls (a writer that numbers nodes otherwise):
-		// the latest call made so far.
-		return out(p[len(p)-1])
+	return nil
+}
+
+// resolve is the node a reference names, false until the call it names has been applied; -1
+// for an output index the call does not have.
+func (fm *fnModel) resolve(r tensorRef) (int, bool) {
+	p := fm.produced[r.layer]
+	if len(p) == 0 {
+		return 0, false
 	}
-	for remaining > 0 {
-		progress := false
-		for i := range entries {
-			if err := im.tick(); err != nil {
-				return nil, err
-			}
-			e := &entries[i]
-			for done[i] < len(e.nodes) {
-				nc := e.nodes[done[i]]
-				refs, lc := nc.inputs(e.class, e.c)
-				xs := make([]int, 0, len(refs))
-				ready := true
-				for _, r := range refs {
-					x, ok := resolve(r)
-					if !ok {
-						ready = false
-						break
-					}
-					if x < 0 {
-						return nil, layerErr(e.name, e.class, fmt.Errorf("reads output %d of layer %q, which has fewer (a layer's extra outputs, such as an RNN's return_state, are not supported)", r.tidx, r.layer))
-					}
-					xs = append(xs, x)
-				}
-				if !ready {
+	out := func(call []int) (int, bool) {
+		if r.tidx >= len(call) {
+			return -1, true
+		}
+		return call[r.tidx], true
+	}
+	k := r.node
+	calls := 1 // an InputLayer, or a model input fed from outside
+	if j, ok := fm.index[r.layer]; ok && fm.entries[j].class != "InputLayer" {
+		k -= fm.entries[j].first
+		calls = len(fm.entries[j].nodes)
+	}
+	if k >= 0 && k < calls {
+		// The call the reference names: wait until it has been applied.
+		if k < len(p) {
+			return out(p[k])
+		}
+		return 0, false
+	}
+	// An index outside this model's calls (a writer that numbers nodes otherwise):
+	// the latest call made so far.
+	return out(p[len(p)-1])
+}
+
+// functionalPass applies, in file order, every call whose inputs are all produced; false when
+// it could apply none.
+func (im *importer) functionalPass(fm *fnModel, prefix string, trainable bool) (bool, error) {
+	progress := false
+	for i := range fm.entries {
+		if err := im.tick(); err != nil {
+			return false, err
+		}
+		e := &fm.entries[i]
+		for fm.done[i] < len(e.nodes) {
+			nc := e.nodes[fm.done[i]]
+			refs, lc := nc.inputs(e.class, e.c)
+			xs := make([]int, 0, len(refs))
+			ready := true
+			for _, r := range refs {
+				x, ok := fm.resolve(r)
+				if !ok {
+					ready = false
 					break
 				}
-				if len(xs) == 0 {
-					return nil, layerErr(e.name, e.class, errors.New("called on no tensors"))
+				if x < 0 {
+					return false, layerErr(e.name, e.class, fmt.Errorf("reads output %d of layer %q, which has fewer (a layer's extra outputs, such as an RNN's return_state, are not supported)", r.tidx, r.layer))
 				}
-				outs, err := im.layer(e.class, e.name, lc, xs, prefix, trainable)
-				if err != nil {
-					return nil, err
-				}
-				produced[e.name] = append(produced[e.name], outs)
-				done[i]++
-				remaining--
-				progress = true
+				xs = append(xs, x)
 			}
-		}
-		if !progress {
-			for i := range entries {
-				e := &entries[i]
-				if done[i] < len(e.nodes) {
-					refs, _ := e.nodes[done[i]].inputs(e.class, e.c)
-					for _, r := range refs {
-						if _, ok := resolve(r); !ok {
-							return nil, layerErr(e.name, e.class, fmt.Errorf("input layer %q is not produced by any layer of model %q", r.layer, name))
-						}
-					}
-				}
+			if !ready {
+				break
 			}
-			return nil, fmt.Errorf("model %q: layers form a cycle", name)
+			if len(xs) == 0 {
+				return false, layerErr(e.name, e.class, errors.New("called on no tensors"))
+			}
+			outs, err := im.layer(e.class, e.name, lc, xs, prefix, trainable)
+			if err != nil {
+				return false, err
+			}
+			fm.produced[e.name] = append(fm.produced[e.name], outs)
+			fm.done[i]++
+			fm.remaining--
+			progress = true
 		}
 	}
+	return progress, nil
+}
+
+// stuck says why no call could be applied: an input no layer produces, or a cycle.
+func (fm *fnModel) stuck() error {
+	for i := range fm.entries {
+		e := &fm.entries[i]
+		if fm.done[i] < len(e.nodes) {
+			refs, _ := e.nodes[fm.done[i]].inputs(e.class, e.c)
+			for _, r := range refs {
+				if _, ok := fm.resolve(r); !ok {
+					return layerErr(e.name, e.class, fmt.Errorf("input layer %q is not produced by any layer of model %q", r.layer, fm.name))
+				}
+			}
+		}
+	}
+	return fmt.Errorf("model %q: layers form a cycle", fm.name)
+}
+
+// outputs is the model's output nodes.
+func (fm *fnModel) outputs(outputRefs []tensorRef) ([]int, error) {
 	outs := make([]int, 0, len(outputRefs))
 	for _, r := range outputRefs {
-		x, ok := resolve(r)
+		x, ok := fm.resolve(r)
 		if !ok {
-			return nil, fmt.Errorf("model %q: output layer %q was never called", name, r.layer)
+			return nil, fmt.Errorf("model %q: output layer %q was never called", fm.name, r.layer)
 		}
 		if x < 0 {
-			return nil, fmt.Errorf("model %q: output %d of layer %q, which has fewer (a layer's extra outputs, such as an RNN's return_state, are not supported)", name, r.tidx, r.layer)
+			return nil, fmt.Errorf("model %q: output %d of layer %q, which has fewer (a layer's extra outputs, such as an RNN's return_state, are not supported)", fm.name, r.tidx, r.layer)
 		}
 		outs = append(outs, x)
 	}
@@ -547,9 +600,9 @@ func (im *importer) functional(name string, layers []any, c map[string]any, ins 
 }
 
 // firstNodeIndex is the node index of a layer's first call as the file numbers it (see
-// the entry type in functional): 1 for a nested Functional model, 1 for a tf.keras 2.x or
-// Keras 2.2 Sequential built with an input shape (a Functional subclass there; a Keras 3
-// Sequential is not one), 0 for everything else.
+// fnEntry): 1 for a nested Functional model, 1 for a tf.keras 2.x or Keras 2.2 Sequential
+// built with an input shape (a Functional subclass there; a Keras 3 Sequential is not one),
+// 0 for everything else.
 func firstNodeIndex(class string, c map[string]any, inbound any) int {
 	if functionalSubclass(c) {
 		return 1
