@@ -490,64 +490,110 @@ func readPadding(c cfg, rank int) ([]int, error) {
 	return out, nil
 }
 
+// applyConv adds a convolution layer of any family (Conv, Conv*Transpose, DepthwiseConv,
+// SeparableConv; 1 to 3 spatial dimensions, channels_last), its bias and its activation.
 func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
-	s := g.shape(x)
-	rank := 2
+	cs, err := convConfig(class, c, g.shape(x))
+	if err != nil {
+		return 0, err
+	}
+	out, err := cs.outShape(c)
+	if err != nil {
+		return 0, err
+	}
+	var y, units int
+	switch class {
+	case "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose":
+		y, units, err = g.convTranspose(name, c, x, cs, out)
+	case "Conv1D", "Conv2D", "Conv3D":
+		y, units, err = g.convPlain(name, c, x, cs, out)
+	case "DepthwiseConv1D", "DepthwiseConv2D":
+		y, units, err = g.convDepthwise(name, c, x, cs, out)
+	default: // SeparableConv
+		y, units, err = g.convSeparable(name, c, x, cs, out)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if cs.useBias {
+		y = g.bias(name, y, g.w("bias", []int{units}, true, true, false))
+	}
+	return g.act(name, cs.fn, y)
+}
+
+// convSpec is what every convolution family's config holds: the input shape s (channels
+// last, cin channels), rank spatial dimensions, kernel size, strides, dilation, padding, bias
+// and activation.
+type convSpec struct {
+	s          []int
+	rank, cin  int
+	k, st, dil []int
+	pad, fn    string
+	transpose  bool
+	useBias    bool
+}
+
+// convConfig reads a convolution layer's common config for an input of shape s.
+func convConfig(class string, c cfg, s []int) (*convSpec, error) {
+	cs := &convSpec{s: s, rank: 2}
 	switch class {
 	case "Conv1D", "DepthwiseConv1D", "SeparableConv1D", "Conv1DTranspose":
-		rank = 1
+		cs.rank = 1
 	case "Conv3D", "Conv3DTranspose":
-		rank = 3
+		cs.rank = 3
 	}
+	rank := cs.rank
 	if len(s) != rank+1 {
-		return 0, fmt.Errorf("input shape %v: want rank %d (channels_last)", s, rank+2)
+		return nil, fmt.Errorf("input shape %v: want rank %d (channels_last)", s, rank+2)
 	}
-	transpose := strings.HasSuffix(class, "Transpose")
+	cs.transpose = strings.HasSuffix(class, "Transpose")
 	if df, _ := c.str("data_format", "channels_last"); df != "channels_last" {
-		return 0, fmt.Errorf("data_format %q: only channels_last is supported", df)
+		return nil, fmt.Errorf("data_format %q: only channels_last is supported", df)
 	}
-	k, err := c.ints("kernel_size", rank, 0)
-	if err != nil {
-		return 0, err
+	var err error
+	if cs.k, err = c.ints("kernel_size", rank, 0); err != nil {
+		return nil, err
 	}
-	st, err := c.ints("strides", rank, 1)
-	if err != nil {
-		return 0, err
+	if cs.st, err = c.ints("strides", rank, 1); err != nil {
+		return nil, err
 	}
-	dil, err := c.ints("dilation_rate", rank, 1)
-	if err != nil {
-		return 0, err
+	if cs.dil, err = c.ints("dilation_rate", rank, 1); err != nil {
+		return nil, err
 	}
-	pad, err := c.str("padding", "valid")
-	if err != nil {
-		return 0, err
+	if cs.pad, err = c.str("padding", "valid"); err != nil {
+		return nil, err
 	}
-	if pad != "valid" && pad != "same" && !(pad == "causal" && rank == 1) {
-		return 0, fmt.Errorf("padding %q", pad)
+	if cs.pad != "valid" && cs.pad != "same" && !(cs.pad == "causal" && rank == 1) {
+		return nil, fmt.Errorf("padding %q", cs.pad)
 	}
-	useBias, err := c.bool("use_bias", true)
-	if err != nil {
-		return 0, err
+	if cs.useBias, err = c.bool("use_bias", true); err != nil {
+		return nil, err
 	}
-	fn, err := c.activation("activation")
-	if err != nil {
-		return 0, err
+	if cs.fn, err = c.activation("activation"); err != nil {
+		return nil, err
 	}
-	cin := s[rank]
+	cs.cin = s[rank]
+	return cs, nil
+}
+
+// outShape is the output's spatial dimensions (the channels, last, are left 0 for the family
+// to set).
+func (cs *convSpec) outShape(c cfg) ([]int, error) {
+	s, k, st, dil, pad, rank := cs.s, cs.k, cs.st, cs.dil, cs.pad, cs.rank
 	out := make([]int, rank+1)
 	for i := 0; i < rank; i++ {
 		if k[i] <= 0 || st[i] <= 0 || dil[i] <= 0 {
-			return 0, fmt.Errorf("kernel_size %v strides %v dilation_rate %v", k, st, dil)
+			return nil, fmt.Errorf("kernel_size %v strides %v dilation_rate %v", k, st, dil)
 		}
 		p := pad
 		if p == "causal" {
 			p = "same"
 		}
-		if transpose {
+		if cs.transpose {
 			// keras/src/ops/operation_utils.py compute_conv_transpose_output_shape (no
 			// output_padding): valid n*s + max(k_eff - s, 0), same n*s.
 			if pad == "causal" {
-				return 0, fmt.Errorf("padding %q", pad)
+				return nil, fmt.Errorf("padding %q", pad)
 			}
 			ke := (k[i]-1)*dil[i] + 1
 			out[i] = s[i] * st[i]
@@ -557,7 +603,7 @@ func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
 			if op, ok := c.get("output_padding"); ok {
 				opad, err := intList(op, rank)
 				if err != nil {
-					return 0, fmt.Errorf("field \"output_padding\": %w", err)
+					return nil, fmt.Errorf("field \"output_padding\": %w", err)
 				}
 				// With output_padding: (n-1)*s + k_eff - 2*pad + output_padding, pad =
 				// k_eff/2 for same and 0 for valid.
@@ -571,88 +617,94 @@ func (g *graph) applyConv(class, name string, c cfg, x int) (int, error) {
 			out[i] = convOut(s[i], k[i], st[i], dil[i], p)
 		}
 		if out[i] <= 0 {
-			return 0, fmt.Errorf("kernel %v larger than input %v", k, s)
+			return nil, fmt.Errorf("kernel %v larger than input %v", k, s)
 		}
 	}
-	var y int
-	var units int
-	switch class {
-	case "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose":
-		filters, err := c.int("filters", 0)
-		if err != nil {
-			return 0, err
-		}
-		if filters <= 0 {
-			return 0, fmt.Errorf("filters %d", filters)
-		}
-		out[rank] = filters
-		// Kernel (k..., filters, in): keras Conv2DTranspose.build. Every input element is
-		// multiplied into a k x filters patch of the output (Conv2DBackpropInput): the
-		// multiply-adds are the input's elements times prod(k) * filters, and each gradient
-		// (Conv2D for dx, Conv2DBackpropFilter for dw) costs as much again.
-		w := g.w("kernel", append(clone(k), filters, cin), true, true, true)
-		macs := float64(prod(s)) * float64(prod(k)) * float64(filters)
-		y = g.addNode(node{name: name + "/Conv2DBackpropInput", kind: Conv, in: []int{x}, shape: clone(out),
-			flops: 2 * macs, dxFLOPs: 2 * macs, dwFLOPs: 2 * macs, weights: []int{w}, saveIn: 1,
-			workspace: prod(k) > 1, kB: 2})
-		units = filters
-	case "Conv1D", "Conv2D", "Conv3D":
-		filters, err := c.int("filters", 0)
-		if err != nil {
-			return 0, err
-		}
-		groups, err := c.int("groups", 1)
-		if err != nil {
-			return 0, err
-		}
-		if filters <= 0 || groups <= 0 || cin%groups != 0 || filters%groups != 0 {
-			return 0, fmt.Errorf("filters %d, groups %d, input channels %d", filters, groups, cin)
-		}
-		out[rank] = filters
-		w := g.w("kernel", append(clone(k), cin/groups, filters), true, true, true)
-		y = g.conv(name, x, out, k, st[0], cin, filters, groups, w)
-		units = filters
-	case "DepthwiseConv1D", "DepthwiseConv2D":
-		dm, err := c.int("depth_multiplier", 1)
-		if err != nil {
-			return 0, err
-		}
-		if dm <= 0 {
-			return 0, fmt.Errorf("depth_multiplier %d", dm)
-		}
-		out[rank] = cin * dm
-		w := g.w("depthwise_kernel", append(clone(k), cin, dm), true, true, true)
-		y = g.conv(name, x, out, k, st[0], cin, cin*dm, cin, w)
-		units = cin * dm
-	default: // SeparableConv
-		dm, err := c.int("depth_multiplier", 1)
-		if err != nil {
-			return 0, err
-		}
-		filters, err := c.int("filters", 0)
-		if err != nil {
-			return 0, err
-		}
-		if dm <= 0 || filters <= 0 {
-			return 0, fmt.Errorf("depth_multiplier %d, filters %d", dm, filters)
-		}
-		dout := clone(out)
-		dout[rank] = cin * dm
-		dw := g.w("depthwise_kernel", append(clone(k), cin, dm), true, true, true)
-		y = g.conv(name+"/depthwise", x, dout, k, st[0], cin, cin*dm, cin, dw)
-		ones := make([]int, rank)
-		for i := range ones {
-			ones[i] = 1
-		}
-		out[rank] = filters
-		pw := g.w("pointwise_kernel", append(ones, cin*dm, filters), true, true, true)
-		y = g.conv(name+"/pointwise", y, out, ones, 1, cin*dm, filters, 1, pw)
-		units = filters
+	return out, nil
+}
+
+// convTranspose is Conv*Transpose: its node and output channels.
+func (g *graph) convTranspose(name string, c cfg, x int, cs *convSpec, out []int) (int, int, error) {
+	filters, err := c.int("filters", 0)
+	if err != nil {
+		return 0, 0, err
 	}
-	if useBias {
-		y = g.bias(name, y, g.w("bias", []int{units}, true, true, false))
+	if filters <= 0 {
+		return 0, 0, fmt.Errorf("filters %d", filters)
 	}
-	return g.act(name, fn, y)
+	out[cs.rank] = filters
+	// Kernel (k..., filters, in): keras Conv2DTranspose.build. Every input element is
+	// multiplied into a k x filters patch of the output (Conv2DBackpropInput): the
+	// multiply-adds are the input's elements times prod(k) * filters, and each gradient
+	// (Conv2D for dx, Conv2DBackpropFilter for dw) costs as much again.
+	w := g.w("kernel", append(clone(cs.k), filters, cs.cin), true, true, true)
+	macs := float64(prod(cs.s)) * float64(prod(cs.k)) * float64(filters)
+	y := g.addNode(node{name: name + "/Conv2DBackpropInput", kind: Conv, in: []int{x}, shape: clone(out),
+		flops: 2 * macs, dxFLOPs: 2 * macs, dwFLOPs: 2 * macs, weights: []int{w}, saveIn: 1,
+		workspace: prod(cs.k) > 1, kB: 2})
+	return y, filters, nil
+}
+
+// convPlain is Conv1D-3D (grouped where groups > 1): its node and output channels.
+func (g *graph) convPlain(name string, c cfg, x int, cs *convSpec, out []int) (int, int, error) {
+	filters, err := c.int("filters", 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	groups, err := c.int("groups", 1)
+	if err != nil {
+		return 0, 0, err
+	}
+	cin := cs.cin
+	if filters <= 0 || groups <= 0 || cin%groups != 0 || filters%groups != 0 {
+		return 0, 0, fmt.Errorf("filters %d, groups %d, input channels %d", filters, groups, cin)
+	}
+	out[cs.rank] = filters
+	w := g.w("kernel", append(clone(cs.k), cin/groups, filters), true, true, true)
+	return g.conv(name, x, out, cs.k, cs.st[0], cin, filters, groups, w), filters, nil
+}
+
+// convDepthwise is DepthwiseConv1D/2D: its node and output channels.
+func (g *graph) convDepthwise(name string, c cfg, x int, cs *convSpec, out []int) (int, int, error) {
+	dm, err := c.int("depth_multiplier", 1)
+	if err != nil {
+		return 0, 0, err
+	}
+	if dm <= 0 {
+		return 0, 0, fmt.Errorf("depth_multiplier %d", dm)
+	}
+	cin := cs.cin
+	out[cs.rank] = cin * dm
+	w := g.w("depthwise_kernel", append(clone(cs.k), cin, dm), true, true, true)
+	return g.conv(name, x, out, cs.k, cs.st[0], cin, cin*dm, cin, w), cin * dm, nil
+}
+
+// convSeparable is SeparableConv1D/2D, a depthwise then a pointwise convolution: its last
+// node and output channels.
+func (g *graph) convSeparable(name string, c cfg, x int, cs *convSpec, out []int) (int, int, error) {
+	dm, err := c.int("depth_multiplier", 1)
+	if err != nil {
+		return 0, 0, err
+	}
+	filters, err := c.int("filters", 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	if dm <= 0 || filters <= 0 {
+		return 0, 0, fmt.Errorf("depth_multiplier %d, filters %d", dm, filters)
+	}
+	cin, rank := cs.cin, cs.rank
+	dout := clone(out)
+	dout[rank] = cin * dm
+	dw := g.w("depthwise_kernel", append(clone(cs.k), cin, dm), true, true, true)
+	y := g.conv(name+"/depthwise", x, dout, cs.k, cs.st[0], cin, cin*dm, cin, dw)
+	ones := make([]int, rank)
+	for i := range ones {
+		ones[i] = 1
+	}
+	out[rank] = filters
+	pw := g.w("pointwise_kernel", append(ones, cin*dm, filters), true, true, true)
+	return g.conv(name+"/pointwise", y, out, ones, 1, cin*dm, filters, 1, pw), filters, nil
 }
 
 func (g *graph) applyRNN(class, name string, c cfg, x int, merge string) (int, error) {
