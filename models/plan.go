@@ -292,9 +292,12 @@ func (pl *planner) expand() {
 // where XLA fuses itself):
 //   - _FusedConv2D: Conv2D + BiasAdd + Relu, when the filter is larger than 1x1
 //     (IsGpuCompatible for ContractionWithBiasAddAndActivation: 1x1 convolutions are left
-//     alone, "significantly slower in large scale benchmarks") and each intermediate has one
-//     consumer. cuDNN's cudnnConvolutionBiasActivationForward writes the activation directly;
-//     the backward pass keeps its ReluGrad and BiasAddGrad kernels.
+//     alone, "significantly slower in large scale benchmarks"), the convolution is float32
+//     (IsGpuCompatibleDataType: a Conv2D on GPU fuses for DT_FLOAT only, in TF 1.15, 2.x and
+//     NVIDIA's TF 1.15 builds alike, so a half-precision Conv2D keeps its BiasAdd and Relu
+//     kernels) and each intermediate has one consumer. cuDNN's
+//     cudnnConvolutionBiasActivationForward writes the activation directly; the backward pass
+//     keeps its ReluGrad and BiasAddGrad kernels.
 //   - _FusedBatchNormEx: FusedBatchNormV3 + Relu or FusedBatchNormV3 + Add + Relu in training,
 //     only for float16 NHWC with channels a multiple of 4 and
 //     TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT set (FindFusedBatchNormEx); the gradient
@@ -335,7 +338,7 @@ func (pl *planner) remap() {
 		switch {
 		case isBias(i-1) && prev.in[0] == i-2 && single(i-2):
 			c := pl.pn[i-2].n
-			if c.kind == Conv && c.gemm.FilterH*c.gemm.FilterW > 1 && c.gemm.Batch == 1 && strings.HasSuffix(c.name, "/Conv") {
+			if c.kind == Conv && pl.pn[i-2].dt == Float32 && c.gemm.FilterH*c.gemm.FilterW > 1 && c.gemm.Batch == 1 && strings.HasSuffix(c.name, "/Conv") {
 				fuse(i-1, false)
 				fuse(i, false)
 			}

@@ -310,8 +310,8 @@ func countOps(p *Plan, ph Phase, suffix string) int {
 }
 
 // TestRemapperFusions checks grappler's remapper fusions without XLA: VGG16's 3x3
-// convolutions absorb BiasAdd and Relu forward (its dense layers keep theirs, no cuBLASLt),
-// and ResNet-50's batch norms absorb Relu and Add+Relu only in float16 with
+// convolutions absorb BiasAdd and Relu forward in float32 only (its dense layers keep theirs,
+// no cuBLASLt), and ResNet-50's batch norms absorb Relu and Add+Relu only in float16 with
 // TF_USE_CUDNN_BATCHNORM_SPATIAL_PERSISTENT.
 func TestRemapperFusions(t *testing.T) {
 	vgg, err := Get("vgg16")
@@ -327,6 +327,17 @@ func TestRemapperFusions(t *testing.T) {
 	}
 	if got := countOps(p, Backward, "/BiasAdd/grad"); got != 16 {
 		t.Errorf("vgg16 BiasAddGrad ops = %d, want 16 (the fusion is forward only)", got)
+	}
+	// A half-precision Conv2D is not fused (IsGpuCompatibleDataType: DT_FLOAT only).
+	ph, err := vgg.Plan(PlanOptions{Batch: 8, Precision: MixedFloat16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := countOps(ph, Forward, "/BiasAdd"), 16; got != want {
+		t.Errorf("vgg16 mixed_float16 forward BiasAdd ops = %d, want %d (no float16 conv fusion)", got, want)
+	}
+	if got, want := countOps(ph, Forward, "/relu"), 15; got != want {
+		t.Errorf("vgg16 mixed_float16 forward relu ops = %d, want %d", got, want)
 	}
 	r50, err := Get("resnet50")
 	if err != nil {
