@@ -24,6 +24,7 @@ const (
 	ParamStepOverhead      = "step_overhead_s"
 	ParamHostDispatchScale = "host_dispatch_scale"
 	ParamContextBytes      = "context_bytes"
+	ParamSustainedClock    = "sustained_clock_hz"
 )
 
 // Param is one parameter a fit may adjust: its value in the uncalibrated profile, the width of

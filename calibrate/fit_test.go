@@ -331,7 +331,9 @@ func TestApplyParams(t *testing.T) {
 }
 
 // TestPriorParams: the h200 profile's parameters, one per efficiency path and memory kind,
-// each with a positive width and its source; --prior-width-scale widens the efficiencies only.
+// each with a positive width and its source; --prior-width-scale widens the efficiencies only
+// (not the host's costs nor the sustained clock, whose widths are not from the H200's
+// micro-benchmarks).
 func TestPriorParams(t *testing.T) {
 	g, err := hw.LookupGPU("h200")
 	if err != nil {
@@ -345,12 +347,12 @@ func TestPriorParams(t *testing.T) {
 			t.Errorf("parameter %+v: want a unique name, positive prior and width, a source, bounds around the prior", p)
 		}
 		seen[p.Name] = true
-		host := p.Name == ParamLaunchOverhead || p.Name == ParamStepOverhead || p.Name == ParamHostDispatchScale || p.Name == ParamContextBytes
+		host := p.Name == ParamLaunchOverhead || p.Name == ParamStepOverhead || p.Name == ParamHostDispatchScale || p.Name == ParamContextBytes || p.Name == ParamSustainedClock
 		if want := map[bool]float64{true: p.Width, false: 3 * p.Width}[host]; math.Abs(wide[i].Width-want) > 1e-12 {
 			t.Errorf("%s: width %g at scale 3, want %g", p.Name, wide[i].Width, want)
 		}
 	}
-	for _, n := range []string{"conv_tf32", "conv_half", "tf32", "memory", "memory_by_kind." + hw.MemXLABatchNormHalf, ParamLaunchOverhead, ParamHostDispatchScale, ParamContextBytes} {
+	for _, n := range []string{"conv_tf32", "conv_half", "tf32", "memory", "memory_by_kind." + hw.MemXLABatchNormHalf, ParamLaunchOverhead, ParamHostDispatchScale, ParamContextBytes, ParamSustainedClock} {
 		if !seen[n] {
 			t.Errorf("PriorParams(h200) lacks %s", n)
 		}

@@ -209,6 +209,12 @@ const (
 	// widthContext: the CUDA context differs by framework and driver (528 MiB under JAX,
 	// 621 MiB under PyTorch on the H200, docs/sources.md): a factor e, the recordings decide.
 	widthContext = 1.0
+	// widthClock: the SM clock under a training load, against hw's power-limit rule (or the
+	// boost clock). GPU Boost moves it over its voltage-frequency table with the board's power
+	// and temperature, 1,740-1,965 MHz under a 3D load in the GPU Boost 4.0 reviews the rule
+	// cites (hw/clock.go): a log range of 0.12. One parameter for every compute rate of the
+	// card, so two step times in different precisions both inform it.
+	widthClock = 0.12
 )
 
 // efficiencyParams are the efficiency keys a fit may adjust, one per math path of the cost
@@ -233,7 +239,8 @@ var efficiencyParams = []struct {
 // PriorParams are the parameters a fit may adjust on profile g, at g's values, with their prior
 // widths (see widthConv and the others): every efficiency of a math path and of memory
 // (memory and each memory_by_kind entry), the launch and step overheads, Keras on JAX's host
-// dispatch scale and the CUDA context. widthScale multiplies the efficiencies' widths (1: as
+// dispatch scale, the CUDA context and the sustained SM clock (one factor on every compute rate,
+// from hw's power-limit rule). widthScale multiplies the efficiencies' widths (1: as
 // measured on the H200). Fit leaves out those its observations do not identify.
 func PriorParams(g hw.GPU, widthScale float64) []Param {
 	if !(widthScale > 0) {
@@ -259,6 +266,9 @@ func PriorParams(g hw.GPU, widthScale float64) []Param {
 	launch := g.LaunchOverhead
 	if launch <= 0 {
 		launch = hw.DefaultLaunchOverhead
+	}
+	if clk := g.SustainedClock(); clk > 0 {
+		ps = append(ps, Param{Name: ParamSustainedClock, Prior: clk, Width: widthClock, Source: "hw's power-limit rule; GPU Boost's V/f range", Min: clk / 2, Max: clk * 1.5})
 	}
 	ps = append(ps, Param{Name: ParamLaunchOverhead, Prior: launch, Width: widthLaunch, Source: "between the H200's device floor and PyTorch eager", Min: 1e-7, Max: 1e-3})
 	if g.StepOverhead > 0 {
@@ -325,6 +335,10 @@ func ApplyParams(g hw.GPU, p Params) hw.GPU {
 			}
 		case name == ParamContextBytes:
 			g.ContextBytes = int64(math.Round(val))
+		case name == ParamSustainedClock:
+			if val != g.SustainedClock() { // the rule's own value: keep the rule
+				g.SustainedClockHz = val
+			}
 		case strings.HasPrefix(name, "memory_by_kind."):
 			if e.MemoryByKind == nil {
 				e.MemoryByKind = map[string]float64{}

@@ -104,8 +104,9 @@ func (g *GPU) boostClock() float64 {
 	return g.PeakFP32 / (2 * float64(g.FP32LanesPerSM()) * float64(g.SMs))
 }
 
-// SustainedClock is the clock (Hz) the GPU holds under a training load: the boost clock, or
-// less where the board's power limit binds (the rule above). A profile without a power limit
+// SustainedClock is the clock (Hz) the GPU holds under a training load: the measured one
+// (SustainedClockHz) where the profile has it, else the boost clock, or less where the board's
+// power limit binds (the rule above). A profile without a power limit
 // (a calibrated one: its peaks come from the clock it was measured at) or of an architecture
 // without a reference is taken at its boost clock.
 func (g GPU) SustainedClock() float64 { return g.BoostClock() * g.sustainedScale() }
@@ -119,8 +120,14 @@ func (g *GPU) clockScale() float64 {
 	return g.sustainedScale()
 }
 
-// sustainedScale computes clockScale from the profile's power limit and clock.
+// sustainedScale computes clockScale from the measured clock, else the profile's power limit
+// and clock.
 func (g *GPU) sustainedScale() float64 {
+	if g.SustainedClockHz > 0 {
+		if boost := g.boostClock(); boost > 0 {
+			return g.SustainedClockHz / boost
+		}
+	}
 	if g.PowerLimit <= 0 || g.SMs <= 0 || g.PeakFP32 <= 0 {
 		return 1
 	}

@@ -1,12 +1,14 @@
 package hw
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -108,5 +110,32 @@ func TestSustainedClockScalesCompute(t *testing.T) {
 	}
 	if q.Time(copyW) != boost.Time(copyW) {
 		t.Errorf("a copy's time moved with the SM clock: %g against %g", q.Time(copyW), boost.Time(copyW))
+	}
+}
+
+// A measured clock (an NVML recording's, or a calibration's fit) replaces the rule, above the
+// rated boost too (GPU Boost runs a cool GeForce board there), and a profile file checks it.
+func TestMeasuredSustainedClock(t *testing.T) {
+	g, _ := LookupGPU("rtx2080ti")
+	gemm := Work{Kind: KindMatMul, FLOPs: 2 * 8192 * 8192 * 8192, Bytes: 3 * 8192 * 8192 * 4}
+	m := g
+	m.SustainedClockHz = 1.2 * g.BoostClock()
+	if got := m.SustainedClock(); got != m.SustainedClockHz {
+		t.Errorf("SustainedClock %g with a measured %g", got, m.SustainedClockHz)
+	}
+	if r := g.Time(gemm) / m.Time(gemm); math.Abs(r-m.SustainedClockHz/g.SustainedClock()) > 0.02 {
+		t.Errorf("a GEMM at the measured clock runs %.3f times as fast as at the rule's, want %.3f", r, m.SustainedClockHz/g.SustainedClock())
+	}
+	var b bytes.Buffer
+	if err := m.WriteProfile(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseProfile("m.yaml", b.Bytes())
+	if err != nil || back.SustainedClockHz != m.SustainedClockHz {
+		t.Fatalf("round trip: %v, clock %g want %g", err, back.SustainedClockHz, m.SustainedClockHz)
+	}
+	bad := strings.Replace(b.String(), "sustained_clock_hz:", "sustained_clock_hz: 5 #", 1)
+	if _, err := ParseProfile("m.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "sustained_clock_hz") {
+		t.Errorf("a 5 Hz clock: %v, want an error naming sustained_clock_hz", err)
 	}
 }

@@ -65,6 +65,11 @@ type GPU struct {
 	// Cooling is the board's cooling class (CoolingClasses; "" unknown), reported with the
 	// power limit.
 	Cooling string `yaml:"cooling,omitempty"`
+	// SustainedClockHz is the SM clock (Hz) the GPU was measured to hold under a training
+	// load (the median SM clock of an NVML recording while the GPU is busy, or a calibration's
+	// fit of it); when set it replaces the power-limit rule's estimate (SustainedClock). It may
+	// exceed BoostClock: GPU Boost runs a cool board above its rated boost. 0: the rule.
+	SustainedClockHz float64 `yaml:"sustained_clock_hz,omitempty"`
 	// LaunchOverhead is the host time to issue one kernel (framework op dispatch plus
 	// cudaLaunchKernel); a step whose kernels are shorter than this is host-bound.
 	LaunchOverhead float64 `yaml:"launch_overhead"`

@@ -258,6 +258,8 @@ func (g GPU) validate() error {
 		return bad("host_dispatch_scale", "must not be negative (0 = 1)")
 	case !(g.PowerLimit == 0 || g.PowerLimit >= 1 && g.PowerLimit <= maxProfilePower): // NaN fails too
 		return bad("power_limit_w", fmt.Sprintf("%g: must be 0 (unknown: the boost clock) or from 1 to %g W", g.PowerLimit, float64(maxProfilePower)))
+	case !(g.SustainedClockHz == 0 || g.SustainedClockHz >= minProfileClock && g.SustainedClockHz <= maxProfileClock):
+		return bad("sustained_clock_hz", fmt.Sprintf("%g: must be 0 (unknown: the power-limit rule) or from %g to %g Hz", g.SustainedClockHz, float64(minProfileClock), float64(maxProfileClock)))
 	case g.Cooling != "" && !slices.Contains(CoolingClasses, g.Cooling):
 		return bad("cooling", fmt.Sprintf("%q: want one of %s, or leave it out", g.Cooling, strings.Join(CoolingClasses, ", ")))
 	}
@@ -301,6 +303,11 @@ func (g GPU) validate() error {
 const (
 	// maxProfilePower: 10 kW, ten times the 1,000 W of a B200 board.
 	maxProfilePower = 10000
+	// minProfileClock and maxProfileClock bound a measured sustained clock: 100 MHz, below
+	// any GPU's idle clock under NVML (210 MHz on GeForce and Tesla boards alike), and 10 GHz,
+	// about five times the fastest boost clock shipped (2,520 MHz, RTX 4090).
+	minProfileClock = 100e6
+	maxProfileClock = 10e9
 	// maxProfileSMs: gpusim's bound, several times the 144 SMs of a full GH100 or GB100 die.
 	maxProfileSMs = 1024
 	// maxProfileMemory: 16 TiB, as scenarios' memory keys (a hundred times an H200's 141 GB).
