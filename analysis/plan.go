@@ -214,13 +214,6 @@ func memoryMode(m train.Memory) string {
 	return "preallocate"
 }
 
-// FieldChange is one setting a plan changes, by train.Config field path ("Input.Prefetch");
-// scenarios.Key turns the path into the scenario key of a --set line.
-type FieldChange struct {
-	Field string `json:"field"`
-	Value string `json:"value"`
-}
-
 // changes lists what k changes in base, in the order of the scenario's keys.
 func (k PlanKnobs) changes(base train.Config) []FieldChange {
 	cfg := k.apply(base)
@@ -253,7 +246,7 @@ func (k PlanKnobs) changes(base train.Config) []FieldChange {
 
 func tunable(n int) string {
 	if n == train.Autotune {
-		return "autotune"
+		return autotune
 	}
 	return strconv.Itoa(n)
 }

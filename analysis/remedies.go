@@ -4,19 +4,20 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/gpusim/gpusim/pipeline"
 	"github.com/gpusim/gpusim/train"
 )
 
-// Change is one remedy for an input-bound run: a change to its train.Config.
+// Change is one remedy for an input-bound run: a change to its train.Config, as the fields it
+// sets. The fields are the change's one representation: Applied makes it, and
+// scenarios.SetLines writes it as the --set overrides a user would give.
 type Change struct {
 	// Name says what it does ("map(num_parallel_calls=AUTOTUNE)").
 	Name string
-	// Set is the change as scenario overrides (`--set` form), for display: Apply makes it.
-	Set []string
-	// Apply makes the change on a copy of the run's configuration (Input is its own copy).
-	Apply func(*train.Config)
+	// Changes are the fields it sets, in order.
+	Changes []FieldChange
 }
 
 // Candidates returns the changes worth trying on a run of cfg whose tf.data pipeline is pc
@@ -25,10 +26,8 @@ type Change struct {
 // Changes already in force are left out.
 func Candidates(pc pipeline.Config) []Change {
 	var out []Change
-	par := Change{Name: "map(num_parallel_calls=AUTOTUNE)", Set: []string{"input.map.parallel_calls=autotune"},
-		Apply: func(c *train.Config) { c.Input.ParallelCalls = train.Autotune }}
-	pre := Change{Name: "prefetch(AUTOTUNE)", Set: []string{"input.prefetch=autotune"},
-		Apply: func(c *train.Config) { c.Input.Prefetch = train.Autotune }}
+	par := Change{Name: "map(num_parallel_calls=AUTOTUNE)", Changes: []FieldChange{{"Input.ParallelCalls", autotune}}}
+	pre := Change{Name: "prefetch(AUTOTUNE)", Changes: []FieldChange{{"Input.Prefetch", autotune}}}
 	needPar := pc.ParallelCalls != pipeline.Autotune && int(pc.ParallelCalls) < pc.Host.Cores-pc.Host.BusyCores
 	needPre := pc.Prefetch != pipeline.Autotune && pc.Prefetch < 2
 	if needPar {
@@ -38,41 +37,43 @@ func Candidates(pc pipeline.Config) []Change {
 		out = append(out, pre)
 	}
 	if needPar && needPre {
-		out = append(out, Change{Name: par.Name + " + " + pre.Name, Set: append(slices.Clone(par.Set), pre.Set...),
-			Apply: func(c *train.Config) { par.Apply(c); pre.Apply(c) }})
+		out = append(out, Change{Name: par.Name + " + " + pre.Name, Changes: slices.Concat(par.Changes, pre.Changes)})
 	}
 	if pc.Cache == "" || pc.Cache == "none" {
 		if float64(pc.Records)*float64(pc.ElementBytes) <= 0.5*float64(pc.Host.MemoryBytes) {
-			out = append(out, Change{Name: "cache() in memory", Set: []string{"input.cache=memory"},
-				Apply: func(c *train.Config) { c.Input.Cache = "memory" }})
+			out = append(out, Change{Name: "cache() in memory", Changes: []FieldChange{{"Input.Cache", "memory"}}})
 		} else {
-			out = append(out, Change{Name: "cache(filename) on local disk", Set: []string{"input.cache=file"},
-				Apply: func(c *train.Config) { c.Input.Cache = "file" }})
+			out = append(out, Change{Name: "cache(filename) on local disk", Changes: []FieldChange{{"Input.Cache", "file"}}})
 		}
 	}
 	// pc.Batch is the dataset's batch: one global micro-batch.
-	batch := 2 * pc.Batch
-	out = append(out, Change{Name: "batch twice as large", Set: []string{fmt.Sprintf("batch=%d", batch)},
-		Apply: func(c *train.Config) { c.Batch = batch }})
+	out = append(out, Change{Name: "batch twice as large", Changes: []FieldChange{{"Batch", strconv.Itoa(2 * pc.Batch)}}})
 	return out
 }
 
-// Applied returns cfg with ch made, sharing nothing that ch changes with cfg.
-func (ch Change) Applied(cfg train.Config) train.Config {
+// Applied returns cfg with ch made, sharing nothing that ch changes with cfg (Input is its own
+// copy).
+func (ch Change) Applied(cfg train.Config) (train.Config, error) {
 	if cfg.Input != nil {
 		in := *cfg.Input
 		cfg.Input = &in
 	}
-	ch.Apply(&cfg)
-	return cfg
+	for _, fc := range ch.Changes {
+		if err := fc.apply(&cfg); err != nil {
+			return train.Config{}, fmt.Errorf("%s: %w", ch.Name, err)
+		}
+	}
+	return cfg, nil
 }
 
 // Remedy is one change that may feed a starving GPU, re-simulated.
 type Remedy struct {
-	// Name says what it does ("map(num_parallel_calls=AUTOTUNE)"); Set is the change as
-	// scenario overrides (gpusim run --set ...), for display.
-	Name string
-	Set  []string
+	// Name says what it does ("map(num_parallel_calls=AUTOTUNE)"); Changes are the fields
+	// it sets (Change.Changes). Set is them as scenario overrides (gpusim run --set ...), for
+	// display: scenarios writes it (Scenario.Remedies), as analysis knows no keys.
+	Name    string
+	Changes []FieldChange
+	Set     []string
 	// Throughput (at the median step) and GPUUtilization of the run with the change.
 	// RunThroughput is the samples of the whole run over its time (RunThroughput): where
 	// epochs differ, as with a cache the first epoch fills, it is what the change buys and
@@ -111,7 +112,11 @@ func (s *Session) Remedies(ctx context.Context, cfg train.Config, res *Result) e
 	changes := Candidates(pc)
 	out := make([]Remedy, 0, len(changes))
 	for _, ch := range changes {
-		r, err := s.Simulate(ctx, ch.Applied(cfg))
+		changed, err := ch.Applied(cfg)
+		if err != nil {
+			return fmt.Errorf("re-simulate remedies: %w", err)
+		}
+		r, err := s.Simulate(ctx, changed)
 		if err != nil {
 			return fmt.Errorf("re-simulate remedies: %s: %w", ch.Name, err)
 		}
@@ -120,7 +125,7 @@ func (s *Session) Remedies(ctx context.Context, cfg train.Config, res *Result) e
 		if base := RunThroughput(res.Result); base > 0 {
 			g = rt/base - 1
 		}
-		out = append(out, Remedy{Name: ch.Name, Set: ch.Set, Throughput: r.Throughput, RunThroughput: rt,
+		out = append(out, Remedy{Name: ch.Name, Changes: ch.Changes, Throughput: r.Throughput, RunThroughput: rt,
 			GPUUtilization: r.GPUUtilization, Gain: g, OOM: r.OOM != nil})
 	}
 	slices.SortStableFunc(out, func(a, b Remedy) int {

@@ -1,12 +1,14 @@
 package scenarios
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/gpusim/gpusim/analysis"
 	"github.com/gpusim/gpusim/train"
 )
 
@@ -122,4 +124,27 @@ func (s *Scenario) place(key, file string) string {
 		place += " (default)"
 	}
 	return place
+}
+
+// SetLines writes changes as the --set overrides a user would give (KEY=VALUE), in order:
+// each field's key (Key) and its value as the change writes it; nil for none.
+func SetLines(changes []analysis.FieldChange) []string {
+	var out []string
+	for _, c := range changes {
+		out = append(out, Key(c.Field)+"="+c.Value)
+	}
+	return out
+}
+
+// Remedies re-simulates, in sess, the changes that may feed the GPU of res, an input-bound
+// run of s (analysis.Session.Remedies), and writes each remedy's changes as its --set
+// overrides (Remedy.Set): analysis knows train's fields, not the keys.
+func (s *Scenario) Remedies(ctx context.Context, sess *analysis.Session, res *analysis.Result) error {
+	if err := sess.Remedies(ctx, s.Config, res); err != nil {
+		return err
+	}
+	for i := range res.Remedies {
+		res.Remedies[i].Set = SetLines(res.Remedies[i].Changes)
+	}
+	return nil
 }

@@ -194,11 +194,8 @@ func (s *Server) plan(ctx context.Context, pq planQuery) (*planResponse, error) 
 }
 
 func newPlanEntry(p analysis.PlanResult) planEntry {
-	e := planEntry{PlanResult: p, Set: []string{}, TFCode: report.TFCode(&p.Config)}
-	for _, c := range p.Changes {
-		e.Set = append(e.Set, scenarios.Key(c.Field)+"="+c.Value)
-	}
-	return e
+	// Set is a list in the JSON even when the plan changes nothing.
+	return planEntry{PlanResult: p, Set: append([]string{}, scenarios.SetLines(p.Changes)...), TFCode: report.TFCode(&p.Config)}
 }
 
 // planCommand is the gpusim plan command line that searches what the page searched.

@@ -266,7 +266,7 @@ func (s *Server) run(ctx context.Context, name string, sets []string) (*runRespo
 		return nil, err
 	}
 	// An input-bound run re-simulates each tf.data change that may help, as gpusim run does.
-	if err := sess.Remedies(ctx, sc.Config, res); err != nil {
+	if err := sc.Remedies(ctx, sess, res); err != nil {
 		return nil, fmt.Errorf("diagnosis: %w", err)
 	}
 	src, err := scenarios.BuiltinYAML(name)

@@ -344,9 +344,9 @@ func loadPrices(file string) (map[string]float64, error) {
 
 // planSetLines are a plan's changes as --set arguments (scenario keys).
 func planSetLines(p analysis.PlanResult) []string {
-	var out []string
-	for _, c := range p.Changes {
-		out = append(out, "--set "+scenarios.Key(c.Field)+"="+c.Value)
+	out := scenarios.SetLines(p.Changes)
+	for i, s := range out {
+		out[i] = "--set " + s
 	}
 	return out
 }

@@ -121,7 +121,7 @@ func runWith(ctx context.Context, stdout, stderr io.Writer, args []string, simul
 	}
 	// An input-bound run re-simulates each tf.data change that may help; other runs cost
 	// nothing more.
-	if err := sess.Remedies(ctx, sc.Config, res); err != nil {
+	if err := sc.Remedies(ctx, sess, res); err != nil {
 		return fmt.Errorf("run %s: diagnosis: %w", sc.Name, err)
 	}
 	if *plotDir != "" {
