@@ -672,12 +672,22 @@ func (pl *planner) castWeights(s *fwdStep) {
 }
 
 // xlaFilterTranspose adds a convolution's transposed filters under XLA in float32.
+// xlaFilterTransposeSuffix names the op of a convolution's filter transpose: XLA's layout
+// assignment adds it, so it is no equation of the framework's step (XLACompileSeconds).
+const xlaFilterTransposeSuffix = "/filter_transpose"
+
 func (pl *planner) xlaFilterTranspose(s *fwdStep) {
 	// XLA's layout assignment gives cuDNN the filter as OHWI (the dumps'
 	// dim_labels b01f_o01i->b01f): a transposed copy of Keras's HWIO kernel, written
 	// in forward and read again by the input gradient (the 13 to 94 "wrapped_transpose"
 	// values of state live at the recorded float32 peaks). Under a mixed policy the
 	// cast copy (castWeights) is that transposed copy.
+	// The transpose is a kernel of its own, one per convolution and step, before the
+	// convolution: the profiles' float32 "wrapped_transpose" fusions (testdata/h200/profiles:
+	// 94 in InceptionV3's step, 53 in ResNet-50's, 13 in VGG16's, each f32[O,H,W,I] from the
+	// HWIO variable; none in the bfloat16 ResNet-50, whose cast writes OHWI). It reads and
+	// writes the filter once.
+	var tr Op
 	for _, w := range s.p.n.weights {
 		wt := &pl.g.weights[w]
 		t := pl.tensor(wt.name+"/transpose", 4*wt.elems, Cast, Float32, dims(wt.shape))
@@ -688,6 +698,13 @@ func (pl *planner) xlaFilterTranspose(s *fwdStep) {
 		} else {
 			s.after = append(s.after, t)
 		}
+		if len(wt.shape) == 4 {
+			tr.Bytes += float64(8 * wt.elems)
+		}
+	}
+	if tr.Bytes > 0 {
+		tr.Name, tr.Phase, tr.Kind, tr.DType, tr.Kernels = s.p.n.name+xlaFilterTransposeSuffix, Forward, Copy, Float32, 1
+		pl.emit(tr)
 	}
 }
 

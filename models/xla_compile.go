@@ -1,5 +1,7 @@
 package models
 
+import "strings"
+
 // XLA compile-time model, fitted to compile times measured with JAX 0.11.2 on the H200
 // (testdata/h200/xla, tools/h200/xla_compile.py: jax.jit(step).lower(args).compile() of
 // training steps of MLPs, ResNet-like CNNs and Transformer encoders, 46 to 8,803 jaxpr
@@ -27,14 +29,19 @@ const (
 )
 
 // XLACompileSeconds is the simulated time XLA takes to compile one train step of plan p:
-// the plan's ops scaled to framework-level equations, plus autotuning of each distinct
-// matmul shape (ops of kind MatMul or Attention with distinct FLOPs and bytes).
+// the plan's ops (less those XLA adds itself) scaled to framework-level equations, plus
+// autotuning of each distinct matmul shape (ops of kind MatMul or Attention with distinct
+// FLOPs and bytes).
 func XLACompileSeconds(p *Plan) float64 {
 	shapes := map[[2]float64]bool{}
+	ops := 0
 	for _, op := range p.Ops {
 		if op.Kind == MatMul || op.Kind == Attention {
 			shapes[[2]float64{op.FLOPs, op.Bytes}] = true
 		}
+		if !strings.HasSuffix(op.Name, xlaFilterTransposeSuffix) {
+			ops++
+		}
 	}
-	return XLACompilePerEqn*xlaEqnsPerPlanOp*float64(len(p.Ops)) + XLACompilePerGEMMShape*float64(len(shapes))
+	return XLACompilePerEqn*xlaEqnsPerPlanOp*float64(ops) + XLACompilePerGEMMShape*float64(len(shapes))
 }

@@ -111,7 +111,7 @@ func h200ProfileFit(t *testing.T) []string {
 // unnoticed. Leave-one-out frees no parameter here: VGG16's memory-bound kernels take 36%
 // longer than gpusim prices them (its ReLU-gradient, pooling and copy kernels; its forward
 // ReLUs, which XLA leaves outside cuDNN, gpusim counts in the convolutions), ResNet-50's,
-// mostly batch norms, 2% less, and no efficiency fitted to one predicts the other.
+// mostly batch norms, 3% less, and no efficiency fitted to one predicts the other.
 func TestCalibrateFitH200Profiles(t *testing.T) {
 	args := h200ProfileFit(t)
 	t.Chdir(filepath.Join("..", ".."))
