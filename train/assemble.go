@@ -84,7 +84,7 @@ func (r *runner) replicaDevices(res *Result) (busy float64, usedBytes map[int]in
 		src := r.source(rep)
 		d := r.replicaDevice(rep, src)
 		if src != rep {
-			usedBytes[d.Physical] = r.mach.devs[r.physicalOf(src.logical)].UsedBytes()
+			usedBytes[d.Physical] = r.mach.devs[r.mach.physicalOf(src.logical)].UsedBytes()
 		}
 		busy += d.BusyFraction
 		res.Devices = append(res.Devices, d)
@@ -97,7 +97,7 @@ func (r *runner) replicaDevices(res *Result) (busy float64, usedBytes map[int]in
 func (r *runner) replicaDevice(rep, src *replica) Device {
 	s := src.alloc.Stats()
 	d := Device{
-		Name: rep.device, Allocator: rep.alloc.Name(), Physical: r.physicalOf(rep.logical),
+		Name: rep.device, Allocator: rep.alloc.Name(), Physical: r.mach.physicalOf(rep.logical),
 		PeakBytesInUse: s.PeakBytesInUse, PeakPoolBytes: s.PeakPoolBytes, BytesLimit: s.BytesLimit,
 		BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
 		Growth: src.stats.growth, GrowthDropped: src.stats.dropped, Timeline: src.stats.sampler.timeline(),
@@ -133,7 +133,7 @@ func (r *runner) idleDevices(res *Result) {
 		}
 		s := a.Stats()
 		res.Devices = append(res.Devices, Device{
-			Name: r.mach.configs[i].Device, Allocator: a.Name(), Idle: true, Physical: r.physicalOf(i),
+			Name: r.mach.configs[i].Device, Allocator: a.Name(), Idle: true, Physical: r.mach.physicalOf(i),
 			PeakBytesInUse: s.PeakBytesInUse, PeakPoolBytes: s.PeakPoolBytes, BytesLimit: s.BytesLimit,
 			BytesInUse: s.BytesInUse, PoolBytes: s.PoolBytes, LargestFreeBlock: s.LargestFreeBlockBytes,
 			Timeline: []MemPoint{{InUse: s.BytesInUse, MaxInUse: s.BytesInUse, PoolBytes: s.PoolBytes}},

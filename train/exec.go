@@ -56,7 +56,7 @@ func (r *runner) run() (*Result, error) {
 func (r *runner) startStep() {
 	r.stepStart = r.eng.Now()
 	r.sync.done, r.sync.atBarrier = 0, 0
-	r.sched.skipThis = r.skip(r.step)
+	r.sched.skipThis = r.sched.skip(r.step)
 	r.rec.stepOps = 0
 	r.drawJitter()
 	for _, rep := range r.active {
@@ -80,7 +80,7 @@ func (r *runner) startStep() {
 // startMicro waits for the micro-step's input batch, then runs its ops.
 func (r *runner) startMicro(rep *replica) {
 	k := (r.step-1)*r.cfg.AccumulationSteps + rep.exec.micro
-	r.whenBatch(rep, k, func() {
+	r.feed.whenBatch(rep.id, k, func() {
 		now := r.eng.Now()
 		if now > rep.exec.mark {
 			r.rec.spans = append(r.rec.spans, Span{Device: rep.id, Track: TrackInput, Name: "wait for batch", Step: r.step - 1,
@@ -155,7 +155,7 @@ func (r *runner) issue(rep *replica) {
 		// This replica's GPU runs this step's kernels at its own pace (replicas.go).
 		rep.exec.pend.cost.exec = sim.Time(float64(rep.exec.pend.cost.exec) * rep.jitter)
 	}
-	r.hostIssue(rep, rep.exec.pend.cost.issue)
+	rep.exec.hostT = r.sync.multi.hostIssue(rep.exec.hostT, rep.exec.pend.cost.issue)
 	start := max(rep.exec.devFree, rep.exec.hostT)
 	if start > r.eng.Now() {
 		rep.exec.cat[catLaunch] += start - rep.exec.mark

@@ -39,7 +39,7 @@ func (r *runner) fastForward() {
 	start := r.eng.Now()
 	first := r.step + 1
 	count := 0
-	for first+count <= r.cfg.Steps && !r.skip(first+count) {
+	for first+count <= r.cfg.Steps && !r.sched.skip(first+count) {
 		count++
 	}
 	if r.replayTooLong(first, count, start, stepDur) {
@@ -253,7 +253,7 @@ type gpuPart struct {
 func (r *runner) planGPUReplay() {
 	replayed := r.replay.stepReplayed
 	r.replay.stepReplayed = false
-	if !r.replay.replayInput || r.skip(r.step+1) || r.compilesAfter(r.step) {
+	if !r.replay.replayInput || r.sched.skip(r.step+1) || r.sched.compilesAfter(r.step) {
 		r.replay.proven = nil
 		return
 	}

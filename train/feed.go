@@ -94,22 +94,22 @@ type pipelineSource struct{ p *pipeline.Pipeline }
 
 func (s pipelineSource) Get(fn func()) { s.p.Get(func(sim.Time) { fn() }) }
 
-// whenBatch runs fn once batch k of rep's process is on the GPU. The replicas of one process
+// whenBatch runs fn once batch k of replica's process is on the GPU. The replicas of one process
 // share a batch: its tf.data pipeline produces the process's batch and the strategy splits it
 // (one process for MirroredStrategy, one per GPU for Horovod). The batch is forgotten once
 // every replica of the process took it.
-func (r *runner) whenBatch(rep *replica, k int, fn func()) {
-	if r.feed.inputs == nil {
+func (f *feed) whenBatch(replica, k int, fn func()) {
+	if f.inputs == nil {
 		fn()
 		return
 	}
-	proc := rep.id / r.feed.perProcess
+	proc := replica / f.perProcess
 	key := batchKey{proc, k}
-	b := r.feed.batches[key]
+	b := f.batches[key]
 	if b == nil {
 		b = &batch{}
-		r.feed.batches[key] = b
-		r.feed.inputs[proc].Get(func() {
+		f.batches[key] = b
+		f.inputs[proc].Get(func() {
 			b.ready = true
 			for _, w := range b.waiters {
 				w()
@@ -118,8 +118,8 @@ func (r *runner) whenBatch(rep *replica, k int, fn func()) {
 		})
 	}
 	b.takers++
-	if b.takers == r.feed.perProcess {
-		delete(r.feed.batches, key)
+	if b.takers == f.perProcess {
+		delete(f.batches, key)
 	}
 	if b.ready {
 		fn()

@@ -174,7 +174,7 @@ func (r *runner) replayWindow() bool {
 		limit = min(limit, fits)
 	}
 	count := 0
-	for count < limit && !r.skip(first+count) {
+	for count < limit && !r.sched.skip(first+count) {
 		count++
 	}
 	if count == 0 {

@@ -318,4 +318,4 @@ func topology(g hw.GPU, n int) collective.Topology {
 }
 
 // physicalOf returns the nvidia-smi index of logical GPU i of the training process.
-func (r *runner) physicalOf(i int) int { return r.mach.visibleIdx[r.mach.configs[i].Physical] }
+func (m *machine) physicalOf(i int) int { return m.visibleIdx[m.configs[i].Physical] }

@@ -147,10 +147,10 @@ func (rep *replica) unchangedStep() bool {
 // may be the last traced step (its copies drop the op spans it kept).
 func (r *runner) canFastForward() bool {
 	// Step k is copied, so it must not compile either (XLA compiles in the first step).
-	if !r.replay.ffPossible || r.skip(r.step) || r.step < r.cfg.TraceSteps || r.compilesAfter(r.step-1) {
+	if !r.replay.ffPossible || r.sched.skip(r.step) || r.step < r.cfg.TraceSteps || r.sched.compilesAfter(r.step-1) {
 		return false
 	}
-	afterSkip := r.skip(r.step - 1)
+	afterSkip := r.sched.skip(r.step - 1)
 	_, sameTime := r.rec.stepTimes.last()
 	_, sameSplit := r.rec.breakdowns.last()
 	ok := true
@@ -186,7 +186,7 @@ func (r *runner) canFastForward() bool {
 // from k on compiles, and k is past the steps that keep their op spans (Config.TraceSteps)
 // or the last of them. The input pipeline only decides when the step starts.
 func (r *runner) gpuPartRepeats() bool {
-	return !r.skip(r.step) && r.step >= r.cfg.TraceSteps && !r.compilesAfter(r.step-1) && r.replicas[0].unchangedStep()
+	return !r.sched.skip(r.step) && r.step >= r.cfg.TraceSteps && !r.sched.compilesAfter(r.step-1) && r.replicas[0].unchangedStep()
 }
 
 // countersMatch reports whether a complete jitter window still holds: no simulated replica's
@@ -245,13 +245,13 @@ func (r *runner) symmetricProof() bool {
 				return false
 			}
 		}
-		p := r.physicalOf(rep.logical)
+		p := r.mach.physicalOf(rep.logical)
 		if phys[p] {
 			return false
 		}
 		phys[p] = true
-		if !sameAllocator(rep.alloc, first.alloc) || r.mach.devs[p].UsedBytes() != r.mach.devs[r.physicalOf(first.logical)].UsedBytes() ||
-			r.mach.devs[p].Spec().TotalBytes != r.mach.devs[r.physicalOf(first.logical)].Spec().TotalBytes {
+		if !sameAllocator(rep.alloc, first.alloc) || r.mach.devs[p].UsedBytes() != r.mach.devs[r.mach.physicalOf(first.logical)].UsedBytes() ||
+			r.mach.devs[p].Spec().TotalBytes != r.mach.devs[r.mach.physicalOf(first.logical)].Spec().TotalBytes {
 			return false
 		}
 	}

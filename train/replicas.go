@@ -367,13 +367,13 @@ func (r *runner) drawJitter() {
 	}
 }
 
-// hostIssue advances rep's host clock by issue: on the replica's own host thread, or on the
-// shared runtime's thread, which serves every replica in turn.
-func (r *runner) hostIssue(rep *replica, issue sim.Time) {
-	lanes := r.sync.multi.sharedLanes
+// hostIssue is the host clock of a replica whose host has issued its ops up to hostT after it
+// issues one more, taking issue: on the replica's own host thread, or on the shared runtime's
+// thread, which serves every replica in turn.
+func (m *multiState) hostIssue(hostT, issue sim.Time) sim.Time {
+	lanes := m.sharedLanes
 	if lanes == nil {
-		rep.exec.hostT += issue
-		return
+		return hostT + issue
 	}
 	best := 0
 	for i := range lanes {
@@ -381,9 +381,9 @@ func (r *runner) hostIssue(rep *replica, issue sim.Time) {
 			best = i
 		}
 	}
-	start := max(rep.exec.hostT, lanes[best])
+	start := max(hostT, lanes[best])
 	lanes[best] = start + issue
-	rep.exec.hostT = lanes[best]
+	return lanes[best]
 }
 
 // allReduceTime is the time from the last replica's end of backward (now) to the reduced
@@ -451,7 +451,7 @@ func (r *runner) allocNCCLBuffers() bool {
 	b := collective.NCCLBufferBytes(r.sync.topo)
 	done := map[int]bool{}
 	for _, rep := range r.replicas {
-		p := r.physicalOf(rep.logical)
+		p := r.mach.physicalOf(rep.logical)
 		if done[p] || b <= 0 {
 			continue
 		}

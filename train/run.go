@@ -208,7 +208,7 @@ func newRunner(cfg Config, symmetric bool) (*runner, error) {
 	if r.feed.inputs != nil {
 		r.feed.input = r.feed.inputs[0]
 	}
-	if err := r.setupLossScale(); err != nil {
+	if err := r.sched.drawLossScale(&r.cfg, len(r.replicas)); err != nil {
 		return nil, err
 	}
 	r.setupXLA()

@@ -71,7 +71,7 @@ func (r *runner) compileThenStart(rep *replica) {
 
 // compilesAfter reports whether a step after step (1-based) still compiles (no fast-forward
 // past it).
-func (r *runner) compilesAfter(step int) bool { return r.sched.xla.last > step }
+func (s *schedule) compilesAfter(step int) bool { return s.xla.last > step }
 
 // xlaResult fills the result's compile counts and says what they cost.
 func (r *runner) xlaResult(res *Result) {
