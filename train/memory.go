@@ -234,29 +234,42 @@ func usage(a allocator.Allocator) (inUse, pool int64) {
 	return s.BytesInUse, s.PoolBytes
 }
 
+// recordMem records rep's memory after a request of request bytes (0 after frees): into its
+// memStats, and for the replay proofs into the step's trace and the pool-change count.
 func (r *runner) recordMem(rep *replica, request int64) {
 	inUse, pool := usage(rep.alloc)
 	now := r.eng.Now()
-	rep.stats.sampler.record(now, inUse, pool)
-	if r.step <= 1 {
-		rep.stats.firstPeak = max(rep.stats.firstPeak, inUse)
-	} else {
-		rep.stats.steadyPeak = max(rep.stats.steadyPeak, inUse)
-	}
-	if r.step >= 1 && r.step <= len(rep.stats.profiles) {
-		rep.stats.profiles[r.step-1].record(now-r.stepStart, inUse, pool)
+	if rep.stats.record(now, r.stepStart, r.step, inUse, pool, request) {
+		rep.proof.poolChanges++
 	}
 	if r.replay.recordSteps {
 		rep.proof.trace = append(rep.proof.trace, memEvent{at: now - r.stepStart, inUse: inUse, pool: pool})
 	}
-	if pool != rep.stats.lastPool {
-		if len(rep.stats.growth) < maxGrowth {
-			rep.stats.growth = append(rep.stats.growth, PoolChange{Time: now.Seconds(), Step: r.step, PoolBytes: pool,
-				RegionBytes: pool - rep.stats.lastPool, Request: request})
-		} else {
-			rep.stats.dropped++
-		}
-		rep.stats.lastPool = pool
-		rep.proof.poolChanges++
+}
+
+// record notes the replica's bytes in use and pool size at now, in step (1-based, 0 before
+// the first) that started at stepStart, after a request of request bytes (0 for frees): the
+// timeline, the peaks, the profile of steps 1 and 2 and the pool's growth. It reports whether
+// the pool changed.
+func (s *memStats) record(now, stepStart sim.Time, step int, inUse, pool, request int64) bool {
+	s.sampler.record(now, inUse, pool)
+	if step <= 1 {
+		s.firstPeak = max(s.firstPeak, inUse)
+	} else {
+		s.steadyPeak = max(s.steadyPeak, inUse)
 	}
+	if step >= 1 && step <= len(s.profiles) {
+		s.profiles[step-1].record(now-stepStart, inUse, pool)
+	}
+	if pool == s.lastPool {
+		return false
+	}
+	if len(s.growth) < maxGrowth {
+		s.growth = append(s.growth, PoolChange{Time: now.Seconds(), Step: step, PoolBytes: pool,
+			RegionBytes: pool - s.lastPool, Request: request})
+	} else {
+		s.dropped++
+	}
+	s.lastPool = pool
+	return true
 }
