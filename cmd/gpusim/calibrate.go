@@ -51,7 +51,8 @@ inventory  lists every visible GPU through NVML (memory, SMs, clocks, PCIe, NVLi
 record     runs CMD, samples NVML every interval and timestamps every output line; Ctrl-C is
            forwarded to CMD and the trace keeps what was recorded. Exits with CMD's status.
 fit        reads step times (step_time= lines, Keras "120ms/step" or --regex), the CUDA context,
-           the allocator mode and the memory plateau from each trace, and fits the profile's
+           the allocator mode, the memory plateau and the SM clock under load (the median of
+           the busy samples, which replaces the spec sheet's clock rule) from each trace, and fits the profile's
            parameters that the traces identify (an efficiency per op kind and math path, the
            host's launch, step and dispatch costs, the context), each pulled toward the
            profile by a prior of stated width, so the simulation of the scenario matches: one
@@ -402,6 +403,8 @@ func checkStepTime(v string) error {
 type fitSimulator interface {
 	// Base is the GPU profile the scenario names, before calibration.
 	Base() hw.GPU
+	// SetClock gives Base (and every prediction) a measured sustained SM clock in Hz.
+	SetClock(hz float64)
 	// Predictor returns the simulator of the scenario with the overrides (key=value) applied.
 	Predictor(overrides []string) (calibrate.Predictor, error)
 }
@@ -431,6 +434,41 @@ type traceSummary struct {
 	Profile   *xprof.StepSummary       `json:"profile,omitempty"`
 }
 
+// fitClock is the sustained SM clock a fit's NVML traces measured, with what the spec-sheet
+// rule would have used instead.
+type fitClock struct {
+	calibrate.ClockReading
+	RuleMHz float64 `json:"rule_mhz"`
+}
+
+// measureClock reads the sustained SM clock from the fitted NVML traces (not the held-out
+// ones: a held-out trace is predicted from what the others measured), on the device their
+// memory analysis followed; nil when no fitted input is an NVML trace with busy samples.
+func measureClock(inputs []fitInput) *calibrate.ClockReading {
+	var traces []*calibrate.Trace
+	dev := -1
+	for _, in := range inputs {
+		if in.trace == nil || in.holdOut {
+			continue
+		}
+		traces = append(traces, in.trace)
+		if dev < 0 && in.memErr == nil {
+			dev = in.memory.Device
+		}
+	}
+	if len(traces) == 0 {
+		return nil
+	}
+	if dev < 0 {
+		dev = 0
+	}
+	r, err := calibrate.SustainedClock(traces, dev)
+	if err != nil {
+		return nil
+	}
+	return &r
+}
+
 // writeTraceSummaries prints the NVML traces' lines of a fit's text report (profiles have
 // their own tables).
 func writeTraceSummaries(w io.Writer, summaries []traceSummary) {
@@ -452,6 +490,13 @@ func writeTraceSummaries(w io.Writer, summaries []traceSummary) {
 }
 
 func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSimulator, opt fitOptions) error {
+	// The traces' own clock replaces the rule's estimate in every prediction and in the
+	// profile written (hw.GPU.SustainedClockHz).
+	var clock *fitClock
+	if r := measureClock(inputs); r != nil {
+		clock = &fitClock{ClockReading: *r, RuleMHz: sim.Base().SustainedClock() / 1e6}
+		sim.SetClock(r.Hz())
+	}
 	var obs []calibrate.Observation
 	var summaries []traceSummary
 	var profiles []profileInput
@@ -489,7 +534,11 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		summaries = append(summaries, s)
 	}
 	base := sim.Base()
-	res, err := calibrate.Fit(obs, calibrate.FitConfig{Params: calibrate.PriorParams(base, opt.widthScale), ObsError: opt.obsError, MaxEvaluations: opt.maxRuns})
+	params := calibrate.PriorParams(base, opt.widthScale)
+	if clock != nil {
+		params = calibrate.MeasuredClock(params, clock.ClockReading)
+	}
+	res, err := calibrate.Fit(obs, calibrate.FitConfig{Params: params, ObsError: opt.obsError, MaxEvaluations: opt.maxRuns})
 	if err != nil {
 		return err
 	}
@@ -518,10 +567,15 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		return enc.Encode(struct {
 			Traces   []traceSummary           `json:"traces"`
 			Profiles []calibrate.ProfileTable `json:"profiles,omitempty"`
+			Clock    *fitClock                `json:"sm_clock,omitempty"`
 			Fit      *calibrate.FitResult     `json:"fit"`
-		}{summaries, tables, res})
+		}{summaries, tables, clock, res})
 	}
 	writeTraceSummaries(stdout, summaries)
+	if clock != nil {
+		fmt.Fprintf(stdout, "SM clock: %.0f MHz, the median of %d busy samples of GPU %d (80%% within %.0f-%.0f MHz, %.0f W), in place of the spec sheet's rule (%.0f MHz)\n",
+			clock.MedianMHz, clock.Busy, clock.Device, clock.P10MHz, clock.P90MHz, clock.MedianPowerW, clock.RuleMHz)
+	}
 	for _, t := range tables {
 		if err := t.WriteText(stdout); err != nil {
 			return err
@@ -591,6 +645,8 @@ type trainSimulator struct {
 }
 
 func (s *trainSimulator) Base() hw.GPU { return s.base }
+
+func (s *trainSimulator) SetClock(hz float64) { s.base.SustainedClockHz = hz }
 
 // Predictor returns the simulator of the scenario with overrides applied. Each candidate
 // profile is handed to train in memory (train.Config.GPUProfile); it is the same profile a

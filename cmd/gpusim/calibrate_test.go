@@ -599,3 +599,77 @@ func calibrateFit(ctx context.Context, t *testing.T, out *bytes.Buffer, args []s
 	}
 	return fit
 }
+
+// TestCalibrateFitMeasuredClock: calibrate fit reads the sustained SM clock from its NVML
+// traces and prices the step at it. The real H200 trace (1,980 MHz under load, the rule's
+// clock too) and the same trace with its busy samples at 1,700 MHz, as a card held back by its
+// power limit or cooling records them: the fit says the clock it used, the written profile
+// carries it, and the simulated step before any fit is slower by the compute share.
+func TestCalibrateFitMeasuredClock(t *testing.T) {
+	td := filepath.Join("..", "..", "calibrate", "testdata") + string(filepath.Separator)
+	tr, err := calibrate.LoadTrace(td + "torch-resnet50-b64.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range tr.Samples {
+		for j := range tr.Samples[i].Devices {
+			if d := &tr.Samples[i].Devices[j]; d.GPUUtil >= 50 {
+				d.SMClockMHz = 1700
+			}
+		}
+	}
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "r50-1700mhz.json")
+	if err := tr.WriteFile(slow); err != nil {
+		t.Fatal(err)
+	}
+	type run struct {
+		Clock struct {
+			MedianMHz float64 `json:"median_mhz"`
+			RuleMHz   float64 `json:"rule_mhz"`
+		} `json:"sm_clock"`
+		Fit calibrate.FitResult `json:"fit"`
+	}
+	fit := func(trace, profile string) (r run, text string) {
+		var out bytes.Buffer
+		args := []string{"fit", trace, "--scenario", td + "torch-h200.yaml", "--no-memory", "--max-runs", "20", "--profile-out", profile}
+		if err := runCalibrate(context.Background(), &out, &out, append(args, "-o", "json"), openFake(&fakeGPUs{})); err != nil {
+			t.Fatalf("calibrate fit %s: %v\n%s", trace, err, out.String())
+		}
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+		if err := runCalibrate(context.Background(), &out, &out, args, openFake(&fakeGPUs{})); err != nil {
+			t.Fatalf("calibrate fit %s: %v\n%s", trace, err, out.String())
+		}
+		return r, out.String()
+	}
+	real, realText := fit(td+"torch-resnet50-b64.json.gz", filepath.Join(dir, "real.yaml"))
+	held, heldText := fit(slow, filepath.Join(dir, "slow.yaml"))
+	for _, c := range []struct {
+		r    run
+		text string
+		mhz  float64
+	}{{real, realText, 1980}, {held, heldText, 1700}} {
+		if c.r.Clock.MedianMHz != c.mhz || math.Round(c.r.Clock.RuleMHz) != 1980 {
+			t.Errorf("sm_clock %+v, want %.0f MHz measured against the rule's 1980", c.r.Clock, c.mhz)
+		}
+		if want := fmt.Sprintf("SM clock: %.0f MHz, the median of", c.mhz); !strings.Contains(c.text, want) {
+			t.Errorf("the text report lacks %q:\n%s", want, c.text)
+		}
+	}
+	g, err := hw.LoadProfile(filepath.Join(dir, "slow.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(g.SustainedClock()-1.7e9) > 1.7e9*0.02 {
+		t.Errorf("the written profile's clock %.0f MHz, want the measured 1700 (within what the fit may move it)", g.SustainedClock()/1e6)
+	}
+	// The prior prediction: at 1700 MHz the compute-bound part of the step is 1980/1700 = 1.16
+	// times longer; the step (not all compute) by less, but by more than nothing.
+	r0, r1 := real.Fit.Residuals[0].Before, held.Fit.Residuals[0].Before
+	if ratio := r1 / r0; !(ratio > 1.03 && ratio <= 1980.0/1700+1e-9) {
+		t.Errorf("simulated step %.2f ms at 1980 MHz, %.2f ms at 1700 MHz (x%.3f): want slower, by at most the clock ratio 1.165", 1e3*r0, 1e3*r1, ratio)
+	}
+}
