@@ -88,3 +88,35 @@ func TestGeForceAmpereTF32Choice(t *testing.T) {
 		t.Errorf("a100-40gb: %d TF32, %d FP32 forward convolutions, want TF32 for all", tf32, fp32)
 	}
 }
+
+// TestWinogradTransformsAddUp: cuDNN's non-fused Winograd runs its tile transforms as kernels
+// of their own, before and after the batched GEMM, so a 3x3 convolution that takes Winograd
+// costs at least the transforms' traffic at the streaming rate plus the GEMM's reduced math
+// (VGG16's 3x3 layers at batch 56 on an RTX 2080 Ti).
+func TestWinogradTransformsAddUp(t *testing.T) {
+	g, _ := LookupGPU("rtx2080ti")
+	g.clk = g.sustainedScale()
+	conv := func(m, n, inc int64) Work {
+		k := inc * 9
+		return Work{Kind: KindConv, FLOPs: 2 * float64(m*n*k), Bytes: 4 * float64(m*inc+m*n+n*k),
+			Shape: Shape{M: m, N: n, K: k, FilterH: 3, FilterW: 3, Stride: 1, InC: inc}}
+	}
+	winograd := 0
+	for _, w := range []Work{conv(56*56*56, 256, 256), conv(56*28*28, 512, 512), conv(56*224*224, 64, 64)} {
+		rate := g.computeRate(w, PathFP32)
+		algo, compute, _ := g.convAlgorithm(w, PathFP32, rate)
+		if algo != AlgoWinograd {
+			continue
+		}
+		winograd++
+		in, out := 4*float64(w.Shape.M*w.Shape.InC), 4*float64(w.Shape.M*w.Shape.N)
+		transforms := (1 + winogradTraffic) * (in + out) / (g.MemBandwidth * g.Efficiency.Memory)
+		math := w.FLOPs / winogradMultiplies / rate
+		if compute < transforms+math {
+			t.Errorf("%+v: Winograd %.4g s, under its transforms %.4g s plus its math %.4g s", w.Shape, compute, transforms, math)
+		}
+	}
+	if winograd == 0 {
+		t.Error("no convolution took Winograd")
+	}
+}

@@ -161,12 +161,16 @@ const (
 
 // winogradMultiplies is the multiply reduction of Winograd F(2x2, 3x3): 36 multiplies of the
 // direct 3x3 convolution per 2x2 output tile become 16 (Lavin and Gray, "Fast Algorithms for
-// Convolutional Neural Networks", 2016). cuDNN's WINOGRAD_NONFUSED algorithm transforms input
-// and output tiles through memory: each 4x4 input tile (stride 2) is written and read back,
-// four times the input's elements, and the same for the 4x4 output tiles.
+// Convolutional Neural Networks", 2016); ConvFP32 was read from the H200 against it.
+// cuDNN's WINOGRAD_NONFUSED algorithm transforms input and output tiles through memory, in
+// kernels named for 4x4 output tiles (winogradWgradData4x4, winogradWgradDelta4x4 in
+// testdata/h200/nchw/kernels.csv): F(4x4, 3x3)'s 6x6 tiles at stride 4 hold 36/16 = 2.25
+// times a tensor's elements, which each transform writes and the GEMM reads back. Those
+// kernels took 2.48 ms in VGG16's twelve 3x3 filter gradients at batch 32 (fp32 NCHW), where
+// this traffic at the streaming rate gives 1.90 ms (F(2x2)'s four times the elements: 2.92).
 const (
 	winogradMultiplies = 36.0 / 16.0
-	winogradTraffic    = 4.0
+	winogradTraffic    = 36.0 / 16.0
 )
 
 // ConvAlgorithm returns the cuDNN algorithm that autotuning would keep for w and its compute
@@ -194,9 +198,16 @@ func (g *GPU) convAlgorithm(w Work, p string, rate float64) (algo string, comput
 		wc := w.FLOPs / winogradMultiplies / (rate * g.shapeEfficiency(ws, p))
 		el := dtypeSize(dtypeOf(w))
 		in, out := float64(s.M*s.InC)*el, float64(s.M*s.N)*el
-		wm := memory + 2*winogradTraffic*(in+out)/(g.MemBandwidth*g.Efficiency.Memory)
-		if max(wc, wm) < max(compute, memory) {
-			return AlgoWinograd, wc, wm
+		// The transforms are kernels of their own (winogradWgradData4x4, ...Delta4x4,
+		// ...Output4x4 in testdata/h200/nchw/kernels.csv), before and after the batched
+		// GEMM, so their time adds to its: the input's reads x and writes its tiles, the
+		// output's reads the GEMM's tiles and writes y; only the GEMM's own reads and writes
+		// of the tiles overlap its math.
+		stream := g.MemBandwidth * g.Efficiency.Memory
+		tiles := winogradTraffic * (in + out) / stream
+		wt := (in+out)/stream + tiles
+		if wm := max(memory-(in+out)/stream, 0) + tiles; max(wc, wm)+wt < max(compute, memory) {
+			return AlgoWinograd, wc + wt, wm + wt
 		}
 	}
 	return algo, compute, memory
