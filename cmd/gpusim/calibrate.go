@@ -542,18 +542,8 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 	if err != nil {
 		return err
 	}
-	nFit := 0
-	for _, in := range inputs {
-		if !in.holdOut {
-			nFit++
-		}
-	}
 	if opt.profileOut != "" {
-		g := calibrate.ApplyParams(base, res.Params)
-		g.Name = strings.TrimSuffix(base.Name, "-calibrated") + "-calibrated"
-		g.Description = fmt.Sprintf("%s, calibrated by gpusim calibrate fit on %d trace(s)", base.Description, nFit)
-		g.PredictionError = res.PredictionError
-		if err := calibrate.WriteFileAtomic(opt.profileOut, g.WriteProfile); err != nil {
+		if err := writeCalibratedProfile(opt.profileOut, base, res, inputs); err != nil {
 			return err
 		}
 	}
@@ -589,6 +579,22 @@ func fitAndReport(stdout io.Writer, format string, inputs []fitInput, sim fitSim
 		fmt.Fprintf(stdout, "note: the efficiencies' prior widths are the scatter of the %s's micro-benchmarks, whose efficiencies %s carries; --prior-width-scale 3 or more lets the traces move them further\n", measuredGPU, n)
 	}
 	return nil
+}
+
+// writeCalibratedProfile writes the fitted GPU profile, named for the GPU it calibrates and
+// the number of traces fitted (held-out traces do not count), atomically to path.
+func writeCalibratedProfile(path string, base hw.GPU, res *calibrate.FitResult, inputs []fitInput) error {
+	nFit := 0
+	for _, in := range inputs {
+		if !in.holdOut {
+			nFit++
+		}
+	}
+	g := calibrate.ApplyParams(base, res.Params)
+	g.Name = strings.TrimSuffix(base.Name, "-calibrated") + "-calibrated"
+	g.Description = fmt.Sprintf("%s, calibrated by gpusim calibrate fit on %d trace(s)", base.Description, nFit)
+	g.PredictionError = res.PredictionError
+	return calibrate.WriteFileAtomic(path, g.WriteProfile)
 }
 
 // profileInput is a profile observed by a fit, with its simulator.
