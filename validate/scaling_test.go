@@ -4,24 +4,36 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gpusim/gpusim/train"
 )
 
-// scalingTables are the tables whose weak scaling (N-GPU throughput over the 1-GPU throughput
-// of the same table) issue 15 holds gpusim to: NVIDIA's ConvNets ResNet-50 "Training
-// performance" tables (DGX-1, DGX-2, DGX A100; XLA on, real ImageNet TFRecords) within 3%
-// each, and TF1 BERT-Large SQuAD v1.1 fine-tuning on 4 and 8 GPUs within 5% (its 16-GPU
-// cells are logged). Both are Horovod runs (training_perf.sh: mpiexec -np N python main.py).
-var scalingTables = []struct {
+// scalingTarget is a table whose weak scaling (N-GPU throughput over the 1-GPU throughput of
+// the same table) issue 15 holds gpusim to, read from testdata/dle/checks.csv
+// (scaling_target): NVIDIA's ConvNets ResNet-50 "Training performance" tables (DGX-1, DGX-2,
+// DGX A100; XLA on, real ImageNet TFRecords) within 3% each, and TF1 BERT-Large SQuAD v1.1
+// fine-tuning on 4 and 8 GPUs within 5% (its 16-GPU cells are logged). Both are Horovod runs
+// (training_perf.sh: mpiexec -np N python main.py).
+type scalingTarget struct {
 	provenance string
 	tol        float64
 	maxGPUs    int // the most GPUs the target covers (0: all)
-}{
-	{`TensorFlow/Classification/ConvNets/resnet50v1.5/README.md@415a9aa3, "Training performance:`, 0.03, 0},
-	{`TensorFlow/LanguageModeling/BERT/README.md@9de48bc9, "Fine-tuning training performance for SQuAD v1.1 on`, 0.05, 8},
+}
+
+func scalingTables(t *testing.T) []scalingTarget {
+	t.Helper()
+	var out []scalingTarget
+	for _, c := range dleChecks(t, "scaling_target") {
+		tol, err := strconv.ParseFloat(c.want, 64)
+		if err != nil {
+			t.Fatalf("checks.csv scaling_target %q: want %q", c.version, c.want)
+		}
+		out = append(out, scalingTarget{c.version, tol, c.gpus})
+	}
+	return out
 }
 
 // scalingKnownMisses are the cells gpusim does not reproduce, with the reason; they are
@@ -97,8 +109,9 @@ func TestDLEScaling(t *testing.T) {
 	one := map[key]Measurement{}
 	var multi []Measurement
 	tol, maxGPUs := map[string]float64{}, map[string]int{}
+	tables := scalingTables(t)
 	for _, m := range shippedDLE(t) {
-		for _, tb := range scalingTables {
+		for _, tb := range tables {
 			if !strings.HasPrefix(m.Version, tb.provenance) {
 				continue
 			}

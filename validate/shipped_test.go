@@ -4,9 +4,58 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpusim/gpusim/internal/testcsv"
 )
 
-// commitOf is the README commit a DLE row's provenance names ("...README.md@415a9aa3, ...").
+// dleCheck is one row of testdata/dle/checks.csv: what a README version's scripts ran, read
+// from them beside the row and kept as data, so that no README version is named in Go. Empty
+// columns match any row.
+type dleCheck struct {
+	version, gpu, host, model string
+	gpus, batch               int
+	want, why                 string
+}
+
+// dleChecks returns the checks.csv rows of one check.
+func dleChecks(t *testing.T, check string) []dleCheck {
+	t.Helper()
+	col, recs := testcsv.Read(t, "../testdata/dle/checks.csv")
+	atoi := func(s string) int {
+		if s == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("checks.csv: %q is not a count", s)
+		}
+		return n
+	}
+	var out []dleCheck
+	for _, r := range recs {
+		if r[col["check"]] != check {
+			continue
+		}
+		out = append(out, dleCheck{version: r[col["version"]], gpu: r[col["gpu"]], host: r[col["host"]], model: r[col["model"]],
+			gpus: atoi(r[col["gpus"]]), batch: atoi(r[col["batch"]]), want: r[col["want"]], why: r[col["why"]]})
+	}
+	if len(out) == 0 {
+		t.Fatalf("checks.csv has no %s rows", check)
+	}
+	return out
+}
+
+// dleVersions is the set of README versions of one check.
+func dleVersions(t *testing.T, check string) map[string]bool {
+	t.Helper()
+	v := map[string]bool{}
+	for _, c := range dleChecks(t, check) {
+		v[c.version] = true
+	}
+	return v
+}
+
+// commitOf is the README version a DLE row's provenance names ("...README.md@VERSION, ...").
 func commitOf(m Measurement) string {
 	_, rest, _ := strings.Cut(m.Version, "@")
 	c, _, _ := strings.Cut(rest, ",")
@@ -18,6 +67,7 @@ func commitOf(m Measurement) string {
 // not for the two early tables whose optimization.py passes Compression.none), and the
 // default strategy on one GPU.
 func TestDLERunsAsNVIDIARan(t *testing.T) {
+	uncompressed := dleVersions(t, "bert_amp_uncompressed")
 	seen := map[string]bool{}
 	for _, m := range shippedDLE(t) {
 		c := m.Config
@@ -25,7 +75,7 @@ func TestDLERunsAsNVIDIARan(t *testing.T) {
 		if m.GPUs() > 1 {
 			wantStrategy = "horovod"
 			bertAMP := strings.HasPrefix(m.Model(), "bert") && m.Precision() == "mixed_float16"
-			early := commitOf(m) == "ec9eaf73" || commitOf(m) == "fb55bd24"
+			early := uncompressed[commitOf(m)]
 			if bertAMP && !early {
 				wantComp = "fp16"
 			}
@@ -49,16 +99,12 @@ func TestDLERunsAsNVIDIARan(t *testing.T) {
 }
 
 // TestDLEInterOpThreadsFollowTheTablesRunner: each ConvNets table ran with the runner of the
-// commit that measured it. b2e7f4a2 re-measured only the DGX A100 table with max(2,
-// cpu_count // max(size, 8) - 2) inter-op threads; the DGX-1 and DGX-2 figures at 415a9aa3 date
-// from 4eaa4434, whose runner gives a process without Horovod 4 threads and a Horovod rank
-// max(2, cpu_count // size - 2).
+// version that measured it (checks.csv, inter_op_threads: the runner's formula beside each
+// table's box and GPU count).
 func TestDLEInterOpThreadsFollowTheTablesRunner(t *testing.T) {
-	want := map[string]int{
-		"415a9aa3 dgx-a100 1": 30, "415a9aa3 dgx-a100 8": 30, // 256 // 8 - 2
-		"415a9aa3 dgx-1 1": 4, "415a9aa3 dgx-1 8": 8, // 80 // 8 - 2
-		"415a9aa3 dgx-2 1": 4, "415a9aa3 dgx-2 16": 4, // 96 // 16 - 2
-		"e0f399de dgx-2 1": 4, "e0f399de dgx-2 16": 4,
+	want := map[string]int{}
+	for _, c := range dleChecks(t, "inter_op_threads") {
+		want[strings.Join([]string{c.version, c.host, itoa(c.gpus)}, " ")], _ = strconv.Atoi(c.want)
 	}
 	seen := map[string]bool{}
 	for _, m := range shippedDLE(t) {
@@ -86,16 +132,17 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestDLEResNetLossAsConvNetsBuildsIt: every ConvNets ResNet-50 row carries the weight decay
 // as the graph's L2 penalty (model/resnet.py), and its AMP rows a fixed loss scale where
-// training_perf.sh passes one (5d36b4fd, 415a9aa3: --static_loss_scale 128, or
-// --use_static_loss_scaling --loss_scale=128); e0f399de's tables ran its README's commands,
-// --use_tf_amp alone, and no other model's row has either.
+// training_perf.sh passes one (--static_loss_scale 128, or --use_static_loss_scaling
+// --loss_scale=128), a dynamic one in the versions whose tables ran the README's commands
+// (checks.csv, resnet_amp_dynamic_loss_scale), and no other model's row has either.
 func TestDLEResNetLossAsConvNetsBuildsIt(t *testing.T) {
+	dynamic := dleVersions(t, "resnet_amp_dynamic_loss_scale")
 	seen := map[bool]bool{}
 	for _, m := range shippedDLE(t) {
 		c := m.Config
 		resnet := strings.HasPrefix(m.Model(), "resnet50")
 		amp := m.Precision() == "mixed_float16"
-		wantStatic := resnet && amp && commitOf(m) != "e0f399de"
+		wantStatic := resnet && amp && !dynamic[commitOf(m)]
 		if c.L2Decay != resnet || c.StaticLossScale != wantStatic {
 			t.Errorf("%s: L2Decay %v, StaticLossScale %v; want %v, %v", m.Ref, c.L2Decay, c.StaticLossScale, resnet, wantStatic)
 		}
@@ -108,25 +155,19 @@ func TestDLEResNetLossAsConvNetsBuildsIt(t *testing.T) {
 	}
 }
 
-// TestDLERunMeanRows: the SQuAD tables of the three BERT README versions that give the mean
-// of the whole run carry its length, int(87,599 / global batch * 2) updates; the steady-state
-// tables (fb55bd24, the same container as ec9eaf73; 9de48bc9) and the pre-training tables of
-// the same versions are throughputs.
+// TestDLERunMeanRows: the SQuAD tables of the BERT README versions that give the mean of the
+// whole run carry its length in updates; the steady-state tables and the pre-training tables
+// of the same versions are throughputs (checks.csv, run_steps: 0 for a throughput).
 func TestDLERunMeanRows(t *testing.T) {
 	ms := shippedDLE(t)
-	for _, c := range []struct {
-		commit, gpu string
-		gpus, batch int
-		model       string
-		steps       int
-	}{
-		{"8749cf39", "v100-sxm3-32gb", 16, 10, "bert-large:seq=384", 1094},
-		{"58a3ed6b", "v100-32gb", 8, 10, "bert-large:seq=384", 2189},
-		{"ec9eaf73", "v100-sxm3-32gb", 1, 10, "bert-large:seq=384", 17519},
-		{"fb55bd24", "v100-sxm3-32gb", 16, 10, "bert-large:seq=384", 0},
-		{"9de48bc9", "v100-sxm3-32gb", 16, 24, "bert-large:seq=384", 0},
-		{"8749cf39", "v100-sxm3-32gb", 16, 48, "bert-large:seq=128", 0},
-	} {
+	for _, ck := range dleChecks(t, "run_steps") {
+		steps, _ := strconv.Atoi(ck.want)
+		c := struct {
+			commit, gpu string
+			gpus, batch int
+			model       string
+			steps       int
+		}{ck.version, ck.gpu, ck.gpus, ck.batch, ck.model, steps}
 		found := false
 		for _, m := range ms {
 			if commitOf(m) != c.commit || m.GPU() != c.gpu || m.GPUs() != c.gpus || m.Batch() != c.batch ||
@@ -149,11 +190,13 @@ func TestDLERunMeanRows(t *testing.T) {
 }
 
 // TestDLEPretrainingAccumulation holds how the DLE pre-training rows run the LAMB update
-// (testdata/dle/README.md): every step for the TF 19.06 and 19.08 tables (8749cf39, 58a3ed6b;
-// the 19.08 tables say so, the 19.06 ones repeat their script, batches and figures), every 16
-// micro-batches for the 2020-2023 tables, which state thousands.
+// (testdata/dle/README.md; checks.csv, accumulation): every step for the TF 19.06 and 19.08
+// tables, every 16 micro-batches for the 2020-2023 tables, which state thousands.
 func TestDLEPretrainingAccumulation(t *testing.T) {
-	want := map[string]int{"8749cf39": 1, "58a3ed6b": 1, "9de48bc9": 16, "7ee81a16": 16}
+	want := map[string]int{}
+	for _, c := range dleChecks(t, "accumulation") {
+		want[c.version], _ = strconv.Atoi(c.want)
+	}
 	seen := map[string]int{}
 	for _, m := range shippedDLE(t) {
 		if !strings.Contains(m.Model(), "head=mlm") {
