@@ -1,13 +1,12 @@
 package calibrate
 
 import (
-	"compress/gzip"
-	"encoding/csv"
 	"errors"
 	"math"
-	"os"
 	"strconv"
 	"testing"
+
+	"github.com/gpusim/gpusim/internal/testcsv"
 )
 
 // TestSustainedClockH200Recordings: the NVML traces gpusim calibrate record took around PyTorch
@@ -51,21 +50,9 @@ func TestSustainedClockH200Recordings(t *testing.T) {
 // clockRecordingMedian is the median SM clock of the clock recording's training loads (its
 // rows whose load is not "idle").
 func clockRecordingMedian(t *testing.T, path string) float64 {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(z).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rows := testcsv.Read(t, path)
 	var mhz []float64
-	for _, r := range rows[1:] {
+	for _, r := range rows {
 		if r[0] == "idle" {
 			continue
 		}

@@ -1,11 +1,8 @@
 package xprof
 
 import (
-	"compress/gzip"
-	"encoding/csv"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 
@@ -20,25 +17,9 @@ const profilesDir = "../../testdata/h200/profiles/"
 // (jax.profiler.ProfileData), count and total ns per (line, kernel, hlo_op).
 func readKernelsCSV(t *testing.T, path string) map[[3]string][2]int64 {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(zr).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
+	col, recs := testcsv.Read(t, path)
 	out := map[[3]string][2]int64{}
-	for _, r := range recs[1:] {
+	for _, r := range recs {
 		n, _ := strconv.ParseInt(r[col["count"]], 10, 64)
 		ns, _ := strconv.ParseInt(r[col["total_ns"]], 10, 64)
 		k := [3]string{r[col["line"]], r[col["kernel"]], r[col["hlo_op"]]}

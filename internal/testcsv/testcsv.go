@@ -1,10 +1,14 @@
 // Package testcsv reads, for tests, the CSV tables under testdata/ (recordings and
-// calibration data): a header row naming the columns, then the data rows.
+// calibration data): a header row naming the columns, then the data rows. A file whose name
+// ends in .gz is read through gzip, as the larger recordings are kept.
 package testcsv
 
 import (
+	"compress/gzip"
 	"encoding/csv"
+	"io"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -17,7 +21,15 @@ func Read(t testing.TB, path string) (col map[string]int, rows [][]string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		r = zr
+	}
+	recs, err := csv.NewReader(r).ReadAll()
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
