@@ -8,9 +8,19 @@
 //
 //	go run ./tools/transfer
 //
-// It prints, per GPU, the two runs fitted, the parameters the fit moved, and the mean absolute
+// A user calibrates on their own box, so the experiment runs per rig first: a GPU model in one
+// host (the row's hardware.host.profile), whose two runs and held-out rows all come from that
+// box, its TF build and its cooling. Rigs of one GPU model differ more than a GPU parameter
+// can say (the shared RTX 3090 logs come from an EPYC server and a Threadripper workstation
+// with different TF builds), so a fit pooled over them answers a question no user asks. The
+// second table pools each GPU model's rows over its rigs, fitted to the first pair, as a
+// user with no host profile would; rigs without a ResNet-50 pair are left out of the first.
+//
+// Each table prints the two runs fitted, the parameters the fit moved, and the mean absolute
 // error before and after the fit on the two fitted runs (FIT) and on the held-out rows
-// (HELD OUT), apart: only the held-out figure says what the calibration is worth.
+// (HELD OUT), apart: only the held-out figure says what the calibration is worth. The rig
+// table's summary lines give the mean over rigs and the mean over GPU models of their rigs'
+// means, so a GPU with many rigs counts once.
 package main
 
 import (
@@ -48,7 +58,11 @@ func main() {
 
 // GPUResult is one GPU's calibration and what it predicts.
 type GPUResult struct {
-	GPU string
+	// GPU is the GPU model; Host the host profile of a rig's rows ("" for a GPU pooled over
+	// its rigs, or rows that name no host).
+	GPU, Host string
+	// PerRig is true for a rig's result, false for a GPU pooled over its rigs.
+	PerRig bool
 	// Fitted are the two runs the fit saw; HeldOut how many rows it predicts.
 	Fitted  []string
 	HeldOut int
@@ -62,30 +76,48 @@ type GPUResult struct {
 	Fit                 *calibrate.FitResult
 }
 
-// Transfer runs the experiment over the single-GPU DLE rows under data.
+// Transfer runs the experiment over the shipped single-GPU rows under data: the per-rig
+// results first (PerRig), then the per-GPU ones, each sorted by GPU and host.
 func Transfer(ctx context.Context, data string, jobs int) ([]GPUResult, error) {
 	all, err := validate.ReadShipped(data)
 	if err != nil {
 		return nil, err
 	}
-	byGPU := map[string][]validate.Measurement{}
+	type key struct {
+		gpu, host string
+		perRig    bool
+	}
+	groups := map[key][]validate.Measurement{}
 	for _, m := range all {
 		if m.Set == "dle 1-GPU" || m.Set == "tfcnn 1-GPU" {
-			byGPU[m.GPU()] = append(byGPU[m.GPU()], m)
+			rig := key{m.GPU(), m.Config.Host, true}
+			groups[rig] = append(groups[rig], m)
+			pooled := key{m.GPU(), "", false}
+			groups[pooled] = append(groups[pooled], m)
 		}
 	}
-	gpus := make([]string, 0, len(byGPU))
-	for g := range byGPU {
-		gpus = append(gpus, g)
+	keys := make([]key, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
 	}
-	sort.Strings(gpus)
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.perRig != b.perRig {
+			return a.perRig
+		}
+		if a.gpu != b.gpu {
+			return a.gpu < b.gpu
+		}
+		return a.host < b.host
+	})
 	var out []GPUResult
-	for _, g := range gpus {
-		r, ok, err := transferGPU(ctx, g, byGPU[g], jobs)
+	for _, k := range keys {
+		r, ok, err := transferGPU(ctx, k.gpu, groups[k], jobs)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", g, err)
+			return nil, fmt.Errorf("%s: %w", GPUResult{GPU: k.gpu, Host: k.host, PerRig: k.perRig}.Name(), err)
 		}
 		if ok {
+			r.Host, r.PerRig = k.host, k.perRig
 			out = append(out, r)
 		}
 	}
@@ -197,29 +229,87 @@ func heldMAE(ctx context.Context, ms []validate.Measurement, g *hw.GPU, jobs int
 }
 
 func write(w io.Writer, rs []GPUResult, verbose bool) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GPU\tFITTED ON\tMOVED\tFIT MAE (SPEC -> CAL)\tHELD OUT\tSPEC-SHEET MAE\tCALIBRATED MAE")
-	var sb, sa, fb, fa float64
+	var rigs, gpus []GPUResult
 	for _, r := range rs {
-		moved := strings.Join(r.Moved, ", ")
-		if moved == "" {
-			moved = "(none)"
+		if r.PerRig {
+			rigs = append(rigs, r)
+		} else {
+			gpus = append(gpus, r)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%% -> %.1f%%\t%d\t%.1f%%\t%.1f%%\n", r.GPU, strings.Join(r.Fitted, "; "), moved, 100*r.FitBefore, 100*r.FitAfter, r.HeldOut, 100*r.Before, 100*r.After)
-		n := float64(len(rs))
-		sb, sa, fb, fa = sb+r.Before/n, sa+r.After/n, fb+r.FitBefore/n, fa+r.FitAfter/n
 	}
-	fmt.Fprintf(tw, "mean of %d GPUs\t\t\t%.1f%% -> %.1f%%\t\t%.1f%%\t%.1f%%\n", len(rs), 100*fb, 100*fa, 100*sb, 100*sa)
-	if err := tw.Flush(); err != nil {
+	fmt.Fprintln(w, "Per rig (a GPU in one host): fit on the rig's two runs, predict its other rows")
+	if err := writeTable(w, "RIG", rigs); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nPer GPU model, its rigs pooled: fit on the first pair, predict the rest")
+	if err := writeTable(w, "GPU", gpus); err != nil {
 		return err
 	}
 	if verbose {
 		for _, r := range rs {
-			fmt.Fprintf(w, "\n%s\n", r.GPU)
+			fmt.Fprintf(w, "\n%s\n", r.Name())
 			if err := r.Fit.WriteText(w); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// Name is the result's name in the tables: gpu@host for a rig, the GPU alone when pooled.
+func (r GPUResult) Name() string {
+	switch {
+	case !r.PerRig:
+		return r.GPU
+	case r.Host == "":
+		return r.GPU + "@(host not named)"
+	}
+	return r.GPU + "@" + r.Host
+}
+
+func writeTable(w io.Writer, first string, rs []GPUResult) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\tFITTED ON\tMOVED\tFIT MAE (SPEC -> CAL)\tHELD OUT\tSPEC-SHEET MAE\tCALIBRATED MAE\n", first)
+	var sb, sa, fb, fa float64
+	for _, r := range rs {
+		moved := strings.Join(r.Moved, ", ")
+		if moved == "" {
+			moved = "(none)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%% -> %.1f%%\t%d\t%.1f%%\t%.1f%%\n", r.Name(), strings.Join(r.Fitted, "; "), moved, 100*r.FitBefore, 100*r.FitAfter, r.HeldOut, 100*r.Before, 100*r.After)
+		n := float64(len(rs))
+		sb, sa, fb, fa = sb+r.Before/n, sa+r.After/n, fb+r.FitBefore/n, fa+r.FitAfter/n
+	}
+	fmt.Fprintf(tw, "mean of %d\t\t\t%.1f%% -> %.1f%%\t\t%.1f%%\t%.1f%%\n", len(rs), 100*fb, 100*fa, 100*sb, 100*sa)
+	if rs[0].PerRig {
+		b, a, n := MeanOverGPUs(rs)
+		fmt.Fprintf(tw, "mean of %d GPU models (each its rigs' mean)\t\t\t\t\t%.1f%%\t%.1f%%\n", n, 100*b, 100*a)
+	}
+	return tw.Flush()
+}
+
+// MeanOverGPUs is the held-out MAE before and after the fit averaged over GPU models, each
+// the mean over its rigs, and how many GPU models there are.
+func MeanOverGPUs(rigs []GPUResult) (before, after float64, n int) {
+	type acc struct {
+		b, a float64
+		n    int
+	}
+	by := map[string]*acc{}
+	var order []string
+	for _, r := range rigs {
+		g := by[r.GPU]
+		if g == nil {
+			g = &acc{}
+			by[r.GPU] = g
+			order = append(order, r.GPU)
+		}
+		g.b, g.a, g.n = g.b+r.Before, g.a+r.After, g.n+1
+	}
+	for _, name := range order {
+		g := by[name]
+		before += g.b / float64(g.n) / float64(len(order))
+		after += g.a / float64(g.n) / float64(len(order))
+	}
+	return before, after, len(order)
 }

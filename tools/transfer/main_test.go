@@ -5,13 +5,14 @@ import (
 	"testing"
 )
 
-// TestTransferNeverWorse: on every GPU of the shipped single-GPU sets with a ResNet-50 pair,
-// the fit to two step times moves at most two directions (tied parameters follow their
-// lead) and predicts the GPU's other rows no worse than the spec-sheet profile does (issue
-// 31: before, a fit of six parameters from these two runs made held-out configs worse), and
-// the mean held-out MAE over the GPUs improves on the spec sheet's. Issue 31's target, 8% on
-// average, is not met yet (the residuals left are per model, VGG16 and InceptionV3 in fp16,
-// BERT at some sequence lengths, which no GPU-wide parameter fits): the test logs the mean.
+// TestTransferNeverWorse: on every rig (a GPU in one host) and every GPU model pooled over its
+// rigs of the shipped single-GPU sets with a ResNet-50 pair, the fit to two step times moves
+// at most two directions (tied parameters follow their lead) and predicts the other rows no
+// worse than the spec-sheet profile does (issue 31: a fit of six parameters from these two
+// runs made held-out configs worse), and the mean held-out MAE improves on the spec sheet's,
+// over rigs and over GPU models. Issue 31's target, 8% on average, is not met yet (the
+// residuals left are per model, VGG16 and InceptionV3 in fp16, BERT at some sequence
+// lengths, which no GPU-wide parameter fits): the test logs the means.
 func TestTransferNeverWorse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fits five GPUs through train")
@@ -20,14 +21,37 @@ func TestTransferNeverWorse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) < 5 {
-		t.Fatalf("%d GPUs with a ResNet-50 fp32/AMP pair, want 5 (a100-40gb, rtx2080ti, rtx3090, v100-16gb, v100-sxm3-32gb)", len(rs))
+	var rigs, gpus []GPUResult
+	for _, r := range rs {
+		if r.PerRig {
+			rigs = append(rigs, r)
+		} else {
+			gpus = append(gpus, r)
+		}
 	}
+	// The rigs: a100-40gb@dgx-a100, two RTX 2080 Ti boxes (with and without NVLink bridges),
+	// two RTX 3090 boxes (EPYC, Threadripper), v100-16gb@dgx-1, v100-sxm3-32gb@dgx-2.
+	if len(rigs) < 7 || len(gpus) < 5 {
+		t.Fatalf("%d rigs and %d GPUs with a ResNet-50 fp32/AMP pair, want 7 and 5", len(rigs), len(gpus))
+	}
+	checkNeverWorse(t, rigs)
+	checkNeverWorse(t, gpus)
+	b, a, n := MeanOverGPUs(rigs)
+	t.Logf("per rig, mean over %d GPU models of their rigs' held-out MAE: %.1f%% spec sheet, %.1f%% calibrated (issue 31's target: 8%%)", n, 100*b, 100*a)
+	if !(a < b) {
+		t.Errorf("per rig, mean over GPU models %.2f%% calibrated, %.2f%% spec sheet: calibration gains nothing", 100*a, 100*b)
+	}
+}
+
+// checkNeverWorse holds each result's fit to two directions and its held-out MAE to the spec
+// sheet's or better, and the mean over rs to better.
+func checkNeverWorse(t *testing.T, rs []GPUResult) {
+	t.Helper()
 	var before, after float64
 	for _, r := range rs {
 		before += r.Before / float64(len(rs))
 		after += r.After / float64(len(rs))
-		t.Logf("%-15s moved %v: held-out MAE %.1f%% spec sheet, %.1f%% calibrated over %d rows", r.GPU, r.Moved, 100*r.Before, 100*r.After, r.HeldOut)
+		t.Logf("%-36s moved %v: held-out MAE %.1f%% spec sheet, %.1f%% calibrated over %d rows", r.Name(), r.Moved, 100*r.Before, 100*r.After, r.HeldOut)
 		dirs := 0
 		for _, p := range r.Fit.Table {
 			if p.Identified && p.TiedTo == "" {
@@ -35,13 +59,13 @@ func TestTransferNeverWorse(t *testing.T) {
 			}
 		}
 		if dirs > 2 {
-			t.Errorf("%s: %d directions fitted from two step times, want at most 2", r.GPU, dirs)
+			t.Errorf("%s: %d directions fitted from two step times, want at most 2", r.Name(), dirs)
 		}
 		if r.After > r.Before+1e-9 {
-			t.Errorf("%s: held-out MAE %.2f%% calibrated, %.2f%% spec sheet: the fit made it worse", r.GPU, 100*r.After, 100*r.Before)
+			t.Errorf("%s: held-out MAE %.2f%% calibrated, %.2f%% spec sheet: the fit made it worse", r.Name(), 100*r.After, 100*r.Before)
 		}
 	}
-	t.Logf("mean held-out MAE over %d GPUs: %.1f%% spec sheet, %.1f%% calibrated (issue 31's target: 8%%)", len(rs), 100*before, 100*after)
+	t.Logf("mean held-out MAE over %d: %.1f%% spec sheet, %.1f%% calibrated (issue 31's target: 8%%)", len(rs), 100*before, 100*after)
 	if !(after < before) {
 		t.Errorf("mean held-out MAE %.2f%% calibrated, %.2f%% spec sheet: calibration gains nothing", 100*after, 100*before)
 	}
