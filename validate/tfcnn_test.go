@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"testing"
 
 	"github.com/gpusim/gpusim/train"
@@ -124,6 +125,72 @@ func TestTFCNNScalingTarget(t *testing.T) {
 			t.Logf("%s: scaling MAE %.1f%% over %d rows (known miss: %s)", k, 100*mae, c, why)
 		case mae > 0.10:
 			t.Errorf("%s: scaling MAE %.1f%% over %d rows, want <= 10%%", k, 100*mae, c)
+		}
+	}
+}
+
+// tfcnnOneGPUMisses are the (model, precision, XLA) groups of the tf_cnn_benchmarks set's
+// 1-GPU rows on the RTX 2080 Ti whose throughput misses issue 30's 10% today, with why;
+// TestTFCNNOneGPUTarget logs them and fails when any other group misses.
+var tfcnnOneGPUMisses = map[string]string{
+	// InceptionV3 in fp16 runs 14-28% slower than the step gpusim prices, more without
+	// XLA; fp32 and ResNet-50/152 in fp16 are within 10%, so the missing cost is specific
+	// to half precision and to InceptionV3's layers (asymmetric 1x7/7x1 and 5x5 filters, the
+	// branches' concatenations): not identified in a source yet.
+	"inceptionv3 fp16 xla=false": "an unidentified half-precision cost of InceptionV3's layers",
+	"inceptionv3 fp16 xla=true":  "an unidentified half-precision cost of InceptionV3's layers",
+	// VGG16 in fp16 runs 1.6x faster with XLA than without on the same box, where gpusim
+	// prices the two alike: its large 3x3 convolutions are priced too slow under XLA
+	// and the step without XLA too fast.
+	"vgg16 fp16 xla=false": "TF's step without XLA slower than priced",
+	"vgg16 fp16 xla=true":  "large half-precision 3x3 convolutions priced too slow",
+	// VGG16 in fp32 without XLA runs about 15% slower than with it, where gpusim prices the
+	// two alike.
+	"vgg16 fp32 xla=false": "TF's step without XLA slower than priced",
+	// ResNet-152 in fp32 under XLA is priced 9-12% too fast in five of the six log folders.
+	"resnet152 fp32 xla=true": "priced about 10% too fast",
+}
+
+// TestTFCNNOneGPUTarget holds the tf_cnn_benchmarks set's 1-GPU throughput on the RTX 2080 Ti
+// to issue 30's target, 10%, per model, precision and XLA setting: the median error of each
+// group's six log folders, as the two NVLink trt2 TF 1.15 folders run their fp32 rows up to 25%
+// below the other four. The RTX 3090's rows come from two boxes whose fp16
+// figures differ by up to 2.5x, so they are judged as a whole by gpusim validate, not here.
+func TestTFCNNOneGPUTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates the set's 1-GPU rows")
+	}
+	all, err := ReadSet("../testdata/tfcnn/tfcnn.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []Measurement
+	for _, m := range all {
+		if m.GPUs() == 1 && m.GPU() == "rtx2080ti" {
+			ms = append(ms, m)
+		}
+	}
+	v, err := Score(context.Background(), ms, Options{Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := map[string][]float64{}
+	for _, row := range v.Rows {
+		k := fmt.Sprintf("%s %s xla=%v", row.Model(), row.Label, row.XLA())
+		errs[k] = append(errs[k], math.Abs(row.Err))
+	}
+	if len(errs) != 16 {
+		t.Fatalf("1-GPU groups %v, want 4 models x fp16/fp32 x XLA on/off", errs)
+	}
+	for k, e := range errs {
+		sort.Float64s(e)
+		med := (e[(len(e)-1)/2] + e[len(e)/2]) / 2
+		why, known := tfcnnOneGPUMisses[k]
+		switch {
+		case known:
+			t.Logf("%s: median error %.1f%% over %d rows (known miss: %s)", k, 100*med, len(e), why)
+		case med > 0.10:
+			t.Errorf("%s: median error %.1f%% over %d rows, want <= 10%%", k, 100*med, len(e))
 		}
 	}
 }
