@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"sort"
@@ -73,7 +74,11 @@ type GPUResult struct {
 	Before, After float64
 	// FitBefore and FitAfter are the same on the two fitted step times.
 	FitBefore, FitAfter float64
-	Fit                 *calibrate.FitResult
+	// Spread is the held-out rows' sibling spread (Spread), over SpreadRows of them: how far
+	// one configuration's published figures are from each other, which no model can beat.
+	Spread     float64
+	SpreadRows int
+	Fit        *calibrate.FitResult
 }
 
 // Transfer runs the experiment over the shipped single-GPU rows under data: the per-rig
@@ -169,6 +174,7 @@ func transferGPU(ctx context.Context, gpu string, ms []validate.Measurement, job
 	calibrated := calibrate.ApplyParams(base, fit.Params)
 	r := GPUResult{GPU: gpu, HeldOut: len(held), Fit: fit, Fitted: []string{ms[i32].Describe(), ms[i16].Describe()}}
 	r.FitBefore, r.FitAfter = calibrate.MAE(fit.Residuals)
+	r.Spread, r.SpreadRows = Spread(held)
 	for _, p := range fit.Table {
 		if p.Identified {
 			r.Moved = append(r.Moved, p.Name)
@@ -181,6 +187,40 @@ func transferGPU(ctx context.Context, gpu string, ms []validate.Measurement, job
 		return GPUResult{}, false, err
 	}
 	return r, true, nil
+}
+
+// Spread is the mean absolute relative difference between each row of ms that has siblings
+// (rows of the same configuration, metric and host: one table in several README versions,
+// one benchmark in several log folders) and the mean of its siblings, and how many rows
+// have any. A model that predicted every configuration's mean exactly would still be this
+// far off the rows, so it is a floor under the held-out MAE of the rows it covers.
+func Spread(ms []validate.Measurement) (mae float64, n int) {
+	type key struct {
+		config, host, tf string
+		metric           validate.Metric
+	}
+	by := map[key][]float64{}
+	keys := make([]key, len(ms))
+	for i, m := range ms {
+		keys[i] = key{m.Describe(), m.Config.Host, m.Config.TFVersion, m.Metric}
+		by[keys[i]] = append(by[keys[i]], m.Value)
+	}
+	for i, m := range ms {
+		vs := by[keys[i]]
+		if len(vs) < 2 {
+			continue
+		}
+		sum := -m.Value
+		for _, v := range vs {
+			sum += v
+		}
+		mae += math.Abs(m.Value/(sum/float64(len(vs)-1)) - 1)
+		n++
+	}
+	if n > 0 {
+		mae /= float64(n)
+	}
+	return mae, n
 }
 
 // observation is a DLE ResNet-50 row as a calibration observation: its step time (the
@@ -269,14 +309,18 @@ func (r GPUResult) Name() string {
 
 func writeTable(w io.Writer, first string, rs []GPUResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s\tFITTED ON\tMOVED\tFIT MAE (SPEC -> CAL)\tHELD OUT\tSPEC-SHEET MAE\tCALIBRATED MAE\n", first)
+	fmt.Fprintf(tw, "%s\tFITTED ON\tMOVED\tFIT MAE (SPEC -> CAL)\tHELD OUT\tSPEC-SHEET MAE\tCALIBRATED MAE\tSIBLING SPREAD (ROWS)\n", first)
 	var sb, sa, fb, fa float64
 	for _, r := range rs {
 		moved := strings.Join(r.Moved, ", ")
 		if moved == "" {
 			moved = "(none)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%% -> %.1f%%\t%d\t%.1f%%\t%.1f%%\n", r.Name(), strings.Join(r.Fitted, "; "), moved, 100*r.FitBefore, 100*r.FitAfter, r.HeldOut, 100*r.Before, 100*r.After)
+		spread := "-"
+		if r.SpreadRows > 0 {
+			spread = fmt.Sprintf("%.1f%% (%d)", 100*r.Spread, r.SpreadRows)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%% -> %.1f%%\t%d\t%.1f%%\t%.1f%%\t%s\n", r.Name(), strings.Join(r.Fitted, "; "), moved, 100*r.FitBefore, 100*r.FitAfter, r.HeldOut, 100*r.Before, 100*r.After, spread)
 		n := float64(len(rs))
 		sb, sa, fb, fa = sb+r.Before/n, sa+r.After/n, fb+r.FitBefore/n, fa+r.FitAfter/n
 	}

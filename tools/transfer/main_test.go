@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"math"
 	"testing"
+
+	"github.com/gpusim/gpusim/train"
+	"github.com/gpusim/gpusim/validate"
 )
 
 // TestTransferNeverWorse: on every rig (a GPU in one host) and every GPU model pooled over its
@@ -68,5 +72,29 @@ func checkNeverWorse(t *testing.T, rs []GPUResult) {
 	t.Logf("mean held-out MAE over %d: %.1f%% spec sheet, %.1f%% calibrated (issue 31's target: 8%%)", len(rs), 100*before, 100*after)
 	if !(after < before) {
 		t.Errorf("mean held-out MAE %.2f%% calibrated, %.2f%% spec sheet: calibration gains nothing", 100*after, 100*before)
+	}
+}
+
+// TestSpread: a row's sibling spread is its distance from the mean of the other rows of its
+// configuration; a configuration measured once has none, and another host or TF release is
+// another configuration.
+func TestSpread(t *testing.T) {
+	row := func(gpu, host, tf string, v float64) validate.Measurement {
+		m := validate.Measurement{Metric: validate.Throughput, Value: v, Label: "fp32"}
+		m.Config = train.DefaultConfig()
+		m.Config.GPU, m.Config.Host, m.Config.TFVersion = gpu, host, tf
+		return m
+	}
+	ms := []validate.Measurement{
+		row("rtx2080ti", "a", "1.15", 100), row("rtx2080ti", "a", "1.15", 110), row("rtx2080ti", "a", "1.15", 90),
+		row("rtx2080ti", "b", "1.15", 50), row("rtx2080ti", "a", "2.4", 70), row("rtx3090", "a", "1.15", 200),
+	}
+	mae, n := Spread(ms)
+	want := (0 + (110.0/95 - 1) + (1 - 90.0/105)) / 3
+	if n != 3 || math.Abs(mae-want) > 1e-12 {
+		t.Errorf("Spread = %.6f over %d rows, want %.6f over 3", mae, n, want)
+	}
+	if _, n := Spread(ms[3:]); n != 0 {
+		t.Errorf("%d rows with siblings among configurations measured once, want 0", n)
 	}
 }
