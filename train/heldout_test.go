@@ -31,6 +31,8 @@ var heldOutMisses = map[string]string{
 	// AutotuneOneConvRunner: no memory limit); gpusim does not know cuDNN's candidate
 	// workspaces and predicts the step's peak, which TestKerasStepPeakNoAutotune checks.
 	"mobilenetv3large mixed_float16 peak": "compile-time autotuning workspace not modelled",
+	// The same compile-time peak in the repeat (testdata/h200/keras/hostissue: 3.220 GiB).
+	"mobilenetv3large mixed_float16 peak, hostissue": "compile-time autotuning workspace not modelled",
 }
 
 // TestKerasHeldOut: issue 34's targets on the H200 recordings of the Keras 3 models no
@@ -39,8 +41,8 @@ var heldOutMisses = map[string]string{
 // the 7x7 depthwise micro-benchmark at its own layer shapes (hw.DepthwiseLargeWgrad).
 func TestKerasHeldOut(t *testing.T) {
 	type row struct {
-		model, precision string
-		stepMS, peakB    float64
+		model, precision, rec string
+		stepMS, peakB         float64
 	}
 	var rows []row
 	// The clean recordings (one model at a time on the machine): ResNet50V2, ConvNeXtTiny,
@@ -49,7 +51,15 @@ func TestKerasHeldOut(t *testing.T) {
 	for _, r := range recs {
 		m, p := r[col["model"]], r[col["precision"]]
 		if (m == "resnet50v2" || m == "convnexttiny") && p == "float32" || p == "mixed_float16" {
-			rows = append(rows, row{m, p, num(t, r[col["sync_median_ms"]]), num(t, r[col["peak_bytes"]])})
+			rows = append(rows, row{m, p, "", num(t, r[col["sync_median_ms"]]), num(t, r[col["peak_bytes"]])})
+		}
+	}
+	// The half-precision configs again, a day later with the same script and software
+	// (testdata/h200/keras/hostissue), 40 synchronised steps each.
+	col, recs = testcsv.Read(t, "../testdata/h200/keras/hostissue/steps.csv")
+	for _, r := range recs {
+		if m := r[col["model"]]; m == "efficientnetv2b0" || m == "mobilenetv3large" {
+			rows = append(rows, row{m, r[col["precision"]], "hostissue", num(t, r[col["sync_median_ms"]]), num(t, r[col["peak_bytes"]])})
 		}
 	}
 	// The float32 MobileNetV3Large and EfficientNetV2B0, recorded only in the held-out call.
@@ -63,11 +73,11 @@ func TestKerasHeldOut(t *testing.T) {
 	col, recs = testcsv.Read(t, "../testdata/h200/keras/heldout/steps.csv")
 	for _, r := range recs {
 		if m := r[col["model"]]; m == "mobilenetv3large" || m == "efficientnetv2b0" {
-			rows = append(rows, row{m, r[col["precision"]], num(t, r[col["device_sync_median_ms"]]), peak[m]})
+			rows = append(rows, row{m, r[col["precision"]], "", num(t, r[col["device_sync_median_ms"]]), peak[m]})
 		}
 	}
-	if len(rows) != 6 {
-		t.Fatalf("%d held-out configs, want 6", len(rows))
+	if len(rows) != 8 {
+		t.Fatalf("%d held-out configs, want 8", len(rows))
 	}
 	apps := map[string]string{"resnet50v2": "ResNet50V2", "convnexttiny": "ConvNeXtTiny",
 		"efficientnetv2b0": "EfficientNetV2B0", "mobilenetv3large": "MobileNetV3Large"}
@@ -86,8 +96,11 @@ func TestKerasHeldOut(t *testing.T) {
 		res := mustRun(t, c)
 		check := func(what string, got, want, tol float64) {
 			key := r.model + " " + r.precision + " " + what
+			if r.rec != "" {
+				key += ", " + r.rec
+			}
 			e := got/want - 1
-			t.Logf("%-40s gpusim %9.3f measured %9.3f (%+.1f%%)", key, got, want, 100*e)
+			t.Logf("%-52s gpusim %9.3f measured %9.3f (%+.1f%%)", key, got, want, 100*e)
 			_, known := heldOutMisses[key]
 			switch {
 			case known && math.Abs(e) <= tol:

@@ -63,7 +63,8 @@ STEP_COLS = ["model", "precision", "batch", "image", "params", "status", "first_
              "sustain_steps", "sustain_ms", "trace_steps", "trace_sync_ms",
              "trace_kernel_ms_per_step", "trace_kernels_per_step", "step_markers", "trace_options",
              "xplane_bytes", "xplane_gz_bytes", "trace_json_gz_bytes", "files",
-             "matmul_precision", "wall_s", "error",
+             "matmul_precision", "wall_s", "error", "sync_call_median_ms",
+             "sync_wait_median_ms", "sync_all_ms", "sync_state_arrays",
              # The columns validate.ReadShipped reads (as testdata/h200/keras/steps.csv).
              "prec", "size", "optimizer", "step_s", "pipelined_step_s"]
 PREC = {"float32": "tf32", "mixed_bfloat16": "bf16", "mixed_float16": "fp16"}
@@ -213,12 +214,19 @@ def child(spec, rp, a):
         jax.block_until_ready((logs, state))
         res["pipelined_steps"] = n
         res["pipelined_ms"] = round(1e3 * (time.perf_counter() - t) / n, 3)
-        dts = []
-        for _ in range(20):
+        dts, calls = [], []
+        for _ in range(a.sync_steps):
             t = time.perf_counter()
             logs, state = fn(state, iter([data]))
+            calls.append(1e3 * (time.perf_counter() - t))
             jax.block_until_ready((logs, state))
             dts.append(1e3 * (time.perf_counter() - t))
+        # The host's own part of a synchronised step: train_function's return (the jitted
+        # call's thunk issue and output wrapping) and the wait for the outputs after it.
+        res["sync_call_median_ms"] = round(float(np.median(calls)), 3)
+        res["sync_wait_median_ms"] = round(float(np.median(np.subtract(dts, calls))), 3)
+        res["sync_all_ms"] = ";".join("%.3f" % v for v in dts)
+        res["sync_state_arrays"] = len(jax.tree_util.tree_leaves(state))
         res["sync_steps"] = len(dts)
         res["sync_median_ms"] = round(float(np.median(dts)), 3)
         res["sync_p10_ms"] = round(float(np.percentile(dts, 10)), 3)
@@ -490,6 +498,9 @@ def plan(a):
         os.makedirs(STAGE)
         env = dict(os.environ)
         ddir = "/tmp/keras_profile_dump/" + tag
+        if model in a.autotune_log:
+            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_gpu_dump_autotune_logs_to=" +
+                                os.path.join(STAGE, tag + ".autotune_logs.txt")).strip()
         if model in a.dump:
             shutil.rmtree(ddir, ignore_errors=True)
             env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_dump_to=" + ddir +
@@ -543,14 +554,19 @@ def main():
     ap.add_argument("--sustain", default="")
     ap.add_argument("--sustain-s", type=float, default=10.0)
     ap.add_argument("--dump", default="")
+    ap.add_argument("--autotune-log", default="",
+                    help="models whose XLA autotuning log (every candidate's time and scratch "
+                         "bytes: --xla_gpu_dump_autotune_logs_to) is kept")
+    ap.add_argument("--sync-steps", type=int, default=20)
     ap.add_argument("--trace-steps", type=int, default=3)
     ap.add_argument("--max-xplane-mb", type=float, default=5.0)
     ap.add_argument("--job-timeout", type=float, default=240)
     a = ap.parse_args()
     a.sustain = [m for m in a.sustain.split(",") if m]
     a.dump = [m for m in a.dump.split(",") if m]
+    a.autotune_log = [m for m in a.autotune_log.split(",") if m]
     a.passthrough = ["--sustain", ",".join(a.sustain), "--sustain-s", str(a.sustain_s),
-                     "--trace-steps", str(a.trace_steps), "--max-xplane-mb", str(a.max_xplane_mb)]
+                     "--trace-steps", str(a.trace_steps), "--sync-steps", str(a.sync_steps), "--max-xplane-mb", str(a.max_xplane_mb)]
     if a.mode == "child":
         child(a.spec, a.rp, a)
     else:
