@@ -11,6 +11,10 @@ made on the GPU (input_on_device), --use_fp16 as mixed_float16, on the box the l
 names; under --use_fp16 its default --compact_gradient_transfer all-reduces the gradients in
 float16 (strategy.compression: fp16). tf_cnn_benchmarks builds a TF1-style graph under every release and its --xla is
 auto-clustering (global_jit_level ON_1), which a TF 2 row gets through TF_XLA_FLAGS.
+The logs' "AllReduce: nccl" is --all_reduce_spec=nccl with the default --gradient_repacking=0
+and --agg_small_grads_max_bytes=0: one NCCL all-reduce per gradient, no packs
+(strategy.num_packs: 0); the script's default --gpu_thread_mode=gpu_private gives each GPU
+its own launch threads (TF_GPU_THREAD_MODE).
 """
 import csv
 import sys
@@ -33,11 +37,19 @@ def host(system):
     raise SystemExit("unknown system " + system)
 
 
+def env(auto_jit):
+    kv = ["TF_GPU_THREAD_MODE: gpu_private"]
+    if auto_jit:
+        kv.append("TF_XLA_FLAGS: --tf_xla_auto_jit=1")
+    return "{" + ", ".join(kv) + "}"
+
+
 def main():
     rows = list(csv.DictReader(open(sys.argv[1], newline="")))
     cols = ["source", "provenance", "label", "framework_version", "note", "metric", "value", "model",
             "hardware.gpu", "hardware.count", "hardware.host.profile", "batch", "precision", "xla",
-            "tf_version", "optimizer", "strategy.name", "strategy.compression", "input_on_device", "env", "set",
+            "tf_version", "optimizer", "strategy.name", "strategy.compression", "strategy.num_packs",
+            "input_on_device", "env", "set",
             "set_reason"]
     w = csv.DictWriter(sys.stdout, fieldnames=cols, lineterminator="\n")
     w.writeheader()
@@ -72,8 +84,14 @@ def main():
             # --use_fp16 with the default --compact_gradient_transfer all-reduces float16
             # casts of the gradients (variable_mgr.py, preprocess_device_grads).
             "strategy.compression": "fp16" if n > 1 and r["precision"] == "fp16" else "",
+            # all_reduce_spec=nccl: batch_allreduce.py's AllReduceSpecAlgorithm hands every
+            # gradient to allreduce.py's sum_grad_and_var_all_reduce, one nccl all_sum each
+            # (gradient_repacking=0, agg_small_grads_max_bytes=0 by default).
+            "strategy.num_packs": 0 if n > 1 else "",
             "input_on_device": "true",
-            "env": "{TF_XLA_FLAGS: --tf_xla_auto_jit=1}" if xla and not tf.startswith("1.") else "",
+            # benchmark_cnn.py, setup(): os.environ['TF_GPU_THREAD_MODE'] = gpu_thread_mode,
+            # 'gpu_private' by default (two threads per GPU, per_gpu_thread_count).
+            "env": env(xla and not tf.startswith("1.")),
             "set": "",
             "set_reason": "",
         }
