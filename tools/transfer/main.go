@@ -268,8 +268,8 @@ func heldMAE(ctx context.Context, ms []validate.Measurement, g *hw.GPU, jobs int
 	return gr.MAE, nil
 }
 
-func write(w io.Writer, rs []GPUResult, verbose bool) error {
-	var rigs, gpus []GPUResult
+// Split parts Transfer's results into the per-rig ones and the per-GPU pooled ones.
+func Split(rs []GPUResult) (rigs, gpus []GPUResult) {
 	for _, r := range rs {
 		if r.PerRig {
 			rigs = append(rigs, r)
@@ -277,6 +277,11 @@ func write(w io.Writer, rs []GPUResult, verbose bool) error {
 			gpus = append(gpus, r)
 		}
 	}
+	return rigs, gpus
+}
+
+func write(w io.Writer, rs []GPUResult, verbose bool) error {
+	rigs, gpus := Split(rs)
 	fmt.Fprintln(w, "Per rig (a GPU in one host): fit on the rig's two runs, predict its other rows")
 	if err := writeTable(w, "RIG", rigs); err != nil {
 		return err

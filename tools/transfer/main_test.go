@@ -25,14 +25,7 @@ func TestTransferNeverWorse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rigs, gpus []GPUResult
-	for _, r := range rs {
-		if r.PerRig {
-			rigs = append(rigs, r)
-		} else {
-			gpus = append(gpus, r)
-		}
-	}
+	rigs, gpus := Split(rs)
 	// The rigs: a100-40gb@dgx-a100, two RTX 2080 Ti boxes (with and without NVLink bridges),
 	// two RTX 3090 boxes (EPYC, Threadripper), v100-16gb@dgx-1, v100-sxm3-32gb@dgx-2.
 	if len(rigs) < 7 || len(gpus) < 5 {
